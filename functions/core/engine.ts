@@ -1,0 +1,452 @@
+/**
+ * The lock engine: acquire, renew, release, inspect, list and sweep over a LockStore.
+ *
+ * Every change is a conditional write (create, or index/delete on the _seq_no/_primary_term just
+ * read), so two callers can never both win a key. Multi-key sets are all or nothing: a call that
+ * meets a conflict removes whatever it wrote before it returns.
+ */
+import { allExclusive } from './compatibility.js';
+import { LeaseLostError, LeaseTokenMismatchError, LockContentionError, LockHeldError, StoreUnavailableError } from './errors.js';
+import { decodeToken, encodeToken, newLease, proofMatches, type DecodedToken, type NewLease, type WriteHint } from './lease-token.js';
+import { decideAcquire, fenceOf, holderViews, isLive, removeLeaseOp, settleFences, lockDocument, type Claim } from './lock-document.js';
+import { describeTarget, planKeys } from './keys.js';
+import type { AcquireRequest, ConflictingKey, Grant, LockState, LockTarget, PlannedKey, Release, Renewal, RequestedMode, StoredHolder, SweepReport } from './model.js';
+import { resolveSettings, type LockSettings, type SettingsOverrides } from './settings.js';
+import type { ListQuery, LockStore, StoredLock, WriteOp, WriteOutcome } from './store.js';
+import { acquireSchema, parseWith, releaseSchema, renewSchema, toAcquireRequest } from './validation.js';
+
+interface HeldKey {
+  key: PlannedKey;
+  lock: StoredLock;
+  reused: boolean;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class LockEngine {
+  readonly settings: Readonly<LockSettings>;
+  private readonly acquireSchema;
+  private readonly renewSchema;
+
+  constructor(
+    private readonly store: LockStore,
+    overrides: SettingsOverrides = {},
+  ) {
+    this.settings = resolveSettings(overrides);
+    this.acquireSchema = acquireSchema(this.settings);
+    this.renewSchema = renewSchema(this.settings);
+  }
+
+  /** Validates raw input (an HTTP body, an event) into an acquire request; throws ValidationError. */
+  parseAcquire(input: unknown): AcquireRequest {
+    return toAcquireRequest(parseWith(this.acquireSchema, input));
+  }
+
+  /**
+   * Takes the target in the requested mode, or throws LockHeldError with who holds what. With
+   * `waitMs` it retries with jittered backoff until the deadline.
+   */
+  async acquire(input: AcquireRequest | unknown): Promise<Grant> {
+    const request = this.parseAcquire(isAcquireRequest(input) ? flattenAcquire(input) : input);
+    const keys = planKeys(request.target, request.mode);
+    const lease = newLease();
+    const started = this.settings.now();
+    const deadline = started + request.waitMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.tryAcquire(request, keys, lease);
+      } catch (error) {
+        if (!(error instanceof LockHeldError || error instanceof LockContentionError)) throw error;
+        const remaining = deadline - this.settings.now();
+        if (remaining <= 0) {
+          if (error instanceof LockHeldError && request.waitMs > 0) {
+            throw new LockHeldError(error.conflicts, error.retryAfterMs, { cause: error, waitedMs: this.settings.now() - started });
+          }
+          throw error;
+        }
+        const ceiling = Math.min(this.settings.retry.maxDelayMs, this.settings.retry.baseDelayMs * 2 ** attempt);
+        const hinted = error instanceof LockHeldError ? error.retryAfterMs : ceiling;
+        await sleep(Math.max(1, Math.min(remaining, Math.min(ceiling, hinted) * (0.5 + Math.random() / 2))));
+      }
+    }
+  }
+
+  private async tryAcquire(request: AcquireRequest, keys: PlannedKey[], lease: NewLease): Promise<Grant> {
+    const { maxClockSkewMs: skew, contentionRounds } = this.settings;
+    const held = new Map<string, HeldKey>();
+    // A free exclusive key costs one create and no read; anything with shared holders is read first.
+    let known: Map<string, StoredLock | null> = allExclusive(keys) ? new Map() : await this.store.read(keys.map((key) => key.docId));
+    let pending = keys;
+    for (let round = 0; pending.length > 0; round++) {
+      if (round >= contentionRounds) {
+        await this.rollback(held, lease.leaseId);
+        throw new LockContentionError(pending.map((key) => key.key), round);
+      }
+      const now = this.settings.now();
+      const claim: Claim = {
+        leaseId: lease.leaseId,
+        proof: lease.proof,
+        owner: request.owner,
+        requestId: request.requestId ?? null,
+        expiresAt: now + request.ttlMs,
+      };
+      const writes: Array<{ key: PlannedKey; op: WriteOp; reused: boolean }> = [];
+      const conflicts: ConflictingKey[] = [];
+      let clearsAt = now;
+      for (const key of pending) {
+        const existing = known.get(key.docId);
+        const decision =
+          existing === undefined
+            ? decideAcquire(null, key, claim, now, skew)
+            : decideAcquire(existing, key, claim, now, skew);
+        if (decision.kind === 'conflict') {
+          conflicts.push(decision.conflict);
+          clearsAt = Math.max(clearsAt, decision.clearsAt);
+        } else if (decision.kind === 'already-held') {
+          held.set(key.docId, { key, lock: decision.lock, reused: true });
+        } else {
+          writes.push({ key, op: decision.op, reused: decision.reused });
+        }
+      }
+      if (conflicts.length > 0) {
+        await this.rollback(held, lease.leaseId);
+        const retryAfterMs = Math.max(this.settings.retry.baseDelayMs, Math.min(this.settings.maxRetryAfterMs, clearsAt - now));
+        throw new LockHeldError(conflicts, retryAfterMs);
+      }
+      if (writes.length === 0) break;
+
+      let outcomes: WriteOutcome[] | undefined;
+      try {
+        outcomes = await this.store.write(writes.map((write) => write.op));
+      } catch (error) {
+        if (!(error instanceof StoreUnavailableError)) {
+          await this.rollback(held, lease.leaseId);
+          throw error;
+        }
+        // The write may or may not have landed. Reading back tells: our lease id is there or it is not,
+        // and the next round's conditional writes cannot apply twice.
+        try {
+          known = await this.store.read(writes.map((write) => write.key.docId));
+        } catch (readError) {
+          await this.rollback(held, lease.leaseId);
+          throw new StoreUnavailableError(
+            `Elasticsearch failed during acquire of ${describeTarget(request.target)}; the grant may exist until its lease ends. Retry with the same requestId to get it back.`,
+            { operation: 'acquire', ambiguous: true },
+            { cause: readError },
+          );
+        }
+        pending = writes.map((write) => write.key);
+        continue;
+      }
+      const retry: PlannedKey[] = [];
+      outcomes.forEach((outcome, index) => {
+        const write = writes[index]!;
+        if (outcome.ok && write.op.kind !== 'delete') {
+          held.set(write.key.docId, {
+            key: write.key,
+            lock: { docId: write.key.docId, seqNo: outcome.seqNo, primaryTerm: outcome.primaryTerm, body: write.op.body },
+            reused: write.reused,
+          });
+        } else {
+          retry.push(write.key);
+        }
+      });
+      pending = retry;
+      // Someone wrote in between (a compatible holder, a takeover, a sweep): read again and redecide.
+      if (retry.length > 0) known = await this.store.read(retry.map((key) => key.docId));
+    }
+    return this.grantFrom(request, keys, held, lease);
+  }
+
+  private grantFrom(request: AcquireRequest, keys: PlannedKey[], held: Map<string, HeldKey>, lease: NewLease): Grant {
+    const grantedKeys = keys.map((key) => {
+      const entry = held.get(key.docId)!;
+      const mine = entry.lock.body.holders.find((holder) => holder.lease === lease.leaseId)!;
+      return { planned: key, entry, mine, fencingToken: fenceOf(mine, entry.lock) };
+    });
+    const expiresAt = Math.min(...grantedKeys.map((granted) => granted.mine.expiresAt));
+    const hints = grantedKeys.map(({ entry }) => ({ docId: entry.lock.docId, seqNo: entry.lock.seqNo, primaryTerm: entry.lock.primaryTerm }));
+    return {
+      leaseToken: this.token(lease.leaseId, lease.secret, request.target, request.mode, hints, expiresAt),
+      leaseId: lease.leaseId,
+      fencingToken: Math.max(...grantedKeys.map((granted) => granted.fencingToken)),
+      expiresAt,
+      ttlMs: request.ttlMs,
+      target: request.target,
+      mode: request.mode,
+      owner: request.owner,
+      keys: grantedKeys.map(({ planned, fencingToken }) => ({ key: planned.key, mode: planned.mode, fencingToken })),
+      reused: grantedKeys.some((granted) => granted.entry.reused),
+    };
+  }
+
+  private token(leaseId: string, secret: string, target: LockTarget, mode: RequestedMode, hints: WriteHint[], expiresAt: number): string {
+    return encodeToken({ leaseId, target, mode, hints, expiresAt }, secret, this.settings.tokenSigningKey);
+  }
+
+  /** Best effort: removes our lease from what this call wrote. Whatever it cannot reach ends with the lease. */
+  private async rollback(held: Map<string, HeldKey>, leaseId: string): Promise<boolean> {
+    const locks = [...held.values()].filter((entry) => !entry.reused).map((entry) => entry.lock);
+    held.clear();
+    if (locks.length === 0) return true;
+    try {
+      await this.removeLease(locks, leaseId);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Removes the lease from each document, re-reading the ones that changed under us. Returns the
+   * documents the lease was removed from and those it was not on.
+   */
+  private async removeLease(locks: StoredLock[], leaseId: string): Promise<{ removed: StoredHolder[]; missing: string[] }> {
+    const removed: StoredHolder[] = [];
+    const missing: string[] = [];
+    let current = locks;
+    for (let round = 0; current.length > 0; round++) {
+      if (round >= this.settings.contentionRounds) throw new LockContentionError(current.map((lock) => lock.body.key), round);
+      const now = this.settings.now();
+      const writes: Array<{ lock: StoredLock; op: WriteOp }> = [];
+      for (const lock of current) {
+        const op = removeLeaseOp(lock, leaseId, now, this.settings.maxClockSkewMs);
+        if (op) writes.push({ lock, op });
+        else missing.push(lock.body.key);
+      }
+      if (writes.length === 0) break;
+      const outcomes = await this.store.write(writes.map((write) => write.op));
+      const changed: string[] = [];
+      outcomes.forEach((outcome, index) => {
+        const { lock } = writes[index]!;
+        if (outcome.ok) removed.push(lock.body.holders.find((holder) => holder.lease === leaseId)!);
+        else changed.push(lock.docId);
+      });
+      if (changed.length === 0) break;
+      const fresh = await this.store.read(changed);
+      current = [];
+      for (const docId of changed) {
+        const lock = fresh.get(docId);
+        if (lock) current.push(lock);
+        else missing.push(writes.find((write) => write.lock.docId === docId)!.lock.body.key);
+      }
+    }
+    return { removed, missing };
+  }
+
+  private decode(leaseToken: string): DecodedToken & { keys: PlannedKey[] } {
+    const decoded = decodeToken(leaseToken, this.settings.tokenSigningKey);
+    // The target inside a token is input like any other: the same rules apply.
+    const request = this.parseAcquire({ ...flattenTarget(decoded.target), mode: decoded.mode, owner: 'token' });
+    return { ...decoded, keys: planKeys(request.target, decoded.mode) };
+  }
+
+  /** Reads the lease's documents and checks the token's secret; throws LeaseTokenMismatchError before any write. */
+  private async readOwned(token: DecodedToken & { keys: PlannedKey[] }): Promise<{ owned: StoredLock[]; missingKeys: string[] }> {
+    const found = await this.store.read(token.keys.map((key) => key.docId));
+    const owned: StoredLock[] = [];
+    const missingKeys: string[] = [];
+    for (const key of token.keys) {
+      const lock = found.get(key.docId);
+      const mine = lock?.body.holders.find((holder) => holder.lease === token.leaseId);
+      if (!lock || !mine) {
+        missingKeys.push(key.key);
+        continue;
+      }
+      if (!proofMatches(mine.proof, token.leaseId, token.secret)) throw new LeaseTokenMismatchError(token.leaseId);
+      owned.push(lock);
+    }
+    return { owned, missingKeys };
+  }
+
+  /** Extends every key of the lease to now + ttlMs. Throws LeaseLostError if any key is no longer held. */
+  async renew(input: { leaseToken: string; ttlMs?: number }): Promise<Renewal> {
+    const { leaseToken, ttlMs } = parseWith(this.renewSchema, input);
+    const token = this.decode(leaseToken);
+    let { owned, missingKeys } = await this.readOwned(token);
+    const written = new Map<string, StoredLock>();
+    for (let round = 0; ; round++) {
+      if (missingKeys.length > 0) throw new LeaseLostError(token.leaseId, missingKeys);
+      if (round >= this.settings.contentionRounds) throw new LockContentionError(owned.map((lock) => lock.body.key), round);
+      const now = this.settings.now();
+      const expiresAt = now + ttlMs;
+      const ops: WriteOp[] = owned.map((lock) => {
+        const holders = settleFences(lock).map((holder) => (holder.lease === token.leaseId ? { ...holder, expiresAt } : holder));
+        return {
+          kind: 'replace',
+          docId: lock.docId,
+          body: lockDocument({ ...lock.body, docId: lock.docId }, holders, now),
+          ifSeqNo: lock.seqNo,
+          ifPrimaryTerm: lock.primaryTerm,
+        };
+      });
+      const outcomes = await this.store.write(ops);
+      const changed: string[] = [];
+      outcomes.forEach((outcome, index) => {
+        const op = ops[index] as Extract<WriteOp, { kind: 'replace' }>;
+        if (outcome.ok) written.set(op.docId, { docId: op.docId, seqNo: outcome.seqNo, primaryTerm: outcome.primaryTerm, body: op.body });
+        else changed.push(op.docId);
+      });
+      if (changed.length === 0) {
+        const locks = token.keys.map((key) => written.get(key.docId)!);
+        const fences = locks.map((lock) => fenceOf(lock.body.holders.find((holder) => holder.lease === token.leaseId)!, lock));
+        const hints = locks.map(({ docId, seqNo, primaryTerm }) => ({ docId, seqNo, primaryTerm }));
+        return {
+          leaseToken: this.token(token.leaseId, token.secret, token.target, token.mode, hints, expiresAt),
+          leaseId: token.leaseId,
+          fencingToken: Math.max(...fences),
+          expiresAt,
+          ttlMs,
+        };
+      }
+      // Another holder of a shared document wrote in between; our earlier writes in this call stand.
+      ({ owned, missingKeys } = await this.readOwned({ ...token, keys: token.keys.filter((key) => changed.includes(key.docId)) }));
+    }
+  }
+
+  /**
+   * Gives the lease up on every key. Releasing something already gone is an outcome, not an error;
+   * a token whose secret does not match the lease changes nothing and throws LeaseTokenMismatchError.
+   */
+  async release(input: { leaseToken: string }): Promise<Release> {
+    const { leaseToken } = parseWith(releaseSchema, input);
+    const token = this.decode(leaseToken);
+    const now = this.settings.now();
+    const releasedKeys: string[] = [];
+    let remaining = token.keys;
+    let expired = token.expiresAt !== undefined && token.expiresAt <= now;
+
+    // Signed token, exclusive keys: the documents are exactly as our last write left them, or the delete fails.
+    const hints = new Map(token.hints.map((hint) => [hint.docId, hint]));
+    if (token.signed && allExclusive(token.keys) && token.keys.every((key) => hints.has(key.docId))) {
+      const outcomes = await this.store.write(
+        token.keys.map((key) => {
+          const hint = hints.get(key.docId)!;
+          return { kind: 'delete', docId: key.docId, ifSeqNo: hint.seqNo, ifPrimaryTerm: hint.primaryTerm } satisfies WriteOp;
+        }),
+      );
+      remaining = token.keys.filter((key, index) => {
+        if (outcomes[index]!.ok) releasedKeys.push(key.key);
+        return !outcomes[index]!.ok;
+      });
+    } else {
+      expired = false;
+    }
+
+    if (remaining.length > 0) {
+      const { owned, missingKeys } = await this.readOwned({ ...token, keys: remaining });
+      const nowAfterRead = this.settings.now();
+      expired ||= owned.some((lock) => lock.body.holders.some((holder) => holder.lease === token.leaseId && holder.expiresAt <= nowAfterRead));
+      const result = await this.removeLease(owned, token.leaseId);
+      const missing = [...missingKeys, ...result.missing];
+      return {
+        leaseId: token.leaseId,
+        outcome: missing.length === token.keys.length ? 'not_held' : missing.length > 0 ? 'partially_held' : expired ? 'expired' : 'released',
+        releasedKeys: token.keys.map((key) => key.key).filter((key) => !missing.includes(key)),
+        missingKeys: missing,
+      };
+    }
+    return { leaseId: token.leaseId, outcome: expired ? 'expired' : 'released', releasedKeys, missingKeys: [] };
+  }
+
+  /** Who holds each key of a target now (realtime). Keys nobody holds are left out. */
+  async inspect(target: LockTarget, mode: RequestedMode = 'exclusive'): Promise<LockState[]> {
+    const request = this.parseAcquire({ ...flattenTarget(target), mode, owner: 'inspect' });
+    const keys = planKeys(request.target, request.mode);
+    const found = await this.store.read(keys.map((key) => key.docId));
+    const now = this.settings.now();
+    return keys.flatMap((key) => {
+      const lock = found.get(key.docId);
+      return lock ? [toState(lock, now, this.settings.maxClockSkewMs)] : [];
+    });
+  }
+
+  /** Locks by namespace, owner or path prefix. Backed by search: reflects writes after the index refreshes (about a second). */
+  async list(query: Partial<ListQuery> & { includeExpired?: boolean } = {}): Promise<LockState[]> {
+    const now = this.settings.now();
+    const skew = this.settings.maxClockSkewMs;
+    const locks = await this.store.list({
+      ...query,
+      limit: Math.min(Math.max(query.limit ?? 100, 1), 1_000),
+      ...(query.includeExpired ? {} : { liveAfter: now - skew }),
+    });
+    return locks
+      .map((lock) => toState(lock, now, skew))
+      .map((state) => ({ ...state, holders: state.holders.filter((holder) => query.includeExpired || !holder.expired) }))
+      .filter((state) => state.holders.length > 0 && (!query.owner || state.holders.some((holder) => holder.owner === query.owner)));
+  }
+
+  /**
+   * Deletes expired locks and prunes expired holders from shared ones, in batches. Every write is
+   * conditioned on the version it read, so a lock renewed meanwhile is skipped (counted as a conflict).
+   */
+  async sweep(options: { batchSize?: number; maxBatches?: number } = {}): Promise<SweepReport> {
+    const batchSize = options.batchSize ?? this.settings.sweep.batchSize;
+    const maxBatches = options.maxBatches ?? this.settings.sweep.maxBatches;
+    const report: SweepReport = { scanned: 0, deletedLocks: 0, prunedHolders: 0, conflicts: 0, batches: 0 };
+    let cursor: unknown;
+    while (report.batches < maxBatches) {
+      const now = this.settings.now();
+      const page = await this.store.findExpired(now - this.settings.maxClockSkewMs, batchSize, cursor);
+      if (page.locks.length === 0) break;
+      report.batches++;
+      report.scanned += page.locks.length;
+      const ops: Array<{ op: WriteOp; pruned: number }> = [];
+      for (const lock of page.locks) {
+        const live = settleFences(lock).filter((holder) => isLive(holder, now, this.settings.maxClockSkewMs));
+        const pruned = lock.body.holders.length - live.length;
+        if (pruned === 0) continue;
+        ops.push({
+          op:
+            live.length === 0
+              ? { kind: 'delete', docId: lock.docId, ifSeqNo: lock.seqNo, ifPrimaryTerm: lock.primaryTerm }
+              : { kind: 'replace', docId: lock.docId, body: lockDocument({ ...lock.body, docId: lock.docId }, live, now), ifSeqNo: lock.seqNo, ifPrimaryTerm: lock.primaryTerm },
+          pruned,
+        });
+      }
+      if (ops.length > 0) {
+        const outcomes = await this.store.write(ops.map((entry) => entry.op));
+        outcomes.forEach((outcome, index) => {
+          const { op, pruned } = ops[index]!;
+          if (!outcome.ok) report.conflicts++;
+          else {
+            report.prunedHolders += pruned;
+            if (op.kind === 'delete') report.deletedLocks++;
+          }
+        });
+      }
+      if (page.next === undefined) break;
+      cursor = page.next;
+    }
+    return report;
+  }
+}
+
+function toState(lock: StoredLock, now: number, skewMs: number): LockState {
+  return { key: lock.body.key, granularity: lock.body.granularity, namespace: lock.body.namespace, holders: holderViews(lock, now, skewMs) };
+}
+
+function flattenTarget(target: LockTarget): Record<string, unknown> {
+  return {
+    namespace: target.namespace,
+    granularity: target.granularity,
+    ...(target.granularity === 'document' ? { ids: target.ids } : {}),
+    ...(target.granularity === 'tree' ? { path: target.path } : {}),
+  };
+}
+
+function isAcquireRequest(input: unknown): input is AcquireRequest {
+  return typeof input === 'object' && input !== null && 'target' in input;
+}
+
+/** An AcquireRequest built in code goes through the same validation as a raw request body. */
+function flattenAcquire(request: AcquireRequest): Record<string, unknown> {
+  return {
+    ...flattenTarget(request.target),
+    mode: request.mode,
+    owner: request.owner,
+    ttlMs: request.ttlMs,
+    waitMs: request.waitMs,
+    ...(request.requestId !== undefined ? { requestId: request.requestId } : {}),
+  };
+}

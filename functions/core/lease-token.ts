@@ -1,0 +1,142 @@
+/**
+ * Lease tokens: `elk1.<payload>.<secret>[.<mac>]`.
+ *
+ * The payload names the lease (id, target, mode) so that renew and release need nothing else. The
+ * secret is 32 random bytes; the index keeps only a hash of it (the holder's `proof`). When the
+ * engine has a signing key, the token also carries a MAC over payload and secret, which lets the
+ * engine trust the payload's `hints` (the seq_no/primary_term of the holder's last write) and
+ * release an exclusive lease with one conditional delete.
+ */
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { ValidationError } from './errors.js';
+import type { LockTarget, RequestedMode } from './model.js';
+
+const PREFIX = 'elk1';
+const LEASE_ID = /^[A-Za-z0-9_-]{22}$/;
+const SECRET = /^[A-Za-z0-9_-]{43}$/;
+
+export interface WriteHint {
+  docId: string;
+  seqNo: number;
+  primaryTerm: number;
+}
+
+export interface LeaseClaims {
+  leaseId: string;
+  target: LockTarget;
+  mode: RequestedMode;
+  hints: WriteHint[];
+  /** When the lease ends, as the engine computed it at the last grant or renewal. */
+  expiresAt?: number;
+}
+
+export interface DecodedToken extends LeaseClaims {
+  secret: string;
+  /** True only when a MAC was present and checked with the engine's key. */
+  signed: boolean;
+}
+
+export interface NewLease {
+  leaseId: string;
+  secret: string;
+  proof: string;
+}
+
+export function newLease(): NewLease {
+  const leaseId = randomBytes(16).toString('base64url');
+  const secret = randomBytes(32).toString('base64url');
+  return { leaseId, secret, proof: proofOf(leaseId, secret) };
+}
+
+/** What the index stores instead of the secret. */
+export function proofOf(leaseId: string, secret: string): string {
+  return createHash('sha256').update(`${leaseId}.${secret}`).digest('base64url');
+}
+
+export function proofMatches(stored: string, leaseId: string, secret: string): boolean {
+  const expected = Buffer.from(proofOf(leaseId, secret));
+  const actual = Buffer.from(stored);
+  return expected.length === actual.length && timingSafeEqual(expected, actual);
+}
+
+interface Payload {
+  l: string;
+  n: string;
+  g: LockTarget['granularity'];
+  k?: string[] | string;
+  m: 'x' | 's';
+  h?: Array<[string, number, number]>;
+  e?: number;
+}
+
+const mac = (key: Uint8Array, body: string): string => createHmac('sha256', key).update(body).digest('base64url').slice(0, 22);
+
+export function encodeToken(claims: LeaseClaims, secret: string, signingKey?: Uint8Array): string {
+  const { target } = claims;
+  const payload: Payload = {
+    l: claims.leaseId,
+    n: target.namespace,
+    g: target.granularity,
+    m: claims.mode === 'exclusive' ? 'x' : 's',
+  };
+  if (target.granularity === 'document') payload.k = target.ids;
+  if (target.granularity === 'tree') payload.k = target.path;
+  if (claims.expiresAt !== undefined) payload.e = claims.expiresAt;
+  if (signingKey && claims.hints.length > 0) payload.h = claims.hints.map((hint) => [hint.docId, hint.primaryTerm, hint.seqNo]);
+  const body = `${PREFIX}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${secret}`;
+  return signingKey ? `${body}.${mac(signingKey, body)}` : body;
+}
+
+function malformed(reason: string): ValidationError {
+  return new ValidationError([{ field: 'leaseToken', rule: 'lease_token', message: `is not a lease token issued by this service (${reason})` }]);
+}
+
+const isString = (value: unknown): value is string => typeof value === 'string';
+
+/**
+ * Parses the token's structure. The target inside is re-validated by the engine before use; a token
+ * whose MAC does not verify still works, through the slower read-and-compare path.
+ */
+export function decodeToken(token: string, signingKey?: Uint8Array): DecodedToken {
+  const parts = token.split('.');
+  if ((parts.length !== 3 && parts.length !== 4) || parts[0] !== PREFIX) throw malformed('wrong format');
+  const [, encodedPayload = '', secret = '', presentedMac] = parts;
+  if (!SECRET.test(secret)) throw malformed('bad secret');
+  let payload: Payload;
+  try {
+    payload = JSON.parse(Buffer.from(encodedPayload, 'base64url').toString('utf8')) as Payload;
+  } catch {
+    throw malformed('unreadable payload');
+  }
+  if (typeof payload !== 'object' || payload === null || !isString(payload.l) || !LEASE_ID.test(payload.l)) throw malformed('bad lease id');
+  if (!isString(payload.n) || (payload.m !== 'x' && payload.m !== 's')) throw malformed('bad namespace or mode');
+  let target: LockTarget;
+  if (payload.g === 'global') target = { namespace: payload.n, granularity: 'global' };
+  else if (payload.g === 'document' && Array.isArray(payload.k) && payload.k.every(isString)) {
+    target = { namespace: payload.n, granularity: 'document', ids: payload.k };
+  } else if (payload.g === 'tree' && isString(payload.k)) target = { namespace: payload.n, granularity: 'tree', path: payload.k };
+  else throw malformed('bad target');
+
+  const body = `${PREFIX}.${encodedPayload}.${secret}`;
+  let signed = false;
+  if (signingKey && presentedMac) {
+    const expected = Buffer.from(mac(signingKey, body));
+    const actual = Buffer.from(presentedMac);
+    signed = expected.length === actual.length && timingSafeEqual(expected, actual);
+  }
+  const hints: WriteHint[] =
+    signed && Array.isArray(payload.h)
+      ? payload.h
+          .filter((hint) => Array.isArray(hint) && isString(hint[0]) && Number.isInteger(hint[1]) && Number.isInteger(hint[2]))
+          .map(([docId, primaryTerm, seqNo]) => ({ docId, primaryTerm, seqNo }))
+      : [];
+  return {
+    leaseId: payload.l,
+    target,
+    mode: payload.m === 'x' ? 'exclusive' : 'shared',
+    hints,
+    secret,
+    signed,
+    ...(signed && Number.isInteger(payload.e) ? { expiresAt: payload.e } : {}),
+  };
+}

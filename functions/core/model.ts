@@ -1,0 +1,125 @@
+/** The lock model: what callers ask for, what the index stores, what the engine answers. */
+
+export type Granularity = 'global' | 'document' | 'tree';
+export type RequestedMode = 'exclusive' | 'shared';
+/** Multi-granularity modes: intention shared/exclusive on ancestors, shared/exclusive on the target. */
+export type HolderMode = 'IS' | 'IX' | 'S' | 'X';
+
+export type LockTarget =
+  | { namespace: string; granularity: 'global' }
+  | { namespace: string; granularity: 'document'; ids: string[] }
+  | { namespace: string; granularity: 'tree'; path: string };
+
+export interface AcquireRequest {
+  target: LockTarget;
+  mode: RequestedMode;
+  owner: string;
+  ttlMs: number;
+  waitMs: number;
+  requestId?: string;
+}
+
+/** One lock document to take, in the order every caller takes them. */
+export interface PlannedKey {
+  docId: string;
+  namespace: string;
+  granularity: Granularity;
+  /** `*` for global, the id for document, the path for tree. */
+  key: string;
+  mode: HolderMode;
+}
+
+/** One holder's share of a lock document. The lease secret is never stored, only its hash. */
+export interface StoredHolder {
+  lease: string;
+  proof: string;
+  owner: string;
+  mode: HolderMode;
+  expiresAt: number;
+  grantedAt: number;
+  /**
+   * Null only for the holder inserted by the write that produced the document's current
+   * (_primary_term, _seq_no): its fencing token is that pair, filled in by the next write.
+   */
+  fence: number | null;
+  request: string | null;
+}
+
+export interface LockDocument {
+  namespace: string;
+  granularity: Granularity;
+  key: string;
+  lockId: string;
+  holders: StoredHolder[];
+  minExpiresAt: number;
+  maxExpiresAt: number;
+  updatedAt: number;
+}
+
+export interface HolderView {
+  owner: string;
+  mode: HolderMode;
+  expiresAt: number;
+  fencingToken: number;
+  expired: boolean;
+}
+
+export interface ConflictingKey {
+  key: string;
+  granularity: Granularity;
+  requestedMode: HolderMode;
+  holders: Array<{ owner: string; mode: HolderMode; expiresAt: number }>;
+}
+
+export interface GrantedKey {
+  key: string;
+  mode: HolderMode;
+  fencingToken: number;
+}
+
+export interface Grant {
+  leaseToken: string;
+  leaseId: string;
+  /** The largest fencing token of the set; strictly larger than any earlier grant's token on any of these keys. */
+  fencingToken: number;
+  expiresAt: number;
+  ttlMs: number;
+  target: LockTarget;
+  mode: RequestedMode;
+  owner: string;
+  keys: GrantedKey[];
+  /** True when this answers a retry of an earlier acquire (same requestId, or an ambiguous write). */
+  reused: boolean;
+}
+
+export interface Renewal {
+  leaseToken: string;
+  leaseId: string;
+  fencingToken: number;
+  expiresAt: number;
+  ttlMs: number;
+}
+
+export type ReleaseOutcome = 'released' | 'expired' | 'not_held' | 'partially_held';
+
+export interface Release {
+  leaseId: string;
+  outcome: ReleaseOutcome;
+  releasedKeys: string[];
+  missingKeys: string[];
+}
+
+export interface LockState {
+  key: string;
+  granularity: Granularity;
+  namespace: string;
+  holders: HolderView[];
+}
+
+export interface SweepReport {
+  scanned: number;
+  deletedLocks: number;
+  prunedHolders: number;
+  conflicts: number;
+  batches: number;
+}

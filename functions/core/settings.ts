@@ -1,0 +1,83 @@
+/** Engine settings: frozen defaults, partial overrides. */
+
+export interface LockSettings {
+  ttl: { defaultMs: number; minMs: number; maxMs: number };
+  /**
+   * The largest clock difference assumed between any two callers. Another caller may take over a
+   * lease only once its own clock reads expiresAt + maxClockSkewMs.
+   */
+  maxClockSkewMs: number;
+  /** Upper bound accepted for `waitMs`. */
+  maxWaitMs: number;
+  /** Backoff while waiting for a held lock: full jitter between base and cap, doubling. */
+  retry: { baseDelayMs: number; maxDelayMs: number };
+  /** Cap on the retryAfterMs suggested in a conflict (a lease may be released long before it expires). */
+  maxRetryAfterMs: number;
+  /** Rounds of re-read and re-write when other writers race on the same documents (not a lock conflict). */
+  contentionRounds: number;
+  limits: {
+    namespaceMax: number;
+    idsPerRequest: number;
+    idBytes: number;
+    pathBytes: number;
+    pathDepth: number;
+    segmentBytes: number;
+    ownerMax: number;
+    requestIdMax: number;
+  };
+  sweep: { batchSize: number; maxBatches: number };
+  /**
+   * Optional HMAC key. When set, lease tokens carry a signed note of the holder's last write so that
+   * release of an exclusive lease is one conditional delete instead of a read plus a delete.
+   */
+  tokenSigningKey?: Uint8Array;
+  now: () => number;
+}
+
+export const DEFAULT_SETTINGS: Readonly<LockSettings> = Object.freeze({
+  ttl: Object.freeze({ defaultMs: 30_000, minMs: 1_000, maxMs: 900_000 }),
+  maxClockSkewMs: 500,
+  maxWaitMs: 60_000,
+  retry: Object.freeze({ baseDelayMs: 25, maxDelayMs: 1_000 }),
+  maxRetryAfterMs: 1_000,
+  contentionRounds: 12,
+  limits: Object.freeze({
+    namespaceMax: 64,
+    idsPerRequest: 500,
+    idBytes: 512,
+    pathBytes: 2_048,
+    pathDepth: 32,
+    segmentBytes: 255,
+    ownerMax: 128,
+    requestIdMax: 256,
+  }),
+  sweep: Object.freeze({ batchSize: 500, maxBatches: 20 }),
+  now: () => Date.now(),
+}) as Readonly<LockSettings>;
+
+export type SettingsOverrides = Partial<Omit<LockSettings, 'ttl' | 'retry' | 'limits' | 'sweep'>> & {
+  ttl?: Partial<LockSettings['ttl']>;
+  retry?: Partial<LockSettings['retry']>;
+  limits?: Partial<LockSettings['limits']>;
+  sweep?: Partial<LockSettings['sweep']>;
+};
+
+export function resolveSettings(overrides: SettingsOverrides = {}): Readonly<LockSettings> {
+  const settings: LockSettings = {
+    ...DEFAULT_SETTINGS,
+    ...overrides,
+    ttl: { ...DEFAULT_SETTINGS.ttl, ...overrides.ttl },
+    retry: { ...DEFAULT_SETTINGS.retry, ...overrides.retry },
+    limits: { ...DEFAULT_SETTINGS.limits, ...overrides.limits },
+    sweep: { ...DEFAULT_SETTINGS.sweep, ...overrides.sweep },
+  };
+  const { ttl } = settings;
+  if (!(ttl.minMs >= 1 && ttl.minMs <= ttl.defaultMs && ttl.defaultMs <= ttl.maxMs)) {
+    throw new RangeError(`ttl settings must satisfy 1 <= minMs <= defaultMs <= maxMs (got ${JSON.stringify(ttl)})`);
+  }
+  if (settings.maxClockSkewMs < 0) throw new RangeError('maxClockSkewMs must be >= 0');
+  if (settings.tokenSigningKey && settings.tokenSigningKey.byteLength < 16) {
+    throw new RangeError('tokenSigningKey must be at least 16 bytes');
+  }
+  return Object.freeze(settings);
+}

@@ -1,0 +1,23 @@
+/** A fresh lock index per test file on the real Elasticsearch, and engines over it. */
+import { randomBytes } from 'node:crypto';
+import { inject } from 'vitest';
+import type { Client } from '@elastic/elasticsearch';
+import { createElasticsearchClient, createLockEngine, ensureLockIndex } from '../../functions/store/index.js';
+import type { SettingsOverrides } from '../../functions/core/settings.js';
+
+export function testClient(): Client {
+  const apiKey = inject('esApiKey');
+  return createElasticsearchClient({ url: inject('esUrl'), ...(apiKey ? { apiKey } : {}), requestTimeoutMs: 30_000 });
+}
+
+export async function freshLockIndex(client: Client, label: string): Promise<string> {
+  const index = `locks-test-${label}-${randomBytes(4).toString('hex')}`;
+  await ensureLockIndex(client, index);
+  return index;
+}
+
+export function engineOn(client: Client, index: string, settings: SettingsOverrides = {}) {
+  return createLockEngine({ client, index, settings: { maxClockSkewMs: 50, ...settings } }).engine;
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
