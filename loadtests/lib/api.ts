@@ -1,0 +1,110 @@
+/** A small k6 client for the lock service's HTTP API (acquire, renew, release, health). */
+import http from 'k6/http';
+import type { RefinedResponse } from 'k6/http';
+import type { LockMode, Strategy } from './workload.ts';
+
+export interface AcquireBody {
+  namespace: string;
+  granularity: Strategy;
+  ids?: string[];
+  path?: string;
+  mode?: LockMode;
+  owner: string;
+  ttlMs?: number;
+  waitMs?: number;
+  requestId?: string;
+}
+
+export interface Grant {
+  leaseToken: string;
+  fencingToken: number;
+  expiresAt: string;
+  ttlMs: number;
+}
+
+export type AcquireResult =
+  | { kind: 'granted'; grant: Grant; durationMs: number }
+  | { kind: 'conflict'; retryAfterMs: number | undefined; durationMs: number }
+  | { kind: 'unavailable'; retryAfterMs: number | undefined; durationMs: number }
+  | { kind: 'error'; status: number; body: string; durationMs: number };
+
+export type ReleaseResult = { ok: true; outcome: string } | { ok: false; status: number; body: string };
+
+// 409 (held) and 503 (retryable) are expected answers, not failed requests.
+const expected = http.expectedStatuses(200, 409, 503);
+
+function json(response: RefinedResponse): Record<string, unknown> | undefined {
+  try {
+    const parsed = JSON.parse(typeof response.body === 'string' ? response.body : '');
+    return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function retryAfter(response: RefinedResponse, body: Record<string, unknown> | undefined): number | undefined {
+  if (body && typeof body.retryAfterMs === 'number') return body.retryAfterMs;
+  const header = Number(response.headers['Retry-After']);
+  return Number.isFinite(header) && header > 0 ? header * 1000 : undefined;
+}
+
+function snippet(response: RefinedResponse): string {
+  const text = typeof response.body === 'string' ? response.body : '';
+  return response.error ? `${response.error} ${text}`.trim().slice(0, 300) : text.slice(0, 300);
+}
+
+export class LockApi {
+  private readonly params: { headers: Record<string, string>; responseCallback: unknown; timeout: string };
+
+  constructor(
+    private readonly baseUrl: string,
+    private readonly tags: Record<string, string> = {},
+  ) {
+    this.params = { headers: { 'Content-Type': 'application/json' }, responseCallback: expected, timeout: '30s' };
+  }
+
+  private post(name: string, body: unknown, tags: Record<string, string>): RefinedResponse {
+    return http.post(`${this.baseUrl}/${name}`, JSON.stringify(body), {
+      ...this.params,
+      tags: { ...this.tags, ...tags, name },
+    });
+  }
+
+  health(): { status: number; body: string } {
+    const response = http.get(`${this.baseUrl}/health`, { timeout: '10s', tags: { name: 'health' } });
+    return { status: response.status, body: snippet(response) };
+  }
+
+  acquire(body: AcquireBody, tags: Record<string, string> = {}): AcquireResult {
+    const response = this.post('acquire', body, tags);
+    const durationMs = response.timings.duration;
+    const parsed = json(response);
+    if (response.status === 200 && parsed && typeof parsed.leaseToken === 'string' && typeof parsed.fencingToken === 'number') {
+      return {
+        kind: 'granted',
+        durationMs,
+        grant: {
+          leaseToken: parsed.leaseToken,
+          fencingToken: parsed.fencingToken,
+          expiresAt: String(parsed.expiresAt),
+          ttlMs: Number(parsed.ttlMs),
+        },
+      };
+    }
+    if (response.status === 409) return { kind: 'conflict', retryAfterMs: retryAfter(response, parsed), durationMs };
+    if (response.status === 503) return { kind: 'unavailable', retryAfterMs: retryAfter(response, parsed), durationMs };
+    return { kind: 'error', status: response.status, body: snippet(response), durationMs };
+  }
+
+  renew(leaseToken: string, ttlMs?: number, tags: Record<string, string> = {}): { status: number; body: string } {
+    const response = this.post('renew', ttlMs === undefined ? { leaseToken } : { leaseToken, ttlMs }, tags);
+    return { status: response.status, body: snippet(response) };
+  }
+
+  release(leaseToken: string, tags: Record<string, string> = {}): ReleaseResult {
+    const response = this.post('release', { leaseToken }, tags);
+    const parsed = json(response);
+    if (response.status === 200 && parsed && typeof parsed.outcome === 'string') return { ok: true, outcome: parsed.outcome };
+    return { ok: false, status: response.status, body: snippet(response) };
+  }
+}

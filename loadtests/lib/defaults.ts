@@ -1,0 +1,75 @@
+/**
+ * Default workload and run settings, shared by the k6 script (when run by hand) and the orchestrator.
+ * Sized for a 2-core machine running Elasticsearch, serverless-offline and k6 at once: tens to a
+ * few hundred operations per second, so the run measures the locks rather than the harness.
+ */
+import type { K6RunConfig, RetryPolicy, Strategy, WorkloadConfig } from './workload.ts';
+
+export function defaultWorkload(): WorkloadConfig {
+  return {
+    name: 'default',
+    // 3 top-level directories, 3 levels deep, 4 files per directory: 39 directories, 156 files,
+    // and a top-level rename locks 52 documents.
+    tree: { depth: 3, fanout: 3, filesPerDir: 4, seed: 42 },
+    mix: { read: 70, edit: 25, rename: 5 },
+    criticalSectionMs: 20,
+    skew: { kind: 'hotspot', hotFraction: 0.1, hotTraffic: 0.9 },
+  };
+}
+
+export function defaultRetry(): RetryPolicy {
+  return { budgetMs: 3000, baseDelayMs: 10, maxDelayMs: 200, honourRetryAfter: true };
+}
+
+export interface Schedule {
+  steady: K6RunConfig['steady'];
+  ramp: Omit<K6RunConfig['ramp'], 'startAfterS'>;
+  vus: K6RunConfig['vus'];
+  gracefulStopS: number;
+}
+
+export function defaultSchedule(): Schedule {
+  return {
+    steady: { rate: 40, durationS: 20 },
+    ramp: { levels: [20, 40, 80, 160], stepS: 8, transitionS: 2 },
+    vus: { preAllocated: 20, max: 300 },
+    gracefulStopS: 4,
+  };
+}
+
+/** A few seconds per strategy: proves the kit works end to end (used by CI). */
+export function smokeSchedule(): Schedule {
+  return {
+    steady: { rate: 10, durationS: 3 },
+    ramp: { levels: [10, 20], stepS: 2, transitionS: 0 },
+    vus: { preAllocated: 5, max: 50 },
+    gracefulStopS: 3,
+  };
+}
+
+/** Pause between the end of the steady phase and the start of the ramp, so leftovers drain. */
+export const RAMP_PAUSE_S = 2;
+
+export function runConfig(args: {
+  runId: string;
+  strategy: Strategy;
+  namespace: string;
+  workload: WorkloadConfig;
+  schedule: Schedule;
+  retry: RetryPolicy;
+  ttlMs: number;
+}): K6RunConfig {
+  const { schedule } = args;
+  return {
+    runId: args.runId,
+    strategy: args.strategy,
+    namespace: args.namespace,
+    workload: args.workload,
+    steady: schedule.steady,
+    ramp: { ...schedule.ramp, startAfterS: schedule.steady.durationS + RAMP_PAUSE_S },
+    retry: args.retry,
+    ttlMs: args.ttlMs,
+    vus: schedule.vus,
+    gracefulStopS: schedule.gracefulStopS,
+  };
+}

@@ -1,0 +1,271 @@
+/**
+ * k6 load test of one lock strategy over the file-tree workload.
+ *
+ *   k6 run -e STRATEGY=document -e BASE_URL=http://localhost:3000 loadtests/locks.ts
+ *
+ * The orchestrator (`npm run loadtest`) passes the full configuration as JSON in LT_CONFIG, runs
+ * the three strategies one after another with the same offered load, and checks every critical
+ * section logged here (lines starting with HOLD_MARKER) for overlapping conflicting holds.
+ *
+ * Scenarios (open model):
+ *   steady - constant-arrival-rate at the configured rate: the head-to-head comparison;
+ *   ramp   - ramping-arrival-rate through increasing levels, each held for a step: the saturation point.
+ */
+import { sleep } from 'k6';
+import exec from 'k6/execution';
+import { Counter, Rate, Trend } from 'k6/metrics';
+import { LockApi } from './lib/api.ts';
+import { defaultRetry, defaultSchedule, defaultWorkload, runConfig } from './lib/defaults.ts';
+import {
+  HOLD_MARKER,
+  lockPlan,
+  namespaceFor,
+  operationSource,
+  rampLevelAt,
+  rampStages,
+  retryDelayMs,
+  stageTag,
+  type HoldRecord,
+  type K6RunConfig,
+  type Strategy,
+} from './lib/workload.ts';
+
+function loadConfig(): K6RunConfig {
+  if (__ENV.LT_CONFIG) return JSON.parse(__ENV.LT_CONFIG) as K6RunConfig;
+  const strategy = (__ENV.STRATEGY ?? 'document') as Strategy;
+  const runId = __ENV.RUN_ID ?? `k6${Date.now().toString(36)}`;
+  const workload = defaultWorkload();
+  const schedule = defaultSchedule();
+  if (__ENV.RATE) schedule.steady.rate = Number(__ENV.RATE);
+  return runConfig({
+    runId,
+    strategy,
+    namespace: namespaceFor(strategy, runId, workload.name),
+    workload,
+    schedule,
+    retry: defaultRetry(),
+    ttlMs: 15_000,
+  });
+}
+
+const cfg = loadConfig();
+const BASE_URL = (__ENV.BASE_URL ?? 'http://localhost:3000').replace(/\/+$/, '');
+const api = new LockApi(BASE_URL, { strategy: cfg.strategy });
+const source = operationSource(cfg.workload);
+
+const stages = ['steady', ...cfg.ramp.levels.map((level) => stageTag(level))];
+const ops = ['read', 'edit', 'rename'];
+
+const offered = new Counter('ops_offered');
+const goodput = new Counter('goodput');
+const gaveUp = new Counter('gave_up');
+const conflicts = new Counter('conflicts');
+const retries = new Counter('retries');
+const errorCount = new Counter('error_count');
+const errors = new Rate('errors');
+const conflictRate = new Rate('conflict_rate');
+const acquireLatency = new Trend('acquire_latency', true);
+const acquireRequest = new Trend('acquire_request', true);
+const opDuration = new Trend('op_duration', true);
+const releaseNotReleased = new Counter('release_not_released');
+
+function thresholds(): Record<string, string[]> {
+  const result: Record<string, string[]> = {
+    // The run fails when more than 1% of operations end in an error (gave-up after conflicts is not an error).
+    errors: ['rate<0.01'],
+    http_req_failed: ['rate<0.01'],
+  };
+  // Thresholds that always pass make k6 put these tagged sub-metrics into the summary.
+  for (const stage of stages) {
+    for (const counter of ['ops_offered', 'goodput', 'gave_up', 'conflicts', 'retries', 'error_count']) {
+      result[`${counter}{stage:${stage}}`] = ['count>=0'];
+    }
+    result[`acquire_latency{stage:${stage}}`] = ['p(99)>=0'];
+    result[`acquire_request{stage:${stage}}`] = ['p(99)>=0'];
+    result[`op_duration{stage:${stage}}`] = ['p(99)>=0'];
+    result[`conflict_rate{stage:${stage}}`] = ['rate>=0'];
+  }
+  for (const op of ops) {
+    result[`goodput{stage:steady,op:${op}}`] = ['count>=0'];
+    result[`gave_up{stage:steady,op:${op}}`] = ['count>=0'];
+    result[`acquire_latency{stage:steady,op:${op}}`] = ['p(99)>=0'];
+  }
+  result['dropped_iterations'] = ['count>=0'];
+  for (const scenario of ['steady', 'ramp']) result[`dropped_iterations{scenario:${scenario}}`] = ['count>=0'];
+  return result;
+}
+
+function scenarios(): Record<string, Record<string, unknown>> {
+  const common = { timeUnit: '1s', gracefulStop: `${cfg.gracefulStopS}s` };
+  const result: Record<string, Record<string, unknown>> = {
+    steady: {
+      ...common,
+      executor: 'constant-arrival-rate',
+      rate: cfg.steady.rate,
+      duration: `${cfg.steady.durationS}s`,
+      preAllocatedVUs: cfg.vus.preAllocated,
+      maxVUs: cfg.vus.max,
+    },
+  };
+  if (cfg.ramp.levels.length > 0) {
+    result.ramp = {
+      ...common,
+      executor: 'ramping-arrival-rate',
+      startTime: `${cfg.ramp.startAfterS}s`,
+      startRate: cfg.ramp.levels[0] ?? 1,
+      preAllocatedVUs: cfg.vus.preAllocated,
+      maxVUs: cfg.vus.max,
+      stages: rampStages(cfg.ramp),
+    };
+  }
+  return result;
+}
+
+export const options = {
+  scenarios: scenarios(),
+  thresholds: thresholds(),
+  summaryTrendStats: ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)', 'p(99)', 'count'],
+  setupTimeout: '30s',
+};
+
+export function setup(): { startedAt: number } {
+  const health = api.health();
+  if (health.status !== 200) {
+    exec.test.abort(`GET ${BASE_URL}/health answered ${health.status || 'nothing'} ${health.body}; is the stack up?`);
+  }
+  return { startedAt: Date.now() };
+}
+
+let errorsLogged = 0;
+function logError(what: string, detail: string): void {
+  // A few samples per VU are enough to diagnose; the counters carry the totals.
+  if (errorsLogged++ < 3) console.error(`LTERROR ${cfg.strategy} ${what}: ${detail}`);
+}
+
+function currentStage(): string {
+  if (exec.scenario.name !== 'ramp') return 'steady';
+  return stageTag(rampLevelAt(cfg.ramp, Date.now() - exec.scenario.startTime));
+}
+
+export default function (): void {
+  const stage = currentStage();
+  const op = source.next(Math.random);
+  const plan = lockPlan(cfg.strategy, op);
+  const tags = { stage, op: op.kind };
+  const owner = `${cfg.runId}-${cfg.strategy}-vu${exec.vu.idInTest}`;
+  const requestId = `${owner}-${exec.scenario.name}-${exec.scenario.iterationInTest}`;
+  offered.add(1, tags);
+
+  const began = Date.now();
+  let grant: { leaseToken: string; fencingToken: number; expiresAt: string } | undefined;
+  for (let attempt = 0; ; attempt++) {
+    const result = api.acquire(
+      {
+        namespace: cfg.namespace,
+        granularity: plan.granularity,
+        ids: plan.ids,
+        path: plan.path,
+        mode: plan.mode,
+        owner,
+        ttlMs: cfg.ttlMs,
+        requestId,
+      },
+      tags,
+    );
+    acquireRequest.add(result.durationMs, tags);
+    conflictRate.add(result.kind === 'conflict', tags);
+    if (result.kind === 'granted') {
+      grant = result.grant;
+      break;
+    }
+    if (result.kind === 'error') {
+      errors.add(true, tags);
+      errorCount.add(1, { ...tags, status: String(result.status) });
+      logError(`acquire ${result.status}`, result.body);
+      return;
+    }
+    if (result.kind === 'conflict') conflicts.add(1, tags);
+    const delay = retryDelayMs(cfg.retry, attempt, result.retryAfterMs, Math.random);
+    if (Date.now() + delay - began > cfg.retry.budgetMs) {
+      if (result.kind === 'conflict') {
+        // Contention, not a failure: a real client would report "busy, try later".
+        gaveUp.add(1, tags);
+        errors.add(false, tags);
+      } else {
+        errors.add(true, tags);
+        errorCount.add(1, { ...tags, status: '503' });
+        logError('acquire 503', 'store unavailable until the retry budget ran out');
+      }
+      opDuration.add(Date.now() - began, tags);
+      return;
+    }
+    retries.add(1, tags);
+    sleep(delay / 1000);
+  }
+
+  const start = Date.now();
+  acquireLatency.add(start - began, tags);
+  let end = start;
+  let releaseOutcome = 'error';
+  try {
+    // The critical section: the simulated edit, read or rename of every file in op.files.
+    if (cfg.workload.criticalSectionMs > 0) sleep(cfg.workload.criticalSectionMs / 1000);
+  } finally {
+    end = Date.now();
+    // Always release, even when the critical section failed; retry only what is retryable.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const released = api.release(grant.leaseToken, tags);
+      if (released.ok) {
+        releaseOutcome = released.outcome;
+        break;
+      }
+      if (released.status !== 503 && released.status !== 0) {
+        logError(`release ${released.status}`, released.body);
+        break;
+      }
+      sleep((50 * (attempt + 1)) / 1000);
+    }
+    const record: HoldRecord = {
+      strategy: cfg.strategy,
+      namespace: cfg.namespace,
+      op: op.kind,
+      mode: plan.mode,
+      keys: plan.keys,
+      fence: grant.fencingToken,
+      start,
+      end,
+      expiresAt: Date.parse(grant.expiresAt),
+      owner,
+      release: releaseOutcome,
+    };
+    console.log(HOLD_MARKER + JSON.stringify(record));
+  }
+
+  opDuration.add(Date.now() - began, tags);
+  if (releaseOutcome === 'error') {
+    errors.add(true, tags);
+    errorCount.add(1, { ...tags, status: 'release' });
+    return;
+  }
+  if (releaseOutcome !== 'released') releaseNotReleased.add(1, { ...tags, outcome: releaseOutcome });
+  errors.add(false, tags);
+  goodput.add(1, tags);
+}
+
+interface SummaryData {
+  metrics: Record<string, { values: Record<string, number> } | undefined>;
+}
+
+export function handleSummary(data: SummaryData): Record<string, string> {
+  const count = (name: string): number => data.metrics[name]?.values.count ?? 0;
+  const trend = (name: string, stat: string): string => (data.metrics[name]?.values[stat] ?? 0).toFixed(1);
+  const lines = [
+    `[${cfg.strategy}] steady ${cfg.steady.rate}/s for ${cfg.steady.durationS}s: goodput ${count('goodput{stage:steady}')}` +
+      ` of ${count('ops_offered{stage:steady}')} offered, acquire p50/p95/p99 ${trend('acquire_latency{stage:steady}', 'med')}/` +
+      `${trend('acquire_latency{stage:steady}', 'p(95)')}/${trend('acquire_latency{stage:steady}', 'p(99)')} ms,` +
+      ` conflicts ${count('conflicts{stage:steady}')}, retries ${count('retries{stage:steady}')},` +
+      ` gave up ${count('gave_up{stage:steady}')}, errors ${count('error_count')}, dropped ${count('dropped_iterations')}`,
+  ];
+  const file = __ENV.SUMMARY_PATH ?? `summary-${cfg.strategy}.json`;
+  return { [file]: JSON.stringify({ ...data, ltConfig: cfg }, null, 2), stdout: `${lines.join('\n')}\n` };
+}
