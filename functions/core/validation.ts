@@ -114,8 +114,12 @@ const RULE_BY_CODE: Record<string, string> = {
   not_multiple_of: 'multiple_of',
 };
 
-/** Zod issues as field issues: `field` is the dotted path, `rule` a stable name. */
-export function toFieldIssues(error: z.ZodError): FieldIssue[] {
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  return path.reduce<unknown>((value, key) => (typeof value === 'object' && value !== null ? (value as Record<PropertyKey, unknown>)[key] : undefined), input);
+}
+
+/** Zod issues as field issues: `field` is the dotted path, `rule` a stable name. Pass the input to tell missing fields from mistyped ones. */
+export function toFieldIssues(error: z.ZodError, input?: unknown): FieldIssue[] {
   return error.issues.flatMap((zodIssue): FieldIssue[] => {
     const field = zodIssue.path.map(String).join('.');
     if (zodIssue.code === 'unrecognized_keys') {
@@ -125,7 +129,7 @@ export function toFieldIssues(error: z.ZodError): FieldIssue[] {
         message: 'is not a known field',
       }));
     }
-    if (zodIssue.code === 'invalid_type' && zodIssue.input === undefined) {
+    if (zodIssue.code === 'invalid_type' && valueAt(input, zodIssue.path) === undefined) {
       return [{ field: field || '(body)', rule: 'required', message: 'is required' }];
     }
     const rule = zodIssue.code === 'custom' ? String((zodIssue.params as { rule?: string } | undefined)?.rule ?? 'custom') : (RULE_BY_CODE[zodIssue.code] ?? zodIssue.code);
@@ -135,7 +139,7 @@ export function toFieldIssues(error: z.ZodError): FieldIssue[] {
 
 export function parseWith<T>(schema: z.ZodType<T>, input: unknown): T {
   const result = schema.safeParse(input);
-  if (!result.success) throw new ValidationError(toFieldIssues(result.error));
+  if (!result.success) throw new ValidationError(toFieldIssues(result.error, input));
   return result.data;
 }
 

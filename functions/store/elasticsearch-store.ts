@@ -7,7 +7,7 @@ import { translateError } from './errors.js';
 
 /** Writes are never resent by the client: a resent write is ambiguous, and the engine resolves that by reading back. */
 const WRITE_OPTIONS = { maxRetries: 0 } as const;
-const READ_OPTIONS = { maxRetries: 2 } as const;
+const READ_OPTIONS = { maxRetries: 1 } as const;
 
 const statusOf = (error: unknown): number | undefined => (error as { meta?: { statusCode?: number } }).meta?.statusCode;
 

@@ -1,0 +1,171 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@elastic/elasticsearch';
+import { LockHeldError } from '../../functions/core/errors.js';
+import type { LockEngine } from '../../functions/core/engine.js';
+import type { RequestedMode } from '../../functions/core/model.js';
+import { engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
+
+let client: Client;
+let engine: LockEngine;
+
+beforeAll(async () => {
+  client = testClient();
+  engine = engineOn(client, await freshLockIndex(client, 'shared'));
+});
+afterAll(async () => client.close());
+
+const global = (namespace: string, mode: RequestedMode, owner: string, ttlMs = 10_000) => ({ namespace, granularity: 'global', mode, owner, ttlMs });
+
+describe('shared locks', () => {
+  it('let readers share and keep writers out until every reader is gone', async () => {
+    const readers = await Promise.all(['r1', 'r2', 'r3'].map((owner) => engine.acquire(global('catalog', 'shared', owner))));
+    await expect(engine.acquire(global('catalog', 'exclusive', 'writer'))).rejects.toBeInstanceOf(LockHeldError);
+    for (const reader of readers.slice(0, 2)) await engine.release({ leaseToken: reader.leaseToken });
+    await expect(engine.acquire(global('catalog', 'exclusive', 'writer'))).rejects.toBeInstanceOf(LockHeldError);
+    await engine.release({ leaseToken: readers[2]!.leaseToken });
+    const writer = await engine.acquire(global('catalog', 'exclusive', 'writer'));
+    await expect(engine.acquire(global('catalog', 'shared', 'late-reader'))).rejects.toBeInstanceOf(LockHeldError);
+    await engine.release({ leaseToken: writer.leaseToken });
+  });
+
+  it("expire one reader at a time: a dead reader's share lapses while a live one stays", async () => {
+    const dead = await engine.acquire(global('reports', 'shared', 'dead-reader', 1_000));
+    const alive = await engine.acquire(global('reports', 'shared', 'live-reader', 20_000));
+    await sleep(1_100);
+    const [state] = await engine.inspect({ namespace: 'reports', granularity: 'global' });
+    expect(state?.holders.map((holder) => [holder.owner, holder.expired])).toEqual([
+      ['dead-reader', true],
+      ['live-reader', false],
+    ]);
+    const refusal = (await engine.acquire(global('reports', 'exclusive', 'writer')).catch((error: unknown) => error)) as LockHeldError;
+    expect(refusal.conflicts[0]?.holders.map((holder) => holder.owner)).toEqual(['live-reader']);
+    await engine.release({ leaseToken: alive.leaseToken });
+    const writer = await engine.acquire(global('reports', 'exclusive', 'writer'));
+    expect((await engine.release({ leaseToken: dead.leaseToken })).outcome).toBe('not_held');
+    await engine.release({ leaseToken: writer.leaseToken });
+  });
+
+  it('give every shared holder its own fencing token', async () => {
+    const a = await engine.acquire(global('fences', 'shared', 'a'));
+    const b = await engine.acquire(global('fences', 'shared', 'b'));
+    expect(b.fencingToken).toBeGreaterThan(a.fencingToken);
+    const renewedA = await engine.renew({ leaseToken: a.leaseToken });
+    expect(renewedA.fencingToken).toBe(a.fencingToken);
+    await engine.release({ leaseToken: a.leaseToken });
+    await engine.release({ leaseToken: b.leaseToken });
+  });
+});
+
+describe('document sets', () => {
+  const ids = (...values: string[]) => ({ namespace: 'invoices', granularity: 'document', ids: values, owner: 'batch' });
+
+  it('are all or nothing: one conflicting id leaves nothing held', async () => {
+    const blocker = await engine.acquire({ ...ids('i-3'), owner: 'blocker' });
+    const refusal = (await engine.acquire(ids('i-1', 'i-2', 'i-3', 'i-4')).catch((error: unknown) => error)) as LockHeldError;
+    expect(refusal).toBeInstanceOf(LockHeldError);
+    expect(refusal.conflicts.map((conflict) => conflict.key)).toEqual(['i-3']);
+    const states = await engine.inspect({ namespace: 'invoices', granularity: 'document', ids: ['i-1', 'i-2', 'i-3', 'i-4'] });
+    expect(states.map((state) => state.key)).toEqual(['i-3']);
+    await engine.release({ leaseToken: blocker.leaseToken });
+    const grant = await engine.acquire(ids('i-1', 'i-2', 'i-3', 'i-4'));
+    expect(grant.keys.map((key) => key.key).sort()).toEqual(['i-1', 'i-2', 'i-3', 'i-4']);
+    expect((await engine.release({ leaseToken: grant.leaseToken })).releasedKeys).toHaveLength(4);
+  });
+
+  it('never deadlock: overlapping sets requested in opposite orders end with each set granted whole or not at all', async () => {
+    const forward = Array.from({ length: 20 }, (_, index) => `d-${index}`);
+    for (let round = 0; round < 5; round++) {
+      const results = await Promise.allSettled([
+        engine.acquire({ ...ids(...forward), owner: 'forward', waitMs: 300 }),
+        engine.acquire({ ...ids(...[...forward].reverse()), owner: 'backward', waitMs: 300 }),
+      ]);
+      const grants = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+      expect(grants.length).toBeGreaterThanOrEqual(1);
+      // At most one holds at a time; release it so that the other (waiting) can finish.
+      for (const grant of grants) await engine.release({ leaseToken: grant.leaseToken });
+    }
+    expect(await engine.inspect({ namespace: 'invoices', granularity: 'document', ids: forward })).toEqual([]);
+  });
+
+  it('renew and release act on the whole set', async () => {
+    const grant = await engine.acquire({ ...ids('s-1', 's-2', 's-3'), ttlMs: 2_000 });
+    const renewal = await engine.renew({ leaseToken: grant.leaseToken, ttlMs: 30_000 });
+    const states = await engine.inspect({ namespace: 'invoices', granularity: 'document', ids: ['s-1', 's-2', 's-3'] });
+    expect(states.flatMap((state) => state.holders.map((holder) => holder.expiresAt))).toEqual([renewal.expiresAt, renewal.expiresAt, renewal.expiresAt]);
+    expect((await engine.release({ leaseToken: renewal.leaseToken })).outcome).toBe('released');
+  });
+});
+
+describe('tree locks', () => {
+  type Relation = 'same node' | 'ancestor' | 'descendant' | 'sibling' | 'cousin';
+  const second: Record<Relation, string> = {
+    'same node': '/home/alice/docs',
+    ancestor: '/home/alice',
+    descendant: '/home/alice/docs/report.txt',
+    sibling: '/home/alice/music',
+    cousin: '/home/bob/docs',
+  };
+  // Whether a second lock may be granted while the first (on /home/alice/docs) is held.
+  const matrix: Array<[RequestedMode, RequestedMode, Relation, boolean]> = [
+    ['exclusive', 'exclusive', 'same node', false],
+    ['exclusive', 'shared', 'same node', false],
+    ['shared', 'exclusive', 'same node', false],
+    ['shared', 'shared', 'same node', true],
+    ['exclusive', 'exclusive', 'ancestor', false],
+    ['exclusive', 'shared', 'ancestor', false],
+    ['shared', 'exclusive', 'ancestor', false],
+    ['shared', 'shared', 'ancestor', true],
+    ['exclusive', 'exclusive', 'descendant', false],
+    ['exclusive', 'shared', 'descendant', false],
+    ['shared', 'exclusive', 'descendant', false],
+    ['shared', 'shared', 'descendant', true],
+    ['exclusive', 'exclusive', 'sibling', true],
+    ['exclusive', 'shared', 'sibling', true],
+    ['shared', 'exclusive', 'sibling', true],
+    ['shared', 'shared', 'sibling', true],
+    ['exclusive', 'exclusive', 'cousin', true],
+    ['shared', 'exclusive', 'cousin', true],
+  ];
+
+  it.each(matrix)('%s on /home/alice/docs, then %s on the %s: granted = %s', async (firstMode, secondMode, relation, granted) => {
+    const namespace = `fs-${firstMode[0]}${secondMode[0]}-${relation.replace(' ', '')}`;
+    const first = await engine.acquire({ namespace, granularity: 'tree', path: '/home/alice/docs', mode: firstMode, owner: 'first' });
+    const attempt = await engine
+      .acquire({ namespace, granularity: 'tree', path: second[relation], mode: secondMode, owner: 'second' })
+      .catch((error: unknown) => error);
+    if (granted) {
+      expect(attempt).not.toBeInstanceOf(Error);
+      await engine.release({ leaseToken: (attempt as { leaseToken: string }).leaseToken });
+    } else {
+      expect(attempt).toBeInstanceOf(LockHeldError);
+    }
+    await engine.release({ leaseToken: first.leaseToken });
+    // Whatever happened, nothing is left behind (inspect reads in real time, unlike list).
+    for (const path of ['/home/alice/docs', second[relation]]) {
+      expect(await engine.inspect({ namespace, granularity: 'tree', path })).toEqual([]);
+    }
+  });
+
+  it('hold intention locks on every ancestor and the requested mode on the target', async () => {
+    const grant = await engine.acquire({ namespace: 'fs-shape', granularity: 'tree', path: '/clinton/projects/elasticsearch/README.txt', owner: 'editor' });
+    expect(grant.keys.map((key) => [key.key, key.mode]).sort()).toEqual([
+      ['/clinton', 'IX'],
+      ['/clinton/projects', 'IX'],
+      ['/clinton/projects/elasticsearch', 'IX'],
+      ['/clinton/projects/elasticsearch/README.txt', 'X'],
+    ]);
+    await engine.release({ leaseToken: grant.leaseToken });
+  });
+
+  it('let writers in different subtrees run together under concurrency, and keep a subtree rename out', async () => {
+    const namespace = 'fs-parallel';
+    const writers = await Promise.all(
+      Array.from({ length: 12 }, (_, index) => engine.acquire({ namespace, granularity: 'tree', path: `/root/dir${index % 4}/file${index}`, owner: `w${index}`, waitMs: 2_000 })),
+    );
+    await expect(engine.acquire({ namespace, granularity: 'tree', path: '/root/dir1', owner: 'renamer' })).rejects.toBeInstanceOf(LockHeldError);
+    for (const writer of writers) await engine.release({ leaseToken: writer.leaseToken });
+    const rename = await engine.acquire({ namespace, granularity: 'tree', path: '/root/dir1', owner: 'renamer' });
+    await expect(engine.acquire({ namespace, granularity: 'tree', path: '/root/dir1/file1', owner: 'late' })).rejects.toBeInstanceOf(LockHeldError);
+    await engine.release({ leaseToken: rename.leaseToken });
+  });
+});
