@@ -1,0 +1,38 @@
+/**
+ * GET /health: 200 when Elasticsearch answers and the lock index is there, 503 otherwise. The
+ * load-test kit's k6 setup() calls it before it starts. Also answers a direct invocation.
+ */
+import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { errorReply } from '../runtime/errors.js';
+import { isHttpApiEvent, jsonResponse } from '../runtime/handler.js';
+import { runtime } from '../runtime/runtime.js';
+
+const rt = runtime();
+
+export interface HealthBody {
+  status: 'ok';
+  elasticsearch: { status: string; timedOut: boolean };
+  index: string;
+}
+
+export async function handler(event: unknown, context?: Partial<Context>): Promise<HealthBody | APIGatewayProxyStructuredResultV2> {
+  const http = isHttpApiEvent(event);
+  try {
+    const { client } = await rt.store();
+    const health = await client.cluster.health({ index: rt.config.lockIndex, timeout: '1s' }, { requestTimeout: Math.min(rt.config.es.requestTimeoutMs, 2_500) });
+    if (health.status === 'red') throw Object.assign(new Error(`lock index ${rt.config.lockIndex} is red`), { red: true });
+    const body: HealthBody = { status: 'ok', elasticsearch: { status: health.status, timedOut: health.timed_out }, index: rt.config.lockIndex };
+    return http ? jsonResponse(200, body) : body;
+  } catch (error) {
+    rt.logger.warn('health check failed', { reason: (error as Error).message, correlationId: context?.awsRequestId });
+    const reply = errorReply(error);
+    const body = {
+      error: 'StoreUnavailableError',
+      message: reply.statusCode === 503 ? reply.body.message : 'Elasticsearch or the lock index is not ready.',
+      retryable: true,
+      status: 'unavailable',
+    };
+    if (http) return jsonResponse(503, body, { 'Retry-After': '1' });
+    throw Object.assign(new Error(body.message), { name: 'StoreUnavailableError' });
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * Function configuration, read from the environment once per container (at cold start) and
+ * validated as a whole: a bad value fails the init with every problem named, not the Nth request.
+ */
+import { z } from 'zod';
+
+export interface FunctionConfig {
+  es: {
+    url: string;
+    /** A literal API key (local use; prefer the parameter in deployed stages). */
+    apiKey?: string;
+    /** SSM parameter name or Secrets Manager secret ARN holding the API key, read once per container. */
+    apiKeyParameter?: string;
+    /** Below the function timeout, so that a slow Elasticsearch answers 503, not a Lambda timeout. */
+    requestTimeoutMs: number;
+  };
+  lockIndex: string;
+  ttl: { defaultMs: number; minMs: number; maxMs: number };
+  maxClockSkewMs: number;
+  /** Upper bound for `waitMs`: what fits in the function timeout after the last attempt. */
+  maxWaitMs: number;
+  sweep: { batchSize: number; maxBatches: number };
+  tokenSigningKey?: Uint8Array;
+  tokenSigningKeyParameter?: string;
+  functionTimeoutMs?: number;
+  /** Whether each container creates the lock index when it is missing (once, cached); false when the function's key may not create indices. */
+  ensureIndex: boolean;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: string[]) {
+    super(`Invalid function configuration: ${problems.join('; ')}`);
+  }
+}
+
+const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const blankAsUndefined = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess(blankAsUndefined, schema.optional());
+
+const INDEX_NAME = /^[a-z0-9][a-z0-9._-]*$/;
+
+const envSchema = z
+  .object({
+    ES_URL: z.preprocess(blankAsUndefined, z.url({ protocol: /^https?$/, error: 'must be an http(s) URL of Elasticsearch' })),
+    ES_API_KEY: optional(z.string()),
+    ES_API_KEY_PARAMETER: optional(z.string()),
+    ES_REQUEST_TIMEOUT_MS: optional(integer(100, 900_000)),
+    FUNCTION_TIMEOUT_MS: optional(integer(1_000, 900_000)),
+    LOCK_INDEX: optional(z.string().max(255).regex(INDEX_NAME, { error: 'must be a lowercase Elasticsearch index name' })),
+    LOCK_TTL_DEFAULT_MS: optional(integer(1, 86_400_000)),
+    LOCK_TTL_MIN_MS: optional(integer(1, 86_400_000)),
+    LOCK_TTL_MAX_MS: optional(integer(1, 86_400_000)),
+    LOCK_MAX_WAIT_MS: optional(integer(0, 900_000)),
+    MAX_CLOCK_SKEW_MS: optional(integer(0, 60_000)),
+    SWEEP_BATCH_SIZE: optional(integer(1, 10_000)),
+    SWEEP_MAX_BATCHES: optional(integer(1, 1_000)),
+    LOCK_TOKEN_SIGNING_KEY: optional(z.string()),
+    LOCK_TOKEN_SIGNING_KEY_PARAMETER: optional(z.string()),
+    LOCK_ENSURE_INDEX: optional(z.enum(['true', 'false'])),
+  })
+  .loose();
+
+const DEFAULT_ES_TIMEOUT_MS = 3_000;
+/** What the function needs besides the Elasticsearch round trip: parsing, answering, a renewal of the log buffer. */
+const TIMEOUT_MARGIN_MS = 1_000;
+
+/** Decodes a base64 (or base64url) signing key; at least 16 bytes. */
+export function decodeSigningKey(value: string): Uint8Array | string {
+  const trimmed = value.trim();
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(trimmed)) return 'must be base64';
+  const bytes = Buffer.from(trimmed.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+  if (bytes.byteLength < 16) return `must decode to at least 16 bytes (got ${bytes.byteLength})`;
+  return new Uint8Array(bytes);
+}
+
+export function readConfig(env: Record<string, string | undefined> = process.env): FunctionConfig {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.') || 'environment'}: ${issue.message}`));
+  }
+  const e = parsed.data;
+  const problems: string[] = [];
+
+  const ttl = { defaultMs: e.LOCK_TTL_DEFAULT_MS ?? 30_000, minMs: e.LOCK_TTL_MIN_MS ?? 1_000, maxMs: e.LOCK_TTL_MAX_MS ?? 900_000 };
+  if (!(ttl.minMs <= ttl.defaultMs && ttl.defaultMs <= ttl.maxMs)) {
+    problems.push(`LOCK_TTL_*: need LOCK_TTL_MIN_MS <= LOCK_TTL_DEFAULT_MS <= LOCK_TTL_MAX_MS (got ${ttl.minMs}, ${ttl.defaultMs}, ${ttl.maxMs})`);
+  }
+
+  const functionTimeoutMs = e.FUNCTION_TIMEOUT_MS;
+  const requestTimeoutMs = e.ES_REQUEST_TIMEOUT_MS ?? (functionTimeoutMs ? Math.min(DEFAULT_ES_TIMEOUT_MS, Math.floor(functionTimeoutMs / 2)) : DEFAULT_ES_TIMEOUT_MS);
+  if (functionTimeoutMs !== undefined && requestTimeoutMs + TIMEOUT_MARGIN_MS > functionTimeoutMs) {
+    problems.push(`ES_REQUEST_TIMEOUT_MS (${requestTimeoutMs}) must stay at least ${TIMEOUT_MARGIN_MS} ms below FUNCTION_TIMEOUT_MS (${functionTimeoutMs})`);
+  }
+  // A wait must leave room for the last attempt (a few Elasticsearch round trips) before the function times out.
+  const waitCeiling = functionTimeoutMs !== undefined ? Math.max(0, functionTimeoutMs - 2 * requestTimeoutMs - TIMEOUT_MARGIN_MS) : 60_000;
+  const maxWaitMs = Math.min(e.LOCK_MAX_WAIT_MS ?? waitCeiling, waitCeiling);
+
+  let tokenSigningKey: Uint8Array | undefined;
+  if (e.LOCK_TOKEN_SIGNING_KEY !== undefined) {
+    const decoded = decodeSigningKey(e.LOCK_TOKEN_SIGNING_KEY);
+    if (typeof decoded === 'string') problems.push(`LOCK_TOKEN_SIGNING_KEY: ${decoded}`);
+    else tokenSigningKey = decoded;
+  }
+  if (e.LOCK_TOKEN_SIGNING_KEY && e.LOCK_TOKEN_SIGNING_KEY_PARAMETER) {
+    problems.push('LOCK_TOKEN_SIGNING_KEY and LOCK_TOKEN_SIGNING_KEY_PARAMETER are both set; keep one');
+  }
+  if (e.ES_API_KEY && e.ES_API_KEY_PARAMETER) problems.push('ES_API_KEY and ES_API_KEY_PARAMETER are both set; keep one');
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  return {
+    es: {
+      url: e.ES_URL,
+      ...(e.ES_API_KEY ? { apiKey: e.ES_API_KEY } : {}),
+      ...(e.ES_API_KEY_PARAMETER ? { apiKeyParameter: e.ES_API_KEY_PARAMETER } : {}),
+      requestTimeoutMs,
+    },
+    lockIndex: e.LOCK_INDEX ?? 'locks',
+    ttl,
+    maxClockSkewMs: e.MAX_CLOCK_SKEW_MS ?? 500,
+    maxWaitMs,
+    sweep: { batchSize: e.SWEEP_BATCH_SIZE ?? 500, maxBatches: e.SWEEP_MAX_BATCHES ?? 20 },
+    ...(tokenSigningKey ? { tokenSigningKey } : {}),
+    ...(e.LOCK_TOKEN_SIGNING_KEY_PARAMETER ? { tokenSigningKeyParameter: e.LOCK_TOKEN_SIGNING_KEY_PARAMETER } : {}),
+    ...(functionTimeoutMs !== undefined ? { functionTimeoutMs } : {}),
+    ensureIndex: e.LOCK_ENSURE_INDEX !== 'false',
+  };
+}

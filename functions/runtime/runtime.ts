@@ -1,0 +1,134 @@
+/**
+ * Per-container wiring: configuration, Powertools (Logger, Metrics, Tracer), the Elasticsearch
+ * client and the lock engine, all created once when the function's module loads. The lock index is
+ * ensured once per container: the promise is cached, and forgotten only if it fails.
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { Tracer } from '@aws-lambda-powertools/tracer';
+import type { Client } from '@elastic/elasticsearch';
+import { resolveSettings, type LockEngine, type LockSettings, type SettingsOverrides } from '../core/index.js';
+import { createElasticsearchClient, createLockEngine, ensureLockIndex } from '../store/index.js';
+import { translateError } from '../store/errors.js';
+import { ConfigError, decodeSigningKey, readConfig, type FunctionConfig } from './config.js';
+import { pickSecret, readSecret } from './secrets.js';
+
+export const SERVICE_NAME = 'es-lease-locks';
+export const METRICS_NAMESPACE = 'EsLeaseLocks';
+
+export interface Store {
+  engine: LockEngine;
+  client: Client;
+}
+
+export interface Runtime {
+  readonly config: FunctionConfig;
+  /** The engine settings the configuration gives (request schemas are built from these). */
+  readonly settings: Readonly<LockSettings>;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly tracer: Tracer;
+  /** The engine over a client whose secrets are resolved and whose lock index exists (first call per container does the work). */
+  store(): Promise<Store>;
+  /** For /health: resolves the client only (no index creation), so a missing secret or a down cluster answers 503. */
+  client(): Promise<Client>;
+}
+
+export interface RuntimeOptions {
+  env?: Record<string, string | undefined>;
+  /** Replaces secret look-ups (tests). */
+  readSecret?: (reference: string) => Promise<string>;
+}
+
+export function createRuntime(options: RuntimeOptions = {}): Runtime {
+  const env = options.env ?? process.env;
+  const config = readConfig(env);
+  const serviceName = env.POWERTOOLS_SERVICE_NAME || SERVICE_NAME;
+  const logger = new Logger({ serviceName });
+  const metrics = new Metrics({ serviceName, namespace: env.POWERTOOLS_METRICS_NAMESPACE || METRICS_NAMESPACE });
+  // Inactive outside Lambda or with POWERTOOLS_TRACE_ENABLED=false; on Lambda it also traces the client's HTTP calls.
+  const tracer = new Tracer({ serviceName });
+  const fetchSecret = options.readSecret ?? readSecret;
+  const overrides: SettingsOverrides = {
+    ttl: config.ttl,
+    maxClockSkewMs: config.maxClockSkewMs,
+    maxWaitMs: config.maxWaitMs,
+    sweep: config.sweep,
+  };
+  const settings = resolveSettings(overrides);
+
+  const build = (apiKey: string | undefined, tokenSigningKey: Uint8Array | undefined): Store => {
+    const client = createElasticsearchClient({
+      url: config.es.url,
+      ...(apiKey ? { apiKey } : {}),
+      requestTimeoutMs: config.es.requestTimeoutMs,
+    });
+    const { engine } = createLockEngine({
+      client,
+      index: config.lockIndex,
+      settings: { ...overrides, ...(tokenSigningKey ? { tokenSigningKey } : {}) },
+    });
+    return { engine, client };
+  };
+
+  // Without secrets to fetch, the client exists as soon as the module has loaded (during the init phase).
+  const needsSecrets = Boolean(config.es.apiKeyParameter || config.tokenSigningKeyParameter);
+  let built: Promise<Store> | undefined = needsSecrets ? undefined : Promise.resolve(build(config.es.apiKey, config.tokenSigningKey));
+
+  const connect = (): Promise<Store> => {
+    built ??= (async () => {
+      const [apiKey, signingKey] = await Promise.all([
+        config.es.apiKeyParameter ? fetchSecret(config.es.apiKeyParameter).then((raw) => pickSecret(raw, ['apiKey', 'api_key', 'encoded'])) : config.es.apiKey,
+        config.tokenSigningKeyParameter
+          ? fetchSecret(config.tokenSigningKeyParameter).then((raw) => {
+              const decoded = decodeSigningKey(pickSecret(raw, ['signingKey', 'key']));
+              if (typeof decoded === 'string') throw new ConfigError([`${config.tokenSigningKeyParameter}: ${decoded}`]);
+              return decoded;
+            })
+          : config.tokenSigningKey,
+      ]);
+      return build(apiKey, signingKey);
+    })().catch((error: unknown) => {
+      built = undefined;
+      throw error;
+    });
+    return built;
+  };
+
+  let indexed: Promise<Store> | undefined;
+  const store = (): Promise<Store> => {
+    indexed ??= connect()
+      .then(async (ready) => {
+        if (config.ensureIndex) {
+          const outcome = await ensureLockIndex(ready.client, config.lockIndex).catch((error: unknown) => {
+            throw translateError(error, 'ensure lock index');
+          });
+          logger.info('lock index ready', { index: config.lockIndex, outcome });
+        }
+        return ready;
+      })
+      .catch((error: unknown) => {
+        indexed = undefined;
+        throw error;
+      });
+    return indexed;
+  };
+
+  return {
+    config,
+    settings,
+    logger,
+    metrics,
+    tracer,
+    store,
+    client: async () => (await connect()).client,
+  };
+}
+
+let shared: Runtime | undefined;
+
+/** The container's runtime, created on first use (at module load of a handler). */
+export function runtime(): Runtime {
+  shared ??= createRuntime();
+  return shared;
+}

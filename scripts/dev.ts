@@ -1,0 +1,61 @@
+/**
+ * `npm run dev`: Elasticsearch + the lock functions behind serverless-offline on this machine.
+ * HTTP API on http://localhost:3000 (PORT), Lambda invoke API on http://localhost:3002 (LAMBDA_PORT).
+ * Function logs are printed; Ctrl-C stops everything this started.
+ */
+import { startStack } from './stack.js';
+
+const port = Number(process.env.PORT ?? 3000);
+const lambdaPort = Number(process.env.LAMBDA_PORT ?? 3002);
+const quiet = process.argv.includes('--quiet');
+
+const env: Record<string, string> = { POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'INFO' };
+for (const name of ['LOCK_INDEX', 'LOCK_TOKEN_SIGNING_KEY', 'SWEEP_RATE', 'POWERTOOLS_METRICS_DISABLED']) {
+  if (process.env[name]) env[name] = process.env[name]!;
+}
+
+console.log('starting Elasticsearch (ES_URL, or the project\'s own node) and serverless-offline; the first run bundles the functions...');
+const stack = await startStack({
+  port,
+  lambdaPort,
+  env,
+  log: (line) => {
+    if (!quiet && line.trim() !== '') console.log(`  | ${line}`);
+  },
+});
+
+const base = `http://localhost:${port}`;
+console.log(`
+Lock service ready.
+  HTTP API          ${base}   (POST /acquire /renew /release, GET /inspect /locks /health)
+  Lambda invoke API http://localhost:${lambdaPort}   (functions ${stack.functionName('<name>')}: acquire, renew, release, inspect, list, health, sweeper)
+  Elasticsearch     ${stack.esUrl}   index ${stack.lockIndex}
+
+Try:
+  curl -s ${base}/health
+  curl -s -X POST ${base}/acquire -H 'content-type: application/json' \\
+       -d '{"namespace":"orders","granularity":"document","ids":["o-1"],"owner":"me","ttlMs":30000}'
+  curl -s -X POST ${base}/renew   -H 'content-type: application/json' -d '{"leaseToken":"<leaseToken>","ttlMs":30000}'
+  curl -s -X POST ${base}/release -H 'content-type: application/json' -d '{"leaseToken":"<leaseToken>"}'
+  curl -s '${base}/inspect?namespace=orders&granularity=document&id=o-1'
+  curl -s '${base}/locks?namespace=orders'
+  curl -s -X POST http://localhost:${lambdaPort}/2015-03-31/functions/${stack.functionName('sweeper')}/invocations -d '{}'
+
+Ctrl-C to stop.`);
+
+let stopping = false;
+const shutdown = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  console.log(`\n${signal}: stopping...`);
+  try {
+    await stack.stop();
+    console.log('stopped.');
+    process.exit(0);
+  } catch (error) {
+    console.error(error);
+    process.exit(1);
+  }
+};
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
