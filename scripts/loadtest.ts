@@ -249,8 +249,9 @@ async function main(argv: string[]): Promise<number> {
         const log_ = existsSync(run.holdsPath) ? readFileSync(run.holdsPath, 'utf8') : '';
         const parsed = parseHoldLog(log_);
         const safety = checkHolds(parsed.holds);
-        writeFileSync(join(outDir, `safety-${workload.name}-${strategy}.json`), `${JSON.stringify({ ...safety, malformed: parsed.malformed, errorSamples: parsed.errors.slice(0, 20) }, null, 2)}\n`);
-        const safetyLine = formatSafety(`${strategy}/${workload.name}`, safety, parsed.malformed);
+        const safetyFile = `safety-${workload.name}-${strategy}.json`;
+        writeFileSync(join(outDir, safetyFile), `${JSON.stringify({ ...safety, malformed: parsed.malformed, errorSamples: parsed.errors.slice(0, 20) }, null, 2)}\n`);
+        const safetyLine = formatSafety(`${strategy}/${workload.name}`, safety, parsed.malformed, safetyFile);
         (safety.ok ? log : console.error)(safetyLine);
         if (!safety.ok) failures++;
         for (const sample of parsed.errors.slice(0, 3)) log(`error sample: ${sample}`);

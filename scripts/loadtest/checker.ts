@@ -261,7 +261,7 @@ export function parseHoldLog(text: string): { holds: HoldRecord[]; malformed: nu
   return { holds, malformed, errors };
 }
 
-export function formatSafety(strategy: string, report: SafetyReport, malformed = 0): string {
+export function formatSafety(strategy: string, report: SafetyReport, malformed = 0, file = 'the safety JSON file'): string {
   const lines: string[] = [];
   if (report.ok) {
     lines.push(
@@ -272,7 +272,7 @@ export function formatSafety(strategy: string, report: SafetyReport, malformed =
   } else {
     lines.push(`safety ${strategy}: VIOLATION - ${report.violationCount} violation(s) in ${report.holds} critical sections`);
     for (const violation of report.violations.slice(0, 10)) lines.push(`  [${violation.kind}] ${violation.message}`);
-    if (report.violationCount > 10) lines.push(`  ... ${report.violationCount - 10} more (see safety-${strategy}.json)`);
+    if (report.violationCount > 10) lines.push(`  ... ${report.violationCount - 10} more (see ${file})`);
   }
   return lines.join('\n');
 }

@@ -128,13 +128,14 @@ export function extractResult(args: {
   workload: string;
   strategy: Strategy;
   steady: { rate: number; durationS: number };
-  ramp: { levels: number[]; stepS: number };
+  ramp: { levels: number[]; stepS: number; transitionS: number };
   k6ExitCode: number | null;
   safety: SafetySummary | null;
 }): StrategyResult {
   const { summary } = args;
   const steady = { ...stage(summary, 'steady', args.steady.rate, args.steady.durationS), dropped: count(summary, 'dropped_iterations{scenario:steady}'), durationS: args.steady.durationS };
-  const ramp = args.ramp.levels.map((level) => stage(summary, `r${level}`, level, args.ramp.stepS));
+  // Rates over the hold only: iterations started during a transition belong to no level.
+  const ramp = args.ramp.levels.map((level) => stage(summary, `r${level}`, level, args.ramp.stepS - args.ramp.transitionS));
   const perOp = Object.fromEntries(
     (['read', 'edit', 'rename'] as const).map((op) => [
       op,

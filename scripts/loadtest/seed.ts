@@ -8,8 +8,9 @@ export function seedIndexName(runId: string): string {
   return `lt-files-${runId}`.toLowerCase();
 }
 
-async function call(url: string, init: RequestInit & { body?: string }): Promise<unknown> {
-  const response = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
+async function call(url: string, init: RequestInit & { body?: string; headers?: Record<string, string> }): Promise<unknown> {
+  const auth: Record<string, string> = process.env.ES_API_KEY ? { Authorization: `ApiKey ${process.env.ES_API_KEY}` } : {};
+  const response = await fetch(url, { ...init, headers: { ...init.headers, ...auth }, signal: AbortSignal.timeout(30_000) });
   const text = await response.text();
   if (!response.ok) throw new Error(`${init.method ?? 'GET'} ${url} answered ${response.status}: ${text.slice(0, 300)}`);
   return text ? (JSON.parse(text) as unknown) : undefined;

@@ -1,0 +1,198 @@
+import { describe, expect, it } from 'vitest';
+import { checkHolds, formatSafety, holdsConflict, parseHoldLog, type HoldRecord } from '../../scripts/loadtest/checker.js';
+
+let fence = 100;
+function hold(partial: Partial<HoldRecord> & Pick<HoldRecord, 'strategy' | 'start' | 'end'>): HoldRecord {
+  return {
+    namespace: `lt-${partial.strategy}`,
+    op: partial.mode === 'shared' ? 'read' : 'edit',
+    mode: 'exclusive',
+    keys: partial.strategy === 'global' ? ['*'] : ['/a/f.txt'],
+    fence: fence++,
+    expiresAt: partial.start + 15_000,
+    owner: 'vu1',
+    release: 'released',
+    ...partial,
+  };
+}
+
+describe('holdsConflict', () => {
+  it('global: everything except shared/shared', () => {
+    const x = hold({ strategy: 'global', start: 0, end: 1 });
+    const s = hold({ strategy: 'global', mode: 'shared', start: 0, end: 1 });
+    expect(holdsConflict(x, s)).toBe(true);
+    expect(holdsConflict(s, { ...s })).toBe(false);
+    expect(holdsConflict(x, { ...x })).toBe(true);
+  });
+
+  it('document: overlapping ids with at least one exclusive', () => {
+    const a = hold({ strategy: 'document', keys: ['/a/1', '/a/2'], start: 0, end: 1 });
+    expect(holdsConflict(a, hold({ strategy: 'document', keys: ['/a/2'], start: 0, end: 1 }))).toBe(true);
+    expect(holdsConflict(a, hold({ strategy: 'document', keys: ['/a/3'], start: 0, end: 1 }))).toBe(false);
+    expect(holdsConflict({ ...a, mode: 'shared' }, hold({ strategy: 'document', mode: 'shared', keys: ['/a/1'], start: 0, end: 1 }))).toBe(false);
+  });
+
+  it('tree: equal or ancestor paths with at least one exclusive, not siblings or name prefixes', () => {
+    const dir = hold({ strategy: 'tree', keys: ['/a/b'], start: 0, end: 1 });
+    expect(holdsConflict(dir, hold({ strategy: 'tree', keys: ['/a/b/c.txt'], mode: 'shared', start: 0, end: 1 }))).toBe(true);
+    expect(holdsConflict(hold({ strategy: 'tree', keys: ['/a'], mode: 'shared', start: 0, end: 1 }), dir)).toBe(true);
+    expect(holdsConflict(dir, hold({ strategy: 'tree', keys: ['/a/bc'], start: 0, end: 1 }))).toBe(false);
+    expect(holdsConflict(dir, hold({ strategy: 'tree', keys: ['/a/x'], start: 0, end: 1 }))).toBe(false);
+  });
+
+  it('never across strategies or namespaces', () => {
+    const a = hold({ strategy: 'global', start: 0, end: 1 });
+    expect(holdsConflict(a, { ...a, namespace: 'other' })).toBe(false);
+    expect(holdsConflict(a, hold({ strategy: 'document', keys: ['*'], start: 0, end: 1 }))).toBe(false);
+  });
+});
+
+describe('checkHolds: clean histories pass', () => {
+  it('sequential exclusive holds with growing fences, back to back', () => {
+    const report = checkHolds([
+      hold({ strategy: 'global', start: 0, end: 10, fence: 1 }),
+      hold({ strategy: 'global', start: 10, end: 20, fence: 2 }),
+      hold({ strategy: 'global', start: 25, end: 30, fence: 7 }),
+    ]);
+    expect(report.ok).toBe(true);
+    expect(report.violationCount).toBe(0);
+    expect(report.holds).toBe(3);
+  });
+
+  it('overlapping shared holds, disjoint documents, sibling tree paths', () => {
+    const report = checkHolds([
+      hold({ strategy: 'global', mode: 'shared', start: 0, end: 50, fence: 5 }),
+      hold({ strategy: 'global', mode: 'shared', start: 10, end: 20, fence: 3 }),
+      hold({ strategy: 'document', keys: ['/a/1'], start: 0, end: 50, fence: 9 }),
+      hold({ strategy: 'document', keys: ['/a/2', '/a/3'], start: 5, end: 40, fence: 2 }),
+      hold({ strategy: 'tree', keys: ['/a/b'], start: 0, end: 50, fence: 8 }),
+      hold({ strategy: 'tree', keys: ['/a/c/d.txt'], start: 1, end: 40, fence: 4 }),
+      hold({ strategy: 'tree', keys: ['/a/b/x.txt'], mode: 'shared', start: 60, end: 70, fence: 10 }),
+    ]);
+    expect(report.violations).toEqual([]);
+    expect(report.ok).toBe(true);
+    expect(Object.keys(report.namespaces).sort()).toEqual(['lt-document', 'lt-global', 'lt-tree']);
+  });
+
+  it('a shared hold may carry a smaller fence than an earlier shared hold', () => {
+    const report = checkHolds([
+      hold({ strategy: 'document', keys: ['/f'], mode: 'shared', start: 0, end: 10, fence: 9 }),
+      hold({ strategy: 'document', keys: ['/f'], mode: 'shared', start: 20, end: 30, fence: 3 }),
+      hold({ strategy: 'document', keys: ['/f'], start: 40, end: 50, fence: 10 }),
+    ]);
+    expect(report.ok).toBe(true);
+  });
+});
+
+describe('checkHolds: unsafe histories fail', () => {
+  it('overlapping exclusive global holds', () => {
+    const report = checkHolds([hold({ strategy: 'global', start: 0, end: 20, fence: 1 }), hold({ strategy: 'global', start: 10, end: 30, fence: 2 })]);
+    expect(report.ok).toBe(false);
+    expect(report.violations[0]!.kind).toBe('overlap');
+    expect(report.violations[0]!.message).toContain('overlapped for 10 ms');
+  });
+
+  it('a writer overlapping a reader under the global lock', () => {
+    const report = checkHolds([
+      hold({ strategy: 'global', mode: 'shared', start: 0, end: 20, fence: 1 }),
+      hold({ strategy: 'global', start: 19, end: 30, fence: 2 }),
+    ]);
+    expect(report.violationCount).toBe(1);
+  });
+
+  it('document holds sharing one id of many', () => {
+    const report = checkHolds([
+      hold({ strategy: 'document', keys: ['/d/1', '/d/2', '/d/3'], start: 0, end: 20, fence: 1 }),
+      hold({ strategy: 'document', keys: ['/d/3'], mode: 'shared', start: 5, end: 8, fence: 2 }),
+    ]);
+    expect(report.ok).toBe(false);
+  });
+
+  it('a file edit inside a directory being renamed (tree)', () => {
+    const report = checkHolds([
+      hold({ strategy: 'tree', op: 'rename', keys: ['/a/b'], start: 0, end: 20, fence: 1 }),
+      hold({ strategy: 'tree', keys: ['/a/b/c/d.txt'], start: 15, end: 25, fence: 2 }),
+    ]);
+    expect(report.ok).toBe(false);
+    expect(report.violations[0]!.kind).toBe('overlap');
+  });
+
+  it('fencing tokens going backwards without any overlap', () => {
+    const report = checkHolds([hold({ strategy: 'global', start: 0, end: 10, fence: 50 }), hold({ strategy: 'global', start: 20, end: 30, fence: 40 })]);
+    expect(report.ok).toBe(false);
+    expect(report.violations.map((v) => v.kind)).toEqual(['fencing']);
+  });
+
+  it('an equal fencing token on a conflicting later hold', () => {
+    const report = checkHolds([
+      hold({ strategy: 'document', keys: ['/x'], start: 0, end: 10, fence: 7 }),
+      hold({ strategy: 'document', keys: ['/x', '/y'], start: 11, end: 20, fence: 7 }),
+    ]);
+    expect(report.violations.map((v) => v.kind)).toEqual(['fencing']);
+  });
+
+  it('tree fencing: a later rename of an ancestor with a smaller token than an earlier edit below it', () => {
+    const report = checkHolds([
+      hold({ strategy: 'tree', keys: ['/a/b/c.txt'], start: 0, end: 10, fence: 30 }),
+      hold({ strategy: 'tree', op: 'rename', keys: ['/a'], start: 20, end: 30, fence: 25 }),
+    ]);
+    expect(report.violations.map((v) => v.kind)).toEqual(['fencing']);
+    expect(report.violations[0]!.first.fence).toBe(30);
+  });
+
+  it('tree fencing: a later edit below an earlier rename with a smaller token', () => {
+    const report = checkHolds([
+      hold({ strategy: 'tree', op: 'rename', keys: ['/a'], start: 0, end: 10, fence: 30 }),
+      hold({ strategy: 'tree', keys: ['/a/b/c.txt'], mode: 'shared', start: 20, end: 30, fence: 29 }),
+    ]);
+    expect(report.violations.map((v) => v.kind)).toEqual(['fencing']);
+  });
+
+  it('finds the violation among many clean holds', () => {
+    const holds: HoldRecord[] = [];
+    for (let i = 0; i < 1000; i++) holds.push(hold({ strategy: 'global', start: i * 10, end: i * 10 + 9, fence: 1000 + i }));
+    holds.push(hold({ strategy: 'global', start: 5000, end: 5003, fence: 9999 }));
+    const report = checkHolds(holds);
+    expect(report.violationCount).toBeGreaterThanOrEqual(1);
+    expect(report.violations.some((v) => v.kind === 'overlap')).toBe(true);
+  });
+});
+
+describe('expired leases', () => {
+  it('an overlap that starts after the earlier lease expired is a warning, not a violation', () => {
+    const report = checkHolds([
+      hold({ strategy: 'global', start: 0, end: 3000, expiresAt: 1000, fence: 1 }),
+      hold({ strategy: 'global', start: 1600, end: 1700, fence: 2 }),
+    ]);
+    expect(report.ok).toBe(true);
+    expect(report.warningCount).toBe(1);
+    expect(report.warnings[0]!.kind).toBe('expired-overlap');
+  });
+});
+
+describe('parseHoldLog', () => {
+  const record = hold({ strategy: 'tree', keys: ['/a "quoted"/b'], start: 1, end: 2 });
+  const raw = `LTHOLD ${JSON.stringify(record)}`;
+
+  it('reads k6 text-format, JSON-format and raw lines, and error samples', () => {
+    const text = [
+      `time="2025-01-01T00:00:00Z" level=info msg=${JSON.stringify(raw)} source=console`,
+      JSON.stringify({ level: 'info', msg: raw, time: 'x' }),
+      raw,
+      'time="x" level=warning msg="Insufficient VUs"',
+      `time="x" level=error msg=${JSON.stringify('LTERROR tree acquire 500: boom')} source=console`,
+      'LTHOLD {"broken": ',
+    ].join('\n');
+    const parsed = parseHoldLog(text);
+    expect(parsed.holds).toHaveLength(3);
+    expect(parsed.holds[0]).toEqual(record);
+    expect(parsed.errors).toEqual(['tree acquire 500: boom']);
+    expect(parsed.malformed).toBe(1);
+  });
+
+  it('formats a readable verdict', () => {
+    const bad = checkHolds([hold({ strategy: 'global', start: 0, end: 20 }), hold({ strategy: 'global', start: 10, end: 30 })]);
+    expect(formatSafety('global', bad)).toMatch(/VIOLATION - 1 violation/);
+    expect(formatSafety('global', checkHolds([]))).toMatch(/OK - 0 critical sections/);
+  });
+});

@@ -1,0 +1,183 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseGoVersion } from '../../scripts/k6.js';
+import { barChart, lineChart, niceTicks } from '../../scripts/loadtest/charts.js';
+import { ConfigError, defaultConfig, parseCli, parseMix, parseSkew, strategySeconds } from '../../scripts/loadtest/config.js';
+import {
+  extractResult,
+  goodputChart,
+  recommend,
+  renderHtml,
+  renderMarkdown,
+  saturationOf,
+  type K6Summary,
+  type StrategyResult,
+} from '../../scripts/loadtest/report.js';
+import type { Strategy } from '../../loadtests/lib/workload.js';
+
+describe('config', () => {
+  it('defaults fit in five minutes on top of the stack start', () => {
+    const config = defaultConfig();
+    const k6Seconds = config.strategies.length * (strategySeconds(config.schedule) + 5);
+    expect(k6Seconds).toBeLessThanOrEqual(220);
+    expect(config.schedule.steady.rate).toBeLessThanOrEqual(300);
+    expect(Math.max(...config.schedule.ramp.levels)).toBeLessThanOrEqual(400);
+  });
+
+  it('parses flags over a JSON config file, with --smoke shortening the schedule', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lt-config-'));
+    const file = join(dir, 'config.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        strategies: ['global', 'tree'],
+        workload: { criticalSectionMs: 5 },
+        workloads: [{ name: 'light', mix: { rename: 1 } }, { name: 'renames', mix: { rename: 30 } }],
+        steady: { rate: 70 },
+        retry: { budgetMs: 1000 },
+      }),
+    );
+    const { config } = parseCli(['--config', file, '--rate', '55', '--skew', 'zipf:1.3', '--levels', '10,30']);
+    expect(config.strategies).toEqual(['global', 'tree']);
+    expect(config.workloads.map((w) => [w.name, w.mix.rename, w.criticalSectionMs])).toEqual([
+      ['light', 1, 5],
+      ['renames', 30, 5],
+    ]);
+    expect(config.workloads.every((w) => w.skew.kind === 'zipf')).toBe(true);
+    expect(config.schedule.steady.rate).toBe(55);
+    expect(config.schedule.ramp.levels).toEqual([10, 30]);
+    expect(config.retry.budgetMs).toBe(1000);
+
+    const smoke = parseCli(['--smoke', '--target', 'http://example.test:3000/']).config;
+    expect(smoke.smoke).toBe(true);
+    expect(smoke.target).toBe('http://example.test:3000');
+    expect(strategySeconds(smoke.schedule)).toBeLessThanOrEqual(15);
+  });
+
+  it('rejects bad input with readable messages', () => {
+    expect(() => parseCli(['--strategies', 'global,row'])).toThrow(/unknown strategy "row"/);
+    expect(() => parseCli(['--levels', '50,20'])).toThrow(/ramp levels must increase/);
+    expect(() => parseCli(['--depth', '5', '--fanout', '4', '--files', '10'])).toThrow(ConfigError);
+    expect(() => parseCli(['--mix', 'lots'])).toThrow(/--mix/);
+    expect(() => parseCli(['--bogus'])).toThrow();
+  });
+
+  it('parses mixes and skews', () => {
+    expect(parseMix('70/25/5')).toEqual({ read: 70, edit: 25, rename: 5 });
+    expect(parseMix('read=1,edit=2,rename=3')).toEqual({ read: 1, edit: 2, rename: 3 });
+    expect(parseSkew('uniform')).toEqual({ kind: 'uniform' });
+    expect(parseSkew('zipf')).toEqual({ kind: 'zipf', s: 1 });
+    expect(parseSkew('hotspot:0.2:0.8')).toEqual({ kind: 'hotspot', hotFraction: 0.2, hotTraffic: 0.8 });
+  });
+
+  it('reads go versions', () => {
+    expect(parseGoVersion('go version go1.26.8 linux/amd64')).toEqual([1, 26]);
+    expect(parseGoVersion('go version go1.24 linux/amd64')).toEqual([1, 24]);
+    expect(parseGoVersion('nonsense')).toBeUndefined();
+  });
+});
+
+/** A k6 summary as handleSummary writes it, for one strategy. */
+function summary(steady: { goodput: number; offered: number; p95: number; conflicts?: number }, ramp: Record<number, number>, errorsRate = 0): K6Summary {
+  const metrics: K6Summary['metrics'] = {
+    'goodput{stage:steady}': { values: { count: steady.goodput } },
+    'ops_offered{stage:steady}': { values: { count: steady.offered } },
+    'conflicts{stage:steady}': { values: { count: steady.conflicts ?? 0 } },
+    'conflict_rate{stage:steady}': { values: { rate: 0.25 } },
+    'acquire_latency{stage:steady}': { values: { med: steady.p95 / 3, 'p(95)': steady.p95, 'p(99)': steady.p95 * 2, count: steady.goodput } },
+    'dropped_iterations{scenario:steady}': { values: { count: 0 } },
+    errors: { values: { rate: errorsRate }, thresholds: { 'rate<0.01': { ok: errorsRate < 0.01 } } },
+  };
+  for (const [level, goodput] of Object.entries(ramp)) {
+    metrics[`goodput{stage:r${level}}`] = { values: { count: goodput * 5 } };
+    metrics[`acquire_latency{stage:r${level}}`] = { values: { med: 1, 'p(95)': 2, 'p(99)': 3, count: goodput * 5 } };
+  }
+  return { metrics };
+}
+
+function result(strategy: Strategy, s: K6Summary): StrategyResult {
+  return extractResult({
+    summary: s,
+    workload: 'default',
+    strategy,
+    steady: { rate: 40, durationS: 20 },
+    ramp: { levels: [20, 40, 80], stepS: 5, transitionS: 0 },
+    k6ExitCode: 0,
+    safety: { ok: true, holds: 100, violationCount: 0, warningCount: 0 },
+  });
+}
+
+describe('report', () => {
+  const config = defaultConfig();
+  const workload = config.workloads[0]!;
+  const results = [
+    result('global', summary({ goodput: 240, offered: 800, p95: 900, conflicts: 500 }, { 20: 18, 40: 12, 80: 11 })),
+    result('document', summary({ goodput: 790, offered: 800, p95: 12 }, { 20: 20, 40: 40, 80: 79 })),
+    result('tree', summary({ goodput: 780, offered: 800, p95: 15 }, { 20: 20, 40: 39, 80: 60 })),
+  ];
+
+  it('extracts rates and the saturation point from a k6 summary', () => {
+    const global = results[0]!;
+    expect(global.steady.goodputRate).toBe(12);
+    expect(global.steady.acquire.p95).toBe(900);
+    expect(global.saturation).toEqual({ sustainedRate: 20, saturatedAt: 40, peakGoodputRate: 18, measured: true });
+    expect(results[1]!.saturation.saturatedAt).toBeNull();
+    expect(results[2]!.saturation).toMatchObject({ sustainedRate: 40, saturatedAt: 80 });
+    expect(saturationOf([])).toMatchObject({ measured: false });
+  });
+
+  it('recommends from measured numbers, with the ratio', () => {
+    const rec = recommend(workload, results);
+    expect(rec.winner).toBe('document');
+    // document and tree tie on steady goodput (within 5%); the ramp separates them.
+    expect(rec.headline).toMatch(/^document: same goodput as tree at 40 ops\/s, but 1\.3x the peak goodput of tree/);
+    expect(rec.reasons).toHaveLength(3);
+  });
+
+  it('says N-x the goodput when one strategy clearly wins at the steady load', () => {
+    const rec = recommend(workload, [results[0]!, results[1]!]);
+    expect(rec.headline).toBe('document: 3.3x the goodput of global at 40 ops/s offered');
+  });
+
+  it('never recommends an unsafe or failing strategy', () => {
+    const unsafe = { ...results[1]!, safety: { ok: false, holds: 10, violationCount: 2, warningCount: 0 } };
+    const failing = result('tree', summary({ goodput: 800, offered: 800, p95: 1 }, {}, 0.2));
+    const rec = recommend(workload, [results[0]!, unsafe, failing]);
+    expect(rec.winner).toBe('global');
+    expect(rec.reasons.join(' ')).toMatch(/document is excluded: the safety checker found 2 violation/);
+    expect(rec.reasons.join(' ')).toMatch(/tree is excluded: 20\.00% of its operations failed/);
+    expect(failing.thresholdsOk).toBe(false);
+  });
+
+  it('renders markdown, HTML and the goodput chart naming every strategy', () => {
+    const input = {
+      info: { runId: 'r1', startedAt: 'a', finishedAt: 'b', baseUrl: 'http://x', mode: 'local' as const, k6: 'k6 v1.8.1', config, notes: [] },
+      results,
+    };
+    const markdown = renderMarkdown(input, { goodput: 'goodput.svg' });
+    for (const strategy of ['global', 'document', 'tree']) expect(markdown).toMatch(new RegExp(`\\| ${strategy} \\|`));
+    expect(markdown).toContain('![goodput against offered load](goodput.svg)');
+    expect(markdown).toContain('| 20-40 |');
+    const html = renderHtml(input);
+    expect(html.match(/<svg /g)).toHaveLength(3);
+    const svg = goodputChart(workload, results);
+    expect(svg.match(/<polyline class="series"/g)).toHaveLength(4);
+    expect(svg).toContain('data-series="document"');
+  });
+});
+
+describe('charts', () => {
+  it('pick round ticks', () => {
+    expect(niceTicks(95)).toEqual([0, 20, 40, 60, 80, 100]);
+    expect(niceTicks(0)).toEqual([0, 1]);
+  });
+
+  it('escape labels and draw one bar per value', () => {
+    const svg = barChart({ title: 'a <b>', yLabel: 'ms', bars: ['p50', 'p95'], groups: [{ name: 'x', values: [1, 2] }, { name: 'y', values: [3, 4] }] });
+    expect(svg).toContain('a &lt;b&gt;');
+    expect(svg.match(/<rect class="bar"/g)).toHaveLength(4);
+    expect(lineChart({ title: 't', xLabel: 'x', yLabel: 'y', series: [{ name: 's', points: [] }] })).toContain('</svg>');
+  });
+});
