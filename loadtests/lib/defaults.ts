@@ -31,7 +31,7 @@ export interface Schedule {
 export function defaultSchedule(): Schedule {
   return {
     steady: { rate: 40, durationS: 20 },
-    ramp: { levels: [20, 40, 80, 160], stepS: 8, transitionS: 2 },
+    ramp: { levels: [20, 40, 80, 160], stepS: 8, transitionS: 0 },
     vus: { preAllocated: 20, max: 300 },
     gracefulStopS: 4,
   };

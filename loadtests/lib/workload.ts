@@ -304,24 +304,34 @@ export function retryDelayMs(policy: RetryPolicy, attempt: number, retryAfterMs:
   return Math.max(1, Math.round(wait / 2 + (random() * wait) / 2));
 }
 
-/** The k6 stages of the ramp: a short ramp to each level, then a hold. */
+/**
+ * The k6 stages of the ramp: for each level an optional linear transition from the previous level,
+ * then a hold at the level (a zero-length stage when there is no transition makes the rate jump).
+ */
 export function rampStages(ramp: K6RunConfig['ramp']): Array<{ duration: string; target: number }> {
   const stages: Array<{ duration: string; target: number }> = [];
   for (const level of ramp.levels) {
-    if (ramp.transitionS > 0) stages.push({ duration: `${ramp.transitionS}s`, target: level });
+    stages.push({ duration: `${ramp.transitionS}s`, target: level });
     stages.push({ duration: `${ramp.stepS - ramp.transitionS}s`, target: level });
   }
   return stages;
 }
 
-/** The level an iteration of the ramp belongs to, from the time since the scenario started. */
-export function rampLevelAt(ramp: K6RunConfig['ramp'], elapsedMs: number): number {
-  const index = Math.floor(elapsedMs / (ramp.stepS * 1000));
-  return ramp.levels[Math.max(0, Math.min(ramp.levels.length - 1, index))] ?? 0;
+/**
+ * The level an iteration of the ramp belongs to, from the time since the scenario started, or
+ * undefined during a transition (those iterations count for no level).
+ */
+export function rampLevelAt(ramp: K6RunConfig['ramp'], elapsedMs: number): number | undefined {
+  const stepMs = ramp.stepS * 1000;
+  const index = Math.floor(elapsedMs / stepMs);
+  if (index >= ramp.levels.length) return ramp.levels[ramp.levels.length - 1];
+  if (elapsedMs - Math.max(0, index) * stepMs < ramp.transitionS * 1000) return undefined;
+  return ramp.levels[Math.max(0, index)];
 }
 
-/** Metric tag values: 'steady' for the constant-rate phase, 'r<level>' for a ramp step. */
-export function stageTag(level: number | 'steady'): string {
+/** Metric tag values: 'steady' for the constant-rate phase, 'r<level>' for a ramp step, 'transition' between steps. */
+export function stageTag(level: number | 'steady' | undefined): string {
+  if (level === undefined) return 'transition';
   return level === 'steady' ? 'steady' : `r${level}`;
 }
 
