@@ -4,7 +4,7 @@
  */
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { errorReply } from '../runtime/errors.js';
-import { isHttpApiEvent, jsonResponse } from '../runtime/handler.js';
+import { correlationIdOf, isHttpApiEvent, jsonResponse } from '../runtime/handler.js';
 import { runtime } from '../runtime/runtime.js';
 
 const rt = runtime();
@@ -17,14 +17,15 @@ export interface HealthBody {
 
 export async function handler(event: unknown, context?: Partial<Context>): Promise<HealthBody | APIGatewayProxyStructuredResultV2> {
   const http = isHttpApiEvent(event);
+  const correlationId = correlationIdOf(event, context);
   try {
     const { client } = await rt.store();
     const health = await client.cluster.health({ index: rt.config.lockIndex, timeout: '1s' }, { requestTimeout: Math.min(rt.config.es.requestTimeoutMs, 2_500) });
     if (health.status === 'red') throw Object.assign(new Error(`lock index ${rt.config.lockIndex} is red`), { red: true });
     const body: HealthBody = { status: 'ok', elasticsearch: { status: health.status, timedOut: health.timed_out }, index: rt.config.lockIndex };
-    return http ? jsonResponse(200, body) : body;
+    return http ? jsonResponse(200, body, { 'x-correlation-id': correlationId }) : body;
   } catch (error) {
-    rt.logger.warn('health check failed', { reason: (error as Error).message, correlationId: context?.awsRequestId });
+    rt.logger.warn('health check failed', { reason: (error as Error).message, correlationId });
     const reply = errorReply(error);
     const body = {
       error: 'StoreUnavailableError',
@@ -32,7 +33,7 @@ export async function handler(event: unknown, context?: Partial<Context>): Promi
       retryable: true,
       status: 'unavailable',
     };
-    if (http) return jsonResponse(503, body, { 'Retry-After': '1' });
+    if (http) return jsonResponse(503, body, { 'Retry-After': '1', 'x-correlation-id': correlationId });
     throw Object.assign(new Error(body.message), { name: 'StoreUnavailableError' });
   }
 }

@@ -84,7 +84,8 @@ export function validate<TSchema extends z.ZodType>(schema: TSchema, data: unkno
   const result = parse(data, undefined, schema, true);
   if (result.success) return result.data as z.output<TSchema>;
   const issues = (result.error.cause ?? []) as z.core.$ZodIssue[];
-  throw new ValidationError(toFieldIssues(new z.ZodError(issues)));
+  // The input lets the core tell a missing field (required) from one of the wrong type.
+  throw new ValidationError(toFieldIssues(new z.ZodError(issues), data));
 }
 
 /** A subsegment around the engine call when tracing is on; the call alone otherwise. */
@@ -112,7 +113,7 @@ export function jsonResponse(statusCode: number, body: unknown, headers: Record<
   return { statusCode, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
 }
 
-function correlationIdOf(event: unknown, context: Partial<Context> | undefined): string {
+export function correlationIdOf(event: unknown, context: Partial<Context> | undefined): string {
   if (isHttpApiEvent(event)) {
     const header = event.headers?.['x-correlation-id'];
     return header || event.requestContext.requestId || context?.awsRequestId || 'unknown';

@@ -1,0 +1,88 @@
+/**
+ * Error bodies of the HTTP API turned back into the engine's error classes, so that code written
+ * against the engine in-process (`catch (e) { if (e instanceof LockHeldError) ... }`) works over HTTP too.
+ */
+import {
+  LeaseLostError,
+  LeaseTokenMismatchError,
+  LockContentionError,
+  LockHeldError,
+  StoreRejectedError,
+  StoreUnavailableError,
+  ValidationError,
+  type FieldIssue,
+} from '../core/errors.js';
+import type { ConflictingKey, ConflictingKey as Conflict } from '../core/model.js';
+
+/** A status or error name the client does not know (500 InternalError among them). */
+export class LockServiceError extends Error {
+  override readonly name: string;
+  readonly retryable: boolean;
+  constructor(
+    readonly status: number,
+    readonly errorName: string,
+    message: string,
+    readonly body?: unknown,
+  ) {
+    super(message);
+    this.name = errorName || 'LockServiceError';
+    this.retryable = status === 503 || status === 502 || status === 504 || status === 429;
+  }
+}
+
+interface ErrorBody {
+  error?: string;
+  message?: string;
+  fields?: FieldIssue[];
+  retryAfterMs?: number;
+  waitedMs?: number;
+  lostKeys?: string[];
+  conflicts?: Array<{ key: string; granularity: Conflict['granularity']; requestedMode: Conflict['requestedMode']; holders: Array<{ owner: string; mode: Conflict['requestedMode']; expiresAtMs?: number; expiresAt?: string }> }>;
+}
+
+function withMessage<T extends Error>(error: T, message: string | undefined): T {
+  if (message) Object.defineProperty(error, 'message', { value: message, enumerable: false, writable: true, configurable: true });
+  return error;
+}
+
+function retryAfterHeader(headers: Headers | undefined): number | undefined {
+  const value = Number(headers?.get('retry-after'));
+  return Number.isFinite(value) && value > 0 ? value * 1000 : undefined;
+}
+
+/** The error a response stands for (call only for non-2xx answers). */
+export function errorFromResponse(status: number, body: unknown, headers?: Headers): Error {
+  const parsed = (typeof body === 'object' && body !== null ? body : {}) as ErrorBody;
+  const message = parsed.message ?? `HTTP ${status}`;
+  switch (parsed.error) {
+    case 'ValidationError':
+      return withMessage(new ValidationError(parsed.fields ?? []), message);
+    case 'LockHeldError': {
+      const conflicts: ConflictingKey[] = (parsed.conflicts ?? []).map((conflict) => ({
+        key: conflict.key,
+        granularity: conflict.granularity,
+        requestedMode: conflict.requestedMode,
+        holders: conflict.holders.map((holder) => ({
+          owner: holder.owner,
+          mode: holder.mode,
+          expiresAt: holder.expiresAtMs ?? (holder.expiresAt ? Date.parse(holder.expiresAt) : 0),
+        })),
+      }));
+      const retryAfterMs = parsed.retryAfterMs ?? retryAfterHeader(headers) ?? 1_000;
+      return withMessage(new LockHeldError(conflicts, retryAfterMs, parsed.waitedMs ? { waitedMs: parsed.waitedMs } : undefined), message);
+    }
+    case 'LeaseLostError':
+      return withMessage(new LeaseLostError('', parsed.lostKeys ?? []), message);
+    case 'LeaseTokenMismatchError':
+      return withMessage(new LeaseTokenMismatchError(''), message);
+    case 'StoreUnavailableError':
+      return new StoreUnavailableError(message, { operation: 'http', statusCode: status });
+    case 'LockContentionError':
+      return withMessage(new LockContentionError([], 0), message);
+    case 'StoreRejectedError':
+      return new StoreRejectedError(message, { operation: 'http', statusCode: status });
+    default:
+      if (status === 503) return new StoreUnavailableError(message, { operation: 'http', statusCode: status });
+      return new LockServiceError(status, parsed.error ?? `HTTP${status}`, message, body);
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * withLock: hold a lock for the duration of some work.
+ *
+ *   const result = await withLock(engineOrClient, { namespace: 'orders', granularity: 'document', ids: ['o-1'], owner: 'me', ttlMs: 10_000 },
+ *     async ({ fencingToken, signal }) => writeSomewhere({ fencingToken, signal }));
+ *
+ * - acquires (optionally waiting: `options.waitMs`);
+ * - renews in the background every `renewFraction` of the TTL (default 1/2), always with the token
+ *   the last renewal returned; a renewal that fails for a transient reason is retried sooner;
+ * - aborts `signal` when the lease is lost: a renewal says so (LeaseLostError / LeaseTokenMismatchError),
+ *   or the local clock passes the lease's end without a successful renewal (measured from the moment
+ *   the request that set it was sent, so clock differences with the server do not matter);
+ * - always releases, also when `work` throws; if the lease was lost before `work` returned, withLock
+ *   rejects with the loss (a LeaseLostError) even if `work` resolved, because what it did was not
+ *   protected to the end.
+ */
+import { LeaseLostError, LeaseTokenMismatchError, ValidationError } from '../core/errors.js';
+import type { LockEngine } from '../core/engine.js';
+import { LockHttpClient, type AcquireBody } from './http-client.js';
+
+export interface LeaseContext {
+  /** Pass it along with every write to the protected resource; the resource rejects smaller ones. */
+  fencingToken: number;
+  /** Aborted when the lease is lost (reason: a LeaseLostError) or the caller's own signal aborts. */
+  signal: AbortSignal;
+  /** The current lease token (it changes with each renewal). */
+  leaseToken(): string;
+  /** When the lease ends by the local clock, unless renewed (epoch ms). */
+  expiresAtMs(): number;
+}
+
+export interface WithLockOptions {
+  /** Wait up to this long for the lock (server side, with backoff). Default 0: fail at once with LockHeldError. */
+  waitMs?: number;
+  /** Renew when this fraction of the TTL has passed since the last grant or renewal. Default 0.5. */
+  renewFraction?: number;
+  /** Aborting this aborts `work`'s signal and releases. */
+  signal?: AbortSignal;
+  /** Called after each successful renewal. */
+  onRenew?: (renewal: { fencingToken: number; expiresAtMs: number }) => void;
+  /** Called once when the lease is lost (before the signal aborts). */
+  onLost?: (reason: Error) => void;
+  /** Called when the final release fails (the lease then ends on its own at its expiry). */
+  onReleaseError?: (error: unknown) => void;
+}
+
+/** Either the in-process engine or the HTTP client: the three calls withLock needs. */
+export type Locker = LockEngine | LockHttpClient;
+
+interface Lease {
+  leaseToken: string;
+  fencingToken: number;
+  ttlMs: number;
+}
+
+interface Backend {
+  acquire(request: AcquireBody): Promise<Lease>;
+  renew(leaseToken: string, ttlMs: number): Promise<{ leaseToken: string; fencingToken: number }>;
+  release(leaseToken: string): Promise<unknown>;
+}
+
+function backendOf(locker: Locker): Backend {
+  if (locker instanceof LockHttpClient) {
+    return {
+      acquire: (request) => locker.acquire(request),
+      renew: (leaseToken, ttlMs) => locker.renew({ leaseToken, ttlMs }),
+      release: (leaseToken) => locker.release({ leaseToken }),
+    };
+  }
+  return {
+    acquire: (request) => locker.acquire(request),
+    renew: (leaseToken, ttlMs) => locker.renew({ leaseToken, ttlMs }),
+    release: (leaseToken) => locker.release({ leaseToken }),
+  };
+}
+
+const now = (): number => performance.now();
+
+function lostError(message: string, keys: string[] = []): LeaseLostError {
+  const error = new LeaseLostError('', keys);
+  Object.defineProperty(error, 'message', { value: message, enumerable: false, writable: true, configurable: true });
+  return error;
+}
+
+export async function withLock<T>(locker: Locker, request: AcquireBody, work: (lease: LeaseContext) => Promise<T> | T, options: WithLockOptions = {}): Promise<T> {
+  const fraction = options.renewFraction ?? 0.5;
+  if (!(fraction > 0 && fraction < 1)) throw new ValidationError([{ field: 'renewFraction', rule: 'range', message: 'must be between 0 and 1 (exclusive)' }]);
+  options.signal?.throwIfAborted();
+  const backend = backendOf(locker);
+
+  const sentAt = now();
+  const grant = await backend.acquire({ ...request, ...(options.waitMs !== undefined ? { waitMs: options.waitMs } : {}) });
+  const ttlMs = grant.ttlMs;
+  let token = grant.leaseToken;
+  // Local (monotonic) end of the lease: the server counted its TTL from after our request left.
+  let localExpiry = sentAt + ttlMs;
+  const wallOffset = Date.now() - now();
+
+  const controller = new AbortController();
+  let lost: Error | undefined;
+  let renewTimer: NodeJS.Timeout | undefined;
+  let expiryTimer: NodeJS.Timeout | undefined;
+  let renewing: Promise<void> | undefined;
+  let finished = false;
+
+  const loseLease = (reason: Error) => {
+    if (lost || finished) return;
+    lost = reason;
+    clearTimeout(renewTimer);
+    clearTimeout(expiryTimer);
+    options.onLost?.(reason);
+    controller.abort(reason);
+  };
+
+  const armExpiry = () => {
+    clearTimeout(expiryTimer);
+    expiryTimer = setTimeout(() => loseLease(lostError('The lease ran out by the local clock before a renewal succeeded')), Math.max(0, localExpiry - now()));
+    expiryTimer.unref?.();
+  };
+
+  const scheduleRenewal = (delayMs: number) => {
+    clearTimeout(renewTimer);
+    if (finished || lost) return;
+    renewTimer = setTimeout(() => {
+      renewing = renewOnce();
+    }, Math.max(0, delayMs));
+    renewTimer.unref?.();
+  };
+
+  const renewOnce = async (): Promise<void> => {
+    if (finished || lost) return;
+    const started = now();
+    try {
+      const renewal = await backend.renew(token, ttlMs);
+      if (finished || lost) return;
+      token = renewal.leaseToken;
+      localExpiry = started + ttlMs;
+      armExpiry();
+      options.onRenew?.({ fencingToken: renewal.fencingToken, expiresAtMs: Math.round(localExpiry + wallOffset) });
+      scheduleRenewal(ttlMs * fraction);
+    } catch (error) {
+      if (finished || lost) return;
+      if (error instanceof LeaseLostError || error instanceof LeaseTokenMismatchError) {
+        loseLease(error);
+        return;
+      }
+      if (error instanceof ValidationError) {
+        loseLease(lostError(`Renewal refused: ${error.message}`));
+        return;
+      }
+      // Transient (store unavailable, network): try again soon, while the lease may still be ours.
+      const remaining = localExpiry - now();
+      scheduleRenewal(Math.min(1_000, Math.max(50, remaining / 4)));
+    }
+  };
+
+  const outer = options.signal;
+  const onOuterAbort = () => controller.abort(outer?.reason);
+  outer?.addEventListener('abort', onOuterAbort, { once: true });
+
+  armExpiry();
+  scheduleRenewal(ttlMs * fraction);
+
+  let result: T;
+  try {
+    result = await work({
+      fencingToken: grant.fencingToken,
+      signal: controller.signal,
+      leaseToken: () => token,
+      expiresAtMs: () => Math.round(localExpiry + wallOffset),
+    });
+  } finally {
+    finished = true;
+    clearTimeout(renewTimer);
+    clearTimeout(expiryTimer);
+    outer?.removeEventListener('abort', onOuterAbort);
+    // A renewal in flight changes the token: release with the newest one.
+    await renewing?.catch(() => {});
+    try {
+      await backend.release(token);
+    } catch (error) {
+      options.onReleaseError?.(error);
+    }
+  }
+  if (lost) throw lost;
+  return result;
+}

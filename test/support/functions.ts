@@ -1,0 +1,50 @@
+/**
+ * The lock functions as a test file loads them: environment first (each file gets its own lock
+ * index), then the handler modules, exactly as Lambda would import them.
+ */
+import { randomBytes } from 'node:crypto';
+import { inject } from 'vitest';
+
+export interface FunctionEnvOptions {
+  label: string;
+  env?: Record<string, string>;
+}
+
+/** Sets the functions' environment for this test file and returns the lock index name. */
+export function setFunctionEnv({ label, env = {} }: FunctionEnvOptions): string {
+  const index = `locks-test-${label}-${randomBytes(4).toString('hex')}`;
+  Object.assign(process.env, {
+    ES_URL: inject('esUrl'),
+    ES_API_KEY: inject('esApiKey'),
+    LOCK_INDEX: index,
+    MAX_CLOCK_SKEW_MS: '50',
+    POWERTOOLS_LOG_LEVEL: 'SILENT',
+    POWERTOOLS_METRICS_DISABLED: 'true',
+    POWERTOOLS_TRACE_ENABLED: 'false',
+    ...env,
+  });
+  return process.env.LOCK_INDEX!;
+}
+
+export async function loadHandlers() {
+  const [acquire, renew, release, inspect, list, health, sweeper] = await Promise.all([
+    import('../../functions/handlers/acquire.js'),
+    import('../../functions/handlers/renew.js'),
+    import('../../functions/handlers/release.js'),
+    import('../../functions/handlers/inspect.js'),
+    import('../../functions/handlers/list.js'),
+    import('../../functions/handlers/health.js'),
+    import('../../functions/handlers/sweeper.js'),
+  ]);
+  return {
+    acquire: acquire.handler,
+    renew: renew.handler,
+    release: release.handler,
+    inspect: inspect.handler,
+    list: list.handler,
+    health: health.handler,
+    sweeper: sweeper.handler,
+  };
+}
+
+export type Handlers = Awaited<ReturnType<typeof loadHandlers>>;
