@@ -165,7 +165,7 @@ export class LockEngine {
       return { planned: key, entry, mine, fencingToken: fenceOf(mine, entry.lock) };
     });
     const expiresAt = Math.min(...grantedKeys.map((granted) => granted.mine.expiresAt));
-    const hints = grantedKeys.map(({ entry }) => ({ docId: entry.lock.docId, seqNo: entry.lock.seqNo, primaryTerm: entry.lock.primaryTerm }));
+    const hints = grantedKeys.map(({ entry }) => hintFor(entry.lock));
     return {
       leaseToken: this.token(lease.leaseId, lease.secret, request.target, request.mode, hints, expiresAt),
       leaseId: lease.leaseId,
@@ -290,7 +290,7 @@ export class LockEngine {
       if (changed.length === 0) {
         const locks = token.keys.map((key) => written.get(key.docId)!);
         const fences = locks.map((lock) => fenceOf(lock.body.holders.find((holder) => holder.lease === token.leaseId)!, lock));
-        const hints = locks.map(({ docId, seqNo, primaryTerm }) => ({ docId, seqNo, primaryTerm }));
+        const hints = locks.map(hintFor);
         return {
           leaseToken: this.token(token.leaseId, token.secret, token.target, token.mode, hints, expiresAt),
           leaseId: token.leaseId,
@@ -316,9 +316,10 @@ export class LockEngine {
     let remaining = token.keys;
     let expired = token.expiresAt !== undefined && token.expiresAt <= now;
 
-    // Signed token, exclusive keys: the documents are exactly as our last write left them, or the delete fails.
+    // Signed token, and we were alone on every document at our last write: each document is exactly as
+    // that write left it (then deleting it releases only us), or its delete fails and we read it.
     const hints = new Map(token.hints.map((hint) => [hint.docId, hint]));
-    if (token.signed && allExclusive(token.keys) && token.keys.every((key) => hints.has(key.docId))) {
+    if (token.signed && token.keys.every((key) => hints.get(key.docId)?.sole)) {
       const outcomes = await this.store.write(
         token.keys.map((key) => {
           const hint = hints.get(key.docId)!;
@@ -420,6 +421,10 @@ export class LockEngine {
     }
     return report;
   }
+}
+
+function hintFor(lock: StoredLock): WriteHint {
+  return { docId: lock.docId, seqNo: lock.seqNo, primaryTerm: lock.primaryTerm, sole: lock.body.holders.length === 1 };
 }
 
 function toState(lock: StoredLock, now: number, skewMs: number): LockState {

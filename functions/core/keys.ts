@@ -1,16 +1,23 @@
 /** From a lock target to the lock documents it needs, in the one order every caller uses. */
 import { createHash } from 'node:crypto';
 import { intentionMode, targetMode } from './compatibility.js';
-import type { LockTarget, PlannedKey, RequestedMode } from './model.js';
+import type { Granularity, LockTarget, PlannedKey, RequestedMode } from './model.js';
 
 export const GLOBAL_KEY = '*';
 
+const MAX_ID_BYTES = 512;
+const TAG: Record<Granularity, string> = { global: 'g', document: 'd', tree: 't' };
+
 /**
- * Document ids are a hash of (namespace, granularity, key): any unicode key of any length maps to a
- * valid 43-character id, and the three granularities never collide.
+ * Document ids read `<namespace>|<g|d|t>|<key>`: namespaces cannot contain "|", so ids never collide
+ * across namespaces or granularities, and ids that share a namespace share a prefix, which keeps
+ * Lucene's id lookups cheap (random ids measured about twice as slow for create + delete). Keys too
+ * long for Elasticsearch's 512-byte id limit use the upper-case tag and a SHA-256 of the key instead.
  */
-export function lockDocId(namespace: string, granularity: string, key: string): string {
-  return createHash('sha256').update(`${namespace}\u0000${granularity}\u0000${key}`).digest('base64url');
+export function lockDocId(namespace: string, granularity: Granularity, key: string): string {
+  const readable = `${namespace}|${TAG[granularity]}|${key}`;
+  if (Buffer.byteLength(readable, 'utf8') <= MAX_ID_BYTES) return readable;
+  return `${namespace}|${TAG[granularity].toUpperCase()}|${createHash('sha256').update(key).digest('base64url')}`;
 }
 
 /** `/a/b/c` → `/a`, `/a/b` (the root is not a lock; see validation). */

@@ -5,7 +5,7 @@
  * secret is 32 random bytes; the index keeps only a hash of it (the holder's `proof`). When the
  * engine has a signing key, the token also carries a MAC over payload and secret, which lets the
  * engine trust the payload's `hints` (the seq_no/primary_term of the holder's last write) and
- * release an exclusive lease with one conditional delete.
+ * release a lease it holds alone with one round of conditional deletes.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ValidationError } from './errors.js';
@@ -19,6 +19,8 @@ export interface WriteHint {
   docId: string;
   seqNo: number;
   primaryTerm: number;
+  /** Our lease was the only holder after that write: if the document is unchanged, deleting it releases exactly us. */
+  sole: boolean;
 }
 
 export interface LeaseClaims {
@@ -42,9 +44,23 @@ export interface NewLease {
   proof: string;
 }
 
+// Lease ids and secrets are drawn from a buffer refilled 4 KiB at a time: one system call per 85
+// leases instead of two per lease (it was a quarter of the engine's own CPU time per lock cycle).
+let entropy = Buffer.alloc(0);
+let entropyOffset = 0;
+function randomSlice(bytes: number): Buffer {
+  if (entropyOffset + bytes > entropy.length) {
+    entropy = randomBytes(4096);
+    entropyOffset = 0;
+  }
+  const slice = entropy.subarray(entropyOffset, entropyOffset + bytes);
+  entropyOffset += bytes;
+  return slice;
+}
+
 export function newLease(): NewLease {
-  const leaseId = randomBytes(16).toString('base64url');
-  const secret = randomBytes(32).toString('base64url');
+  const leaseId = randomSlice(16).toString('base64url');
+  const secret = randomSlice(32).toString('base64url');
   return { leaseId, secret, proof: proofOf(leaseId, secret) };
 }
 
@@ -65,7 +81,7 @@ interface Payload {
   g: LockTarget['granularity'];
   k?: string[] | string;
   m: 'x' | 's';
-  h?: Array<[string, number, number]>;
+  h?: Array<[string, number, number, 0 | 1]>;
   e?: number;
 }
 
@@ -82,7 +98,7 @@ export function encodeToken(claims: LeaseClaims, secret: string, signingKey?: Ui
   if (target.granularity === 'document') payload.k = target.ids;
   if (target.granularity === 'tree') payload.k = target.path;
   if (claims.expiresAt !== undefined) payload.e = claims.expiresAt;
-  if (signingKey && claims.hints.length > 0) payload.h = claims.hints.map((hint) => [hint.docId, hint.primaryTerm, hint.seqNo]);
+  if (signingKey && claims.hints.length > 0) payload.h = claims.hints.map((hint) => [hint.docId, hint.primaryTerm, hint.seqNo, hint.sole ? 1 : 0]);
   const body = `${PREFIX}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${secret}`;
   return signingKey ? `${body}.${mac(signingKey, body)}` : body;
 }
@@ -128,7 +144,7 @@ export function decodeToken(token: string, signingKey?: Uint8Array): DecodedToke
     signed && Array.isArray(payload.h)
       ? payload.h
           .filter((hint) => Array.isArray(hint) && isString(hint[0]) && Number.isInteger(hint[1]) && Number.isInteger(hint[2]))
-          .map(([docId, primaryTerm, seqNo]) => ({ docId, primaryTerm, seqNo }))
+          .map(([docId, primaryTerm, seqNo, sole]) => ({ docId, primaryTerm, seqNo, sole: sole === 1 }))
       : [];
   return {
     leaseId: payload.l,

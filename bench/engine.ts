@@ -1,0 +1,164 @@
+/**
+ * npm run bench:engine — side-by-side throughput in one run, same concurrency for every row.
+ * Rows are interleaved over several rounds so that machine noise hits them alike; the ratios are the result.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Client } from '@elastic/elasticsearch';
+import { createElasticsearchClient, createLockEngine, ensureLockIndex } from '../functions/store/index.js';
+import { resolveElasticsearch } from '../infra/es/target.js';
+import { seedsTreeRecipe } from './seeds-tree-recipe.js';
+
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const SECONDS_PER_SLICE = Number(process.env.BENCH_SECONDS ?? 4);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+type Cycle = (worker: number, iteration: number) => Promise<void>;
+
+async function measure(cycle: Cycle, seconds: number): Promise<number> {
+  let completed = 0;
+  const end = Date.now() + seconds * 1_000;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async (_, worker) => {
+      for (let iteration = 0; Date.now() < end; iteration++) {
+        await cycle(worker, iteration);
+        completed++;
+      }
+    }),
+  );
+  return completed;
+}
+
+async function main(): Promise<void> {
+  const es = await resolveElasticsearch((line) => console.log(`[es] ${line}`));
+  const client: Client = createElasticsearchClient({ url: es.url, ...(es.apiKey ? { apiKey: es.apiKey } : {}), requestTimeoutMs: 30_000 });
+  const run = randomBytes(3).toString('hex');
+  // One index per row, all with the lock index definition: no row pays for another's segments and merges.
+  const indices = ['raw', 'signed', 'unsigned', 'tree', 'recipe'].map((row) => `bench-${row}-${run}`);
+  const [rawIndex, signedIndex, unsignedIndex, treeIndex, recipeIndex] = indices as [string, string, string, string, string];
+  for (const index of indices) await ensureLockIndex(client, index);
+  const signingKey = randomBytes(32);
+  const signed = createLockEngine({ client, index: signedIndex, settings: { tokenSigningKey: signingKey } }).engine;
+  const unsigned = createLockEngine({ client, index: unsignedIndex }).engine;
+  const tree = createLockEngine({ client, index: treeIndex, settings: { tokenSigningKey: signingKey } }).engine;
+  const recipe = seedsTreeRecipe(client, recipeIndex);
+
+  const rows: Array<{ name: string; cycle: Cycle }> = [
+    {
+      name: 'raw ES create + delete (same lock document)',
+      cycle: async (worker, i) => {
+        const id = `${worker}-${i % 50}`;
+        await client.create({ index: rawIndex, id, document: rawLockDocument(id, worker) });
+        await client.delete({ index: rawIndex, id });
+      },
+    },
+    {
+      name: 'engine document acquire + release (signed tokens)',
+      cycle: async (worker, i) => {
+        const grant = await signed.acquire({ namespace: 'bench', granularity: 'document', ids: [`${worker}-${i % 50}`], owner: `w${worker}` });
+        await signed.release({ leaseToken: grant.leaseToken });
+      },
+    },
+    {
+      name: 'engine document acquire + release (unsigned tokens)',
+      cycle: async (worker, i) => {
+        const grant = await unsigned.acquire({ namespace: 'bench', granularity: 'document', ids: [`${worker}-${i % 50}`], owner: `w${worker}` });
+        await unsigned.release({ leaseToken: grant.leaseToken });
+      },
+    },
+    {
+      name: 'engine tree acquire + release, depth 4',
+      cycle: async (worker, i) => {
+        const grant = await tree.acquire({ namespace: 'bench-tree', granularity: 'tree', path: `/w${worker}/projects/p${i % 5}/file${i % 50}`, owner: `w${worker}` });
+        await tree.release({ leaseToken: grant.leaseToken });
+      },
+    },
+    {
+      name: "seeds' tree recipe, depth 4 (one ancestor at a time)",
+      cycle: async (worker, i) => {
+        const release = await recipe.acquire(`/w${worker}/projects/p${i % 5}/file${i % 50}`);
+        await release();
+      },
+    },
+  ];
+
+  console.log(`Warming up (${CONCURRENCY} concurrent workers per row)...`);
+  for (const row of rows) await measure(row.cycle, 1);
+  const totals = new Map(rows.map((row) => [row.name, 0]));
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const row of rows) {
+      process.stdout.write(`round ${round}/${ROUNDS}: ${row.name}... `);
+      const completed = await measure(row.cycle, SECONDS_PER_SLICE);
+      totals.set(row.name, totals.get(row.name)! + completed);
+      console.log(`${(completed / SECONDS_PER_SLICE).toFixed(0)} cycles/s`);
+    }
+  }
+  const seconds = ROUNDS * SECONDS_PER_SLICE;
+  const rate = (name: string) => totals.get(name)! / seconds;
+  const [raw, signedRow, unsignedRow, treeRow, recipeRow] = rows.map((row) => rate(row.name)) as [number, number, number, number, number];
+
+  console.log(`\nEngine benchmark: ${CONCURRENCY} workers, ${ROUNDS} interleaved rounds of ${SECONDS_PER_SLICE}s per row\n`);
+  const width = Math.max(...rows.map((row) => row.name.length));
+  const top = Math.max(...rows.map((row) => rate(row.name)));
+  for (const row of rows) {
+    const value = rate(row.name);
+    console.log(`${row.name.padEnd(width)}  ${value.toFixed(0).padStart(6)} cycles/s  ${'#'.repeat(Math.round((value / top) * 40))}`);
+  }
+  const ratios = [
+    { label: 'engine document (signed) / raw create+delete', value: signedRow / raw, target: 0.9 },
+    { label: 'engine document (unsigned) / raw create+delete', value: unsignedRow / raw },
+    { label: "engine tree depth 4 / seeds' recipe depth 4", value: treeRow / recipeRow, target: 3 },
+  ];
+  console.log('');
+  for (const ratio of ratios) {
+    const verdict = ratio.target === undefined ? '' : ratio.value >= ratio.target ? `  (target >= ${ratio.target}: met)` : `  (target >= ${ratio.target}: NOT met)`;
+    console.log(`${ratio.label.padEnd(52)} ${ratio.value.toFixed(2)}${verdict}`);
+  }
+  const outDir = join('results', 'bench');
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, 'engine.svg'), barChart(rows.map((row) => ({ label: row.name, value: rate(row.name) }))));
+  writeFileSync(join(outDir, 'engine.json'), JSON.stringify({ concurrency: CONCURRENCY, seconds, rows: rows.map((row) => ({ name: row.name, cyclesPerSecond: rate(row.name) })), ratios }, null, 2));
+  console.log(`\nchart: ${join(outDir, 'engine.svg')}`);
+
+  await client.indices.delete({ index: indices });
+  await client.close();
+  await es.stop();
+}
+
+/** The same document the engine stores for one exclusive holder, so that both rows index the same data. */
+function rawLockDocument(id: string, worker: number) {
+  const now = Date.now();
+  return {
+    namespace: 'bench',
+    granularity: 'document',
+    key: id,
+    lockId: id,
+    holders: [{ lease: randomBytes(16).toString('base64url'), proof: randomBytes(32).toString('base64url'), owner: `w${worker}`, mode: 'X', expiresAt: now + 30_000, grantedAt: now, fence: null, request: null }],
+    minExpiresAt: now + 30_000,
+    maxExpiresAt: now + 30_000,
+    updatedAt: now,
+  };
+}
+
+function barChart(bars: Array<{ label: string; value: number }>): string {
+  const max = Math.max(...bars.map((bar) => bar.value));
+  const rowHeight = 34;
+  const labelWidth = 390;
+  const plotWidth = 360;
+  const height = bars.length * rowHeight + 50;
+  const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/'/g, '&#39;');
+  const rows = bars
+    .map((bar, index) => {
+      const y = 40 + index * rowHeight;
+      const width = Math.max(1, (bar.value / max) * plotWidth);
+      return `<text x="${labelWidth - 8}" y="${y + 17}" text-anchor="end">${escape(bar.label)}</text><rect x="${labelWidth}" y="${y + 4}" width="${width.toFixed(1)}" height="20" fill="#3b7dd8"/><text x="${labelWidth + width + 6}" y="${y + 18}">${bar.value.toFixed(0)}/s</text>`;
+    })
+    .join('');
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${labelWidth + plotWidth + 80}" height="${height}" font-family="sans-serif" font-size="13"><text x="10" y="22" font-weight="bold">Lock cycles per second (${CONCURRENCY} concurrent workers)</text>${rows}</svg>\n`;
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
