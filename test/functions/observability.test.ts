@@ -1,0 +1,116 @@
+/**
+ * Powertools: one structured log line per call with namespace, granularity, key and a correlation id;
+ * EMF metrics with a granularity dimension; the tracer off outside Lambda.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Client } from '@elastic/elasticsearch';
+import { testClient } from '../support/engine.js';
+import { loadHandlers, setFunctionEnv, type Handlers } from '../support/functions.js';
+import { httpEvent, lambdaContext } from '../support/lambda-events.js';
+
+const index = setFunctionEnv({ label: 'observe', env: { POWERTOOLS_LOG_LEVEL: 'INFO', POWERTOOLS_METRICS_DISABLED: 'false', POWERTOOLS_TRACE_ENABLED: 'false' } });
+let handlers: Handlers;
+let client: Client;
+let lines: string[] = [];
+
+beforeAll(async () => {
+  handlers = await loadHandlers();
+  client = testClient();
+});
+afterAll(async () => {
+  await client.indices.delete({ index }, { ignore: [404] });
+  await client.close();
+});
+beforeEach(() => {
+  lines = [];
+  const write = process.stdout.write.bind(process.stdout);
+  vi.spyOn(process.stdout, 'write').mockImplementation(((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+    if (text.startsWith('{')) {
+      lines.push(...text.split('\n').filter(Boolean));
+      return true;
+    }
+    return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
+  }) as typeof process.stdout.write);
+});
+afterEach(() => vi.restoreAllMocks());
+
+type Json = Record<string, any>;
+const records = (): Json[] => lines.map((line) => JSON.parse(line) as Json);
+const logs = (message: string) => records().filter((record) => record.message === message);
+const emf = () => records().filter((record) => record._aws?.CloudWatchMetrics);
+
+describe('observability', () => {
+  it('logs the call with namespace, granularity, key and the API Gateway request id as correlation id', async () => {
+    const event = httpEvent('POST', '/acquire', { body: { namespace: 'obs', granularity: 'tree', path: '/x/y', owner: 'me' } });
+    const context = lambdaContext('acquire');
+    const response = (await handlers.acquire(event, context)) as { body: string };
+    const [line] = logs('acquire done');
+    expect(line).toMatchObject({
+      level: 'INFO',
+      service: 'es-lease-locks',
+      operation: 'acquire',
+      namespace: 'obs',
+      granularity: 'tree',
+      key: '/x/y',
+      correlationId: event.requestContext.requestId,
+      invocation: 'http',
+      function_request_id: context.awsRequestId,
+    });
+    expect(line?.durationMs).toBeTypeOf('number');
+    lines = [];
+    await handlers.release({ leaseToken: JSON.parse(response.body).leaseToken }, lambdaContext('release')).catch(() => {});
+  });
+
+  it('direct invocations correlate by the requestId field, else the Lambda request id', async () => {
+    const context = lambdaContext('acquire');
+    const grant = (await handlers.acquire({ namespace: 'obs', granularity: 'global', owner: 'me', requestId: 'run-77' }, context)) as { leaseToken: string };
+    expect(logs('acquire done')[0]).toMatchObject({ correlationId: 'run-77', requestId: 'run-77', key: '*' });
+    const releaseContext = lambdaContext('release');
+    await handlers.release({ leaseToken: grant.leaseToken }, releaseContext);
+    expect(logs('release done')[0]).toMatchObject({ correlationId: releaseContext.awsRequestId, namespace: 'obs', granularity: 'global', outcome: 'released' });
+  });
+
+  it('emits EMF metrics with granularity and operation dimensions: grants, conflicts, latency', async () => {
+    const grant = (await handlers.acquire({ namespace: 'obs', granularity: 'document', ids: ['m-1'], owner: 'a' }, lambdaContext('acquire'))) as { leaseToken: string };
+    await handlers.acquire({ namespace: 'obs', granularity: 'document', ids: ['m-1'], owner: 'b' }, lambdaContext('acquire')).catch(() => {});
+    await handlers.release({ leaseToken: grant.leaseToken }, lambdaContext('release'));
+    const blobs = emf();
+    const named = (name: string) => blobs.filter((blob) => blob._aws.CloudWatchMetrics[0].Metrics.some((metric: { Name: string }) => metric.Name === name));
+    for (const name of ['LockGranted', 'LockConflict', 'LockReleased', 'EngineLatency']) expect(named(name).length, name).toBeGreaterThan(0);
+    for (const blob of blobs) {
+      expect(blob._aws.CloudWatchMetrics[0].Namespace).toBe('EsLeaseLocks');
+      expect(blob._aws.CloudWatchMetrics[0].Dimensions[0]).toEqual(expect.arrayContaining(['service', 'operation', 'granularity']));
+      expect(blob.granularity).toBe('document');
+    }
+    expect(named('LockConflict')[0]?.LockConflict).toBe(1);
+    expect(named('EngineLatency')[0]?.EngineLatency).toBeGreaterThan(0);
+  });
+
+  it('counts renewals, losses and swept locks', async () => {
+    const grant = (await handlers.acquire({ namespace: 'obs', granularity: 'global', owner: 'r' }, lambdaContext('acquire'))) as { leaseToken: string };
+    const renewed = (await handlers.renew({ leaseToken: grant.leaseToken }, lambdaContext('renew'))) as { leaseToken: string };
+    await handlers.release({ leaseToken: renewed.leaseToken }, lambdaContext('release'));
+    await handlers.renew({ leaseToken: renewed.leaseToken }, lambdaContext('renew')).catch(() => {});
+    await handlers.sweeper({}, lambdaContext('sweeper'));
+    const names = emf().flatMap((blob) => blob._aws.CloudWatchMetrics[0].Metrics.map((metric: { Name: string }) => metric.Name));
+    expect(names).toEqual(expect.arrayContaining(['LeaseRenewed', 'LeaseLost', 'LocksSwept', 'HoldersPruned']));
+    const sweep = emf().find((blob) => 'LocksSwept' in blob);
+    expect(sweep?.granularity).toBe('all');
+  });
+
+  it('the tracer is off outside Lambda (POWERTOOLS_TRACE_ENABLED=false), so engine calls run untraced', async () => {
+    const { runtime } = await import('../../functions/runtime/runtime.js');
+    expect(runtime().tracer.isTracingEnabled()).toBe(false);
+  });
+
+  it('keeps no keys from one call to the next', async () => {
+    await handlers.acquire({ namespace: 'obs', granularity: 'global', owner: 'k', requestId: 'only-this-one' }, lambdaContext('acquire')).then(
+      (grant) => handlers.release({ leaseToken: (grant as { leaseToken: string }).leaseToken }, lambdaContext('release')),
+    );
+    const release = logs('release done')[0];
+    expect(release).toBeDefined();
+    expect(release).not.toHaveProperty('requestId');
+    expect(release?.correlationId).not.toBe('only-this-one');
+  });
+});
