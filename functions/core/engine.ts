@@ -184,9 +184,12 @@ export class LockEngine {
     return encodeToken({ leaseId, target, mode, hints, expiresAt }, secret, this.settings.tokenSigningKey);
   }
 
-  /** Best effort: removes our lease from what this call wrote. Whatever it cannot reach ends with the lease. */
+  /**
+   * Best effort: removes our lease from every key this call holds (a retried grant already carries the
+   * new lease id, so it goes too). Whatever it cannot reach ends with the lease.
+   */
   private async rollback(held: Map<string, HeldKey>, leaseId: string): Promise<boolean> {
-    const locks = [...held.values()].filter((entry) => !entry.reused).map((entry) => entry.lock);
+    const locks = [...held.values()].map((entry) => entry.lock);
     held.clear();
     if (locks.length === 0) return true;
     try {
