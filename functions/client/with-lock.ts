@@ -137,7 +137,7 @@ export async function withLock<T>(locker: Locker, request: AcquireBody, work: (l
       localExpiry = started + ttlMs;
       armExpiry();
       options.onRenew?.({ fencingToken: renewal.fencingToken, expiresAtMs: Math.round(localExpiry + wallOffset) });
-      scheduleRenewal(ttlMs * fraction);
+      scheduleRenewal(started + ttlMs * fraction - now());
     } catch (error) {
       if (finished || lost) return;
       if (error instanceof LeaseLostError || error instanceof LeaseTokenMismatchError) {
@@ -159,7 +159,8 @@ export async function withLock<T>(locker: Locker, request: AcquireBody, work: (l
   outer?.addEventListener('abort', onOuterAbort, { once: true });
 
   armExpiry();
-  scheduleRenewal(ttlMs * fraction);
+  // Counted from when the acquire was sent, like the lease itself (a slow answer leaves less time).
+  scheduleRenewal(sentAt + ttlMs * fraction - now());
 
   let result: T;
   try {
@@ -174,8 +175,9 @@ export async function withLock<T>(locker: Locker, request: AcquireBody, work: (l
     clearTimeout(renewTimer);
     clearTimeout(expiryTimer);
     outer?.removeEventListener('abort', onOuterAbort);
-    // A renewal in flight changes the token: release with the newest one.
-    await renewing?.catch(() => {});
+    // A renewal in flight changes the token: release with the newest one, but do not wait on a
+    // renewal that hangs (any token of the lease can release it).
+    if (renewing) await Promise.race([renewing.catch(() => {}), new Promise((resolve) => setTimeout(resolve, Math.min(ttlMs, 2_000)).unref?.())]);
     try {
       await backend.release(token);
     } catch (error) {

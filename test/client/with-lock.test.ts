@@ -1,0 +1,145 @@
+/** withLock over the engine (in-process) and over HTTP: renewals, loss, release on every path. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@elastic/elasticsearch';
+import { LockHttpClient, withLock, type Locker } from '../../functions/client/index.js';
+import { LeaseLostError, LockHeldError, StoreUnavailableError } from '../../functions/core/errors.js';
+import type { LockEngine } from '../../functions/core/engine.js';
+import { engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
+import { loadHandlers, setFunctionEnv } from '../support/functions.js';
+import { serveHandlers } from '../support/http-bridge.js';
+
+let client: Client;
+let engine: LockEngine;
+let http: LockHttpClient;
+let server: { baseUrl: string; close(): Promise<void> };
+let httpIndex: string;
+
+beforeAll(async () => {
+  client = testClient();
+  engine = engineOn(client, await freshLockIndex(client, 'withlock'));
+  httpIndex = setFunctionEnv({ label: 'withlock-http' });
+  server = await serveHandlers(await loadHandlers());
+  http = new LockHttpClient({ baseUrl: server.baseUrl });
+  await http.health(); // the container's first call creates the index: keep that out of the timed tests
+});
+afterAll(async () => {
+  await server.close();
+  await client.indices.delete({ index: httpIndex }, { ignore: [404] });
+  await client.close();
+});
+
+const target = (id: string, ttlMs = 1_000) => ({ namespace: 'wl', granularity: 'document' as const, ids: [id], owner: 'worker', ttlMs });
+const holders = async (locker: Locker, id: string) => {
+  const states = locker instanceof LockHttpClient ? await locker.inspect({ namespace: 'wl', granularity: 'document', ids: [id] }) : await locker.inspect({ namespace: 'wl', granularity: 'document', ids: [id] });
+  return states.flatMap((state) => state.holders.filter((holder) => !holder.expired));
+};
+
+describe.each([
+  ['engine', () => engine as Locker],
+  ['HTTP client', () => http as Locker],
+])('withLock over the %s', (_, locker) => {
+  it('renews in the background during long work, with the refreshed token, and releases at the end', async () => {
+    const renewals: number[] = [];
+    const tokens = new Set<string>();
+    const result = await withLock(
+      locker(),
+      target('long'),
+      async ({ fencingToken, signal, leaseToken }) => {
+        for (let step = 0; step < 5; step++) {
+          await sleep(500);
+          tokens.add(leaseToken());
+          expect(signal.aborted).toBe(false);
+        }
+        // 2.5 TTLs later the lock is still ours: someone else is refused.
+        await expect(locker().acquire({ ...target('long'), owner: 'intruder' })).rejects.toBeInstanceOf(LockHeldError);
+        return fencingToken;
+      },
+      { onRenew: ({ fencingToken }) => renewals.push(fencingToken) },
+    );
+    expect(renewals.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(renewals)).toEqual(new Set([result]));
+    expect(tokens.size).toBeGreaterThan(1);
+    expect(await holders(locker(), 'long')).toEqual([]);
+  });
+
+  it('aborts the work when a renewal finds the lease gone, and rejects with LeaseLostError', async () => {
+    let lostReason: unknown;
+    const outcome = withLock(
+      locker(),
+      target('lost'),
+      async ({ signal, leaseToken }) => {
+        // Someone (an operator, a sweeper after a pause) removes the lease under the holder.
+        await (locker() as LockEngine).release({ leaseToken: leaseToken() });
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        expect(signal.reason).toBeInstanceOf(LeaseLostError);
+        return 'finished anyway';
+      },
+      { onLost: (reason) => (lostReason = reason) },
+    );
+    await expect(outcome).rejects.toBeInstanceOf(LeaseLostError);
+    expect(lostReason).toBeInstanceOf(LeaseLostError);
+  });
+
+  it('releases when the work throws, and passes the error on', async () => {
+    await expect(
+      withLock(locker(), target('throws', 10_000), async () => {
+        expect(await holders(locker(), 'throws')).toHaveLength(1);
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    expect(await holders(locker(), 'throws')).toEqual([]);
+  });
+
+  it('fails at once with LockHeldError when the lock is taken, or waits with waitMs', async () => {
+    const grant = await locker().acquire({ ...target('busy', 10_000), owner: 'other' });
+    await expect(withLock(locker(), target('busy'), async () => 'never')).rejects.toBeInstanceOf(LockHeldError);
+    setTimeout(() => void locker().release({ leaseToken: grant.leaseToken }), 300);
+    expect(await withLock(locker(), target('busy'), async () => 'got it', { waitMs: 5_000 })).toBe('got it');
+  });
+});
+
+describe('withLock, clock and cancellation', () => {
+  it('aborts by the local clock when renewals keep failing, after retrying them', async () => {
+    let renewCalls = 0;
+    let released = false;
+    const flaky = {
+      acquire: async () => ({ leaseToken: 't', fencingToken: 7, ttlMs: 600 }),
+      renew: async () => {
+        renewCalls++;
+        throw new StoreUnavailableError('down', { operation: 'renew' });
+      },
+      release: async () => {
+        released = true;
+        return { outcome: 'expired' };
+      },
+    } as unknown as Locker;
+    const started = performance.now();
+    let abortedAfter = 0;
+    await expect(
+      withLock(flaky, target('flaky'), async ({ signal }) => {
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        abortedAfter = performance.now() - started;
+      }),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    expect(abortedAfter).toBeGreaterThanOrEqual(550);
+    expect(abortedAfter).toBeLessThan(1_000);
+    expect(renewCalls).toBeGreaterThanOrEqual(2);
+    expect(released).toBe(true);
+  });
+
+  it("the caller's own signal aborts the work and releases", async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('shutting down')), 200);
+    await expect(
+      withLock(
+        engine,
+        target('cancel', 10_000),
+        async ({ signal }) => {
+          await new Promise<void>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }));
+        },
+        { signal: controller.signal },
+      ),
+    ).rejects.toThrow('shutting down');
+    expect(await holders(engine, 'cancel')).toEqual([]);
+  });
+});
