@@ -22,6 +22,8 @@ interface HeldKey {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/** Up to 1, 2, 4 ... 32 ms, jittered: long enough to let a racing writer through, short against a lease. */
+const contentionPause = (round: number): Promise<void> => sleep(Math.random() * Math.min(32, 2 ** round));
 
 export class LockEngine {
   readonly settings: Readonly<LockSettings>;
@@ -72,13 +74,14 @@ export class LockEngine {
   }
 
   private async tryAcquire(request: AcquireRequest, keys: PlannedKey[], lease: NewLease): Promise<Grant> {
-    const { maxClockSkewMs: skew, contentionRounds } = this.settings;
+    const { maxClockSkewMs: skew } = this.settings;
+    const giveUpAt = this.settings.now() + this.settings.contentionBudgetMs;
     const held = new Map<string, HeldKey>();
     // A free exclusive key costs one create and no read; anything with shared holders is read first.
     let known: Map<string, StoredLock | null> = allExclusive(keys) ? new Map() : await this.store.read(keys.map((key) => key.docId));
     let pending = keys;
     for (let round = 0; pending.length > 0; round++) {
-      if (round >= contentionRounds) {
+      if (round > 0 && this.settings.now() > giveUpAt) {
         await this.rollback(held, lease.leaseId);
         throw new LockContentionError(pending.map((key) => key.key), round);
       }
@@ -152,8 +155,12 @@ export class LockEngine {
         }
       });
       pending = retry;
-      // Someone wrote in between (a compatible holder, a takeover, a sweep): read again and redecide.
-      if (retry.length > 0) known = await this.store.read(retry.map((key) => key.docId));
+      // Someone wrote in between (a compatible holder, a takeover, a sweep): read again and redecide,
+      // after a short jittered pause so that writers racing on a hot ancestor spread out.
+      if (retry.length > 0) {
+        await contentionPause(round);
+        known = await this.store.read(retry.map((key) => key.docId));
+      }
     }
     return this.grantFrom(request, keys, held, lease);
   }
@@ -208,8 +215,9 @@ export class LockEngine {
     const removed: StoredHolder[] = [];
     const missing: string[] = [];
     let current = locks;
+    const giveUpAt = this.settings.now() + this.settings.contentionBudgetMs;
     for (let round = 0; current.length > 0; round++) {
-      if (round >= this.settings.contentionRounds) throw new LockContentionError(current.map((lock) => lock.body.key), round);
+      if (round > 0 && this.settings.now() > giveUpAt) throw new LockContentionError(current.map((lock) => lock.body.key), round);
       const now = this.settings.now();
       const writes: Array<{ lock: StoredLock; op: WriteOp }> = [];
       for (const lock of current) {
@@ -226,6 +234,7 @@ export class LockEngine {
         else changed.push(lock.docId);
       });
       if (changed.length === 0) break;
+      await contentionPause(round);
       const fresh = await this.store.read(changed);
       current = [];
       for (const docId of changed) {
@@ -268,9 +277,10 @@ export class LockEngine {
     const token = this.decode(leaseToken);
     let { owned, missingKeys } = await this.readOwned(token);
     const written = new Map<string, StoredLock>();
+    const giveUpAt = this.settings.now() + this.settings.contentionBudgetMs;
     for (let round = 0; ; round++) {
       if (missingKeys.length > 0) throw new LeaseLostError(token.leaseId, missingKeys);
-      if (round >= this.settings.contentionRounds) throw new LockContentionError(owned.map((lock) => lock.body.key), round);
+      if (round > 0 && this.settings.now() > giveUpAt) throw new LockContentionError(owned.map((lock) => lock.body.key), round);
       const now = this.settings.now();
       const expiresAt = now + ttlMs;
       const ops: WriteOp[] = owned.map((lock) => {
@@ -303,6 +313,7 @@ export class LockEngine {
         };
       }
       // Another holder of a shared document wrote in between; our earlier writes in this call stand.
+      await contentionPause(round);
       ({ owned, missingKeys } = await this.readOwned({ ...token, keys: token.keys.filter((key) => changed.includes(key.docId)) }));
     }
   }

@@ -13,8 +13,12 @@ export interface LockSettings {
   retry: { baseDelayMs: number; maxDelayMs: number };
   /** Cap on the retryAfterMs suggested in a conflict (a lease may be released long before it expires). */
   maxRetryAfterMs: number;
-  /** Rounds of re-read and re-write when other writers race on the same documents (not a lock conflict). */
-  contentionRounds: number;
+  /**
+   * How long one call keeps re-reading and re-writing when other writers race on the same documents
+   * (compatible holders of a hot ancestor, say: not a lock conflict) before it gives up with
+   * LockContentionError. Each round lets at least one racer through, so N racers need about N rounds.
+   */
+  contentionBudgetMs: number;
   limits: {
     namespaceMax: number;
     idsPerRequest: number;
@@ -40,7 +44,7 @@ export const DEFAULT_SETTINGS: Readonly<LockSettings> = Object.freeze({
   maxWaitMs: 60_000,
   retry: Object.freeze({ baseDelayMs: 25, maxDelayMs: 1_000 }),
   maxRetryAfterMs: 1_000,
-  contentionRounds: 12,
+  contentionBudgetMs: 2_000,
   limits: Object.freeze({
     namespaceMax: 64,
     idsPerRequest: 500,

@@ -157,6 +157,17 @@ describe('tree locks', () => {
     await engine.release({ leaseToken: grant.leaseToken });
   });
 
+  it('grant 40 concurrent writers of different files in one hot directory at once, without waiting', async () => {
+    const writers = await Promise.all(
+      Array.from({ length: 40 }, (_, index) => engine.acquire({ namespace: 'fs-hot', granularity: 'tree', path: `/hot/dir/file${index}`, owner: `w${index}` })),
+    );
+    const [hot] = await engine.inspect({ namespace: 'fs-hot', granularity: 'tree', path: '/hot' });
+    expect(hot?.holders).toHaveLength(40);
+    expect(hot?.holders.every((holder) => holder.mode === 'IX')).toBe(true);
+    await Promise.all(writers.map((writer) => engine.release({ leaseToken: writer.leaseToken })));
+    expect(await engine.inspect({ namespace: 'fs-hot', granularity: 'tree', path: '/hot/dir/file0' })).toEqual([]);
+  });
+
   it('let writers in different subtrees run together under concurrency, and keep a subtree rename out', async () => {
     const namespace = 'fs-parallel';
     const writers = await Promise.all(
