@@ -7,7 +7,7 @@
  * and a recommendation. Stops what it started on success, failure and Ctrl-C.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { namespaceFor, type Strategy, type WorkloadConfig } from '../loadtests/lib/workload.js';
@@ -28,6 +28,7 @@ import {
   type StrategyResult,
 } from './loadtest/report.js';
 import { dropSeedIndex, seedIndexName, seedTree } from './loadtest/seed.js';
+import { DEFAULT_WARMUP, warmUp } from './loadtest/warmup.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const K6_SCRIPT = join(ROOT, 'loadtests', 'locks.ts');
@@ -37,7 +38,11 @@ interface Stack {
   esUrl: string;
   stop(): Promise<void>;
 }
-type StartStack = (options?: { port?: number; log?: (line: string) => void }) => Promise<Stack>;
+type StartStack = (options?: { port?: number; lambdaPort?: number; log?: (line: string) => void }) => Promise<Stack>;
+// Checked at compile time, loaded only in local mode (so --target needs none of the stack's dependencies).
+type StackModule = typeof import('./stack.js');
+const _signatureCheck: (f: StackModule['startStack']) => StartStack = (f) => f;
+void _signatureCheck;
 
 const log = (line: string): void => console.log(`[loadtest] ${line}`);
 const phase = (line: string): void => console.log(`\n==> ${line}`);
@@ -218,7 +223,16 @@ async function main(argv: string[]): Promise<number> {
       phase('starting the stack (Elasticsearch, lock index, serverless-offline)');
       const startStack = await loadStartStack();
       const stackStarted = Date.now();
-      stack = await startStack({ port: config.port, log: (line) => log(`stack: ${line}`) });
+      mkdirSync(outDir, { recursive: true });
+      const stackLog = join(outDir, 'stack.log');
+      stack = await startStack({
+        ...(config.port ? { port: config.port, lambdaPort: config.port + 1 } : {}),
+        // Everything goes to stack.log; the terminal gets the Elasticsearch lines.
+        log: (line) => {
+          appendFileSync(stackLog, `${line}\n`);
+          if (line.startsWith('[es]')) log(`stack: ${line}`);
+        },
+      });
       baseUrl = stack.baseUrl.replace(/\/+$/, '');
       await waitHealthy(baseUrl, 60_000);
       log(`stack up in ${Math.round((Date.now() - stackStarted) / 1000)} s: ${baseUrl} (Elasticsearch ${stack.esUrl})`);
@@ -241,6 +255,15 @@ async function main(argv: string[]): Promise<number> {
           `[${index}/${runs}] ${strategy} on workload ${workload.name}: steady ${config.schedule.steady.rate} ops/s for ${config.schedule.steady.durationS} s` +
             (config.schedule.ramp.levels.length ? `, ramp ${config.schedule.ramp.levels.join('/')} ops/s` : ''),
         );
+        if (config.warmup > 0) {
+          const warm = await warmUp(baseUrl, `lt-warmup-${runId}`, { ...DEFAULT_WARMUP, concurrency: config.warmup });
+          log(
+            `warm-up: ${warm.rounds} round(s) of up to ${config.warmup} concurrent acquire+release, last round ${warm.lastRoundMs} ms` +
+              (warm.warm ? '' : ' (still slow; early numbers may include cold starts)') +
+              (warm.failures ? `, ${warm.failures} failed: ${warm.sample}` : ''),
+          );
+          if (interrupt.interrupted) break outer;
+        }
         const run = await runK6({ k6, config, workload, strategy, runId, baseUrl, outDir, interrupt });
         if (run.exitCode !== 0) {
           failures++;

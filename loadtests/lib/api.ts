@@ -60,7 +60,7 @@ export class LockApi {
     private readonly baseUrl: string,
     private readonly tags: Record<string, string> = {},
   ) {
-    this.params = { headers: { 'Content-Type': 'application/json' }, responseCallback: expected, timeout: '30s' };
+    this.params = { headers: { 'Content-Type': 'application/json' }, responseCallback: expected, timeout: '12s' };
   }
 
   private post(name: string, body: unknown, tags: Record<string, string>): RefinedResponse {

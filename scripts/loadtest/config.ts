@@ -36,6 +36,8 @@ export interface LoadtestConfig {
   seed: boolean;
   /** Port for serverless-offline when the stack is started here. */
   port?: number;
+  /** Concurrent acquire/release pairs sent before each run to start function instances; 0 disables. */
+  warmup: number;
 }
 
 export class ConfigError extends Error {
@@ -59,6 +61,7 @@ export interface ConfigFile {
   resultsDir?: string;
   seed?: boolean;
   port?: number;
+  warmup?: number;
 }
 
 export const USAGE = `usage: npm run loadtest -- [options]
@@ -68,7 +71,7 @@ checks every critical section for safety, and writes results/<timestamp>/ (repor
 goodput.svg, k6 summaries). Without --target it starts Elasticsearch and serverless-offline itself.
 
   --config FILE        JSON file with any of: strategies, workload, workloads[], steady, ramp, vus,
-                       retry, ttlMs, target, resultsDir, seed, port (flags override it)
+                       retry, ttlMs, target, resultsDir, seed, port, warmup (flags override it)
   --target URL         run against a deployed stage; start nothing
   --smoke              a few seconds per strategy (what CI runs)
   --strategies LIST    e.g. global,document,tree
@@ -86,6 +89,8 @@ goodput.svg, k6 summaries). Without --target it starts Elasticsearch and serverl
   --ttl-ms N           lease TTL (default 15000)
   --results DIR        base folder for results (default results)
   --port N             serverless-offline port when started here
+  --warmup N           concurrent acquire/release pairs that warm the functions before each run
+                       (default 16; 0 disables)
   --no-seed            do not write the tree into an Elasticsearch data index
   --help`;
 
@@ -140,6 +145,7 @@ export function defaultConfig(): LoadtestConfig {
     resultsDir: 'results',
     smoke: false,
     seed: true,
+    warmup: 16,
   };
 }
 
@@ -162,6 +168,7 @@ export function applyConfigFile(config: LoadtestConfig, file: ConfigFile): Loadt
   if (file.resultsDir !== undefined) next.resultsDir = file.resultsDir;
   if (file.seed !== undefined) next.seed = file.seed;
   if (file.port !== undefined) next.port = file.port;
+  if (file.warmup !== undefined) next.warmup = file.warmup;
   return next;
 }
 
@@ -198,6 +205,7 @@ export function validateConfig(config: LoadtestConfig): string[] {
     problems.push('retry delays need 1 <= baseDelayMs <= maxDelayMs');
   }
   if (!Number.isInteger(config.ttlMs) || config.ttlMs < 1000 || config.ttlMs > 900_000) problems.push(`ttlMs must be in 1000..900000 (got ${config.ttlMs})`);
+  if (!Number.isInteger(config.warmup) || config.warmup < 0 || config.warmup > 500) problems.push(`warmup must be 0..500 (got ${config.warmup})`);
   if (config.target !== undefined && !/^https?:\/\/\S+$/.test(config.target)) problems.push(`--target "${config.target}" is not an http(s) URL`);
   return problems;
 }
@@ -235,6 +243,7 @@ export function parseCli(argv: string[]): { config: LoadtestConfig; help: boolea
       results: { type: 'string' },
       port: { type: 'string' },
       'no-seed': { type: 'boolean' },
+      warmup: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -297,6 +306,8 @@ export function parseCli(argv: string[]): { config: LoadtestConfig; help: boolea
   const port = num('port', values.port);
   if (port !== undefined) config.port = port;
   if (values['no-seed']) config.seed = false;
+  const warmup = num('warmup', values.warmup);
+  if (warmup !== undefined) config.warmup = warmup;
   const problems = validateConfig(config);
   if (problems.length > 0 && !values.help) throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
   return { config, help: values.help ?? false };

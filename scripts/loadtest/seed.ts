@@ -50,7 +50,7 @@ export async function seedTree(esUrl: string, index: string, workloads: Workload
       );
     }
   }
-  const result = (await call(`${base}/_bulk?refresh=true`, {
+  const result = (await call(`${base}/${index}/_bulk?refresh=true`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/x-ndjson' },
     body: `${lines.join('\n')}\n`,
