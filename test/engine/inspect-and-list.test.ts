@@ -1,0 +1,47 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@elastic/elasticsearch';
+import type { LockEngine } from '../../functions/core/engine.js';
+import { engineOn, freshLockIndex, testClient } from '../support/engine.js';
+
+let client: Client;
+let index: string;
+let engine: LockEngine;
+
+beforeAll(async () => {
+  client = testClient();
+  index = await freshLockIndex(client, 'list');
+  engine = engineOn(client, index);
+});
+afterAll(async () => client.close());
+
+describe('inspect and list', () => {
+  it('inspect tells who holds each key of a target, in real time, without secrets', async () => {
+    const grant = await engine.acquire({ namespace: 'look', granularity: 'tree', path: '/a/b', mode: 'shared', owner: 'reader' });
+    const states = await engine.inspect({ namespace: 'look', granularity: 'tree', path: '/a/b' });
+    expect(states.map((state) => [state.key, state.holders[0]?.mode, state.holders[0]?.owner])).toEqual(
+      expect.arrayContaining([
+        ['/a', 'IS', 'reader'],
+        ['/a/b', 'S', 'reader'],
+      ]),
+    );
+    expect(JSON.stringify(states)).not.toContain(grant.leaseToken.split('.')[2]);
+    expect(states.every((state) => state.holders.every((holder) => holder.fencingToken > 0))).toBe(true);
+    await engine.release({ leaseToken: grant.leaseToken });
+  });
+
+  it('list finds locks by namespace, owner and path prefix once the index has refreshed', async () => {
+    const grants = await Promise.all([
+      engine.acquire({ namespace: 'listing', granularity: 'tree', path: '/projects/es/readme', owner: 'alice' }),
+      engine.acquire({ namespace: 'listing', granularity: 'tree', path: '/projects/kibana', owner: 'bob' }),
+      engine.acquire({ namespace: 'listing', granularity: 'tree', path: '/projectsX', owner: 'bob' }),
+      engine.acquire({ namespace: 'other', granularity: 'global', owner: 'alice' }),
+    ]);
+    await client.indices.refresh({ index });
+    const keys = async (query: Parameters<LockEngine['list']>[0]) => (await engine.list(query)).map((state) => state.key).sort();
+    expect(await keys({ namespace: 'listing', pathPrefix: '/projects/es' })).toEqual(['/projects/es', '/projects/es/readme']);
+    expect(await keys({ namespace: 'listing', pathPrefix: '/projects' })).toEqual(['/projects', '/projects/es', '/projects/es/readme', '/projects/kibana']);
+    expect(await keys({ owner: 'bob' })).toEqual(['/projects', '/projects/kibana', '/projectsX']);
+    expect(await keys({ namespace: 'other' })).toEqual(['*']);
+    for (const grant of grants) await engine.release({ leaseToken: grant.leaseToken });
+  });
+});
