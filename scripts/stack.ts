@@ -87,7 +87,10 @@ export async function startStack(options: StackOptions = {}): Promise<StackDetai
     if (await portTaken(taken)) throw new Error(`Port ${taken} is already in use; pass another port (options.port / options.lambdaPort) or stop what listens there.`);
   }
 
-  const es = await resolveElasticsearch(log ? (line) => log(`[es] ${line}`) : undefined);
+  // An explicit ES_URL in options.env wins; otherwise ES_URL from the environment, else the project's own node.
+  const es = options.env?.ES_URL
+    ? { url: options.env.ES_URL, ...(options.env.ES_API_KEY ? { apiKey: options.env.ES_API_KEY } : {}), stop: async () => {} }
+    : await resolveElasticsearch(log ? (line) => log(`[es] ${line}`) : undefined);
   const env: Record<string, string> = {
     LOCK_INDEX: process.env.LOCK_INDEX ?? 'locks',
     LOCK_TOKEN_SIGNING_KEY: randomBytes(32).toString('base64'),

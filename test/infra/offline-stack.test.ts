@@ -1,0 +1,120 @@
+/**
+ * End to end over HTTP: startStack (Elasticsearch + serverless-offline running the bundled
+ * functions), then acquire, a conflicting acquire (409 + Retry-After), renew, release, and the
+ * sweeper through the local Lambda invoke endpoint.
+ */
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Client } from '@elastic/elasticsearch';
+import { LockHttpClient, withLock } from '../../functions/client/index.js';
+import { LockHeldError } from '../../functions/core/errors.js';
+import { startStack, type StackDetails } from '../../scripts/stack.js';
+import { contractProblems } from '../support/contract.js';
+import { sleep, testClient } from '../support/engine.js';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+let stack: StackDetails;
+let client: Client;
+const index = `locks-test-offline-${randomBytes(4).toString('hex')}`;
+
+beforeAll(async () => {
+  client = testClient();
+  stack = await startStack({
+    port: await freePort(),
+    lambdaPort: await freePort(),
+    env: { ES_URL: inject('esUrl'), ES_API_KEY: inject('esApiKey'), LOCK_INDEX: index, MAX_CLOCK_SKEW_MS: '50', SWEEP_RATE: 'rate(1 day)' },
+  });
+}, 240_000);
+afterAll(async () => {
+  await stack?.stop();
+  await client.indices.delete({ index }, { ignore: [404] });
+  await client.close();
+});
+
+async function http(method: 'GET' | 'POST', path: string, body?: unknown) {
+  const response = await fetch(`${stack.baseUrl}${path}`, {
+    method,
+    ...(body !== undefined ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
+  });
+  const parsed = { statusCode: response.status, headers: response.headers, body: (await response.json()) as any };
+  expect(contractProblems(method, path.split('?')[0]!, parsed), `${method} ${path} -> ${response.status} ${JSON.stringify(parsed.body)}`).toEqual([]);
+  return parsed;
+}
+
+async function invoke(name: string, payload: unknown) {
+  const response = await fetch(`${stack.lambdaUrl}/2015-03-31/functions/${stack.functionName(name)}/invocations`, { method: 'POST', body: JSON.stringify(payload) });
+  return { functionError: response.headers.get('x-amz-function-error'), payload: (await response.json()) as any };
+}
+
+describe('the stack on serverless-offline', () => {
+  it('health answers 200', async () => {
+    expect((await http('GET', '/health')).body).toMatchObject({ status: 'ok', index });
+  });
+
+  it('acquire, conflicting acquire (409, Retry-After), renew, release', async () => {
+    const body = { namespace: 'e2e', granularity: 'document', ids: ['x-1'], owner: 'alice', ttlMs: 5_000 };
+    const grant = await http('POST', '/acquire', body);
+    expect(grant.statusCode).toBe(200);
+    const conflict = await http('POST', '/acquire', { ...body, owner: 'bob' });
+    expect(conflict.statusCode).toBe(409);
+    expect(conflict.body.conflicts[0].holders[0].owner).toBe('alice');
+    expect(Number(conflict.headers.get('retry-after'))).toBe(Math.ceil(conflict.body.retryAfterMs / 1000));
+    const renewed = await http('POST', '/renew', { leaseToken: grant.body.leaseToken, ttlMs: 10_000 });
+    expect(renewed.statusCode).toBe(200);
+    expect(renewed.body.fencingToken).toBe(grant.body.fencingToken);
+    const released = await http('POST', '/release', { leaseToken: renewed.body.leaseToken });
+    expect(released.body).toEqual({ outcome: 'released', releasedKeys: ['x-1'], missingKeys: [] });
+    expect((await http('POST', '/renew', { leaseToken: renewed.body.leaseToken })).statusCode).toBe(410);
+    expect((await http('POST', '/acquire', { ...body, ttlMs: 'soon' })).statusCode).toBe(400);
+  });
+
+  it('inspect and list', async () => {
+    const grant = await http('POST', '/acquire', { namespace: 'e2e', granularity: 'tree', path: '/t/u', owner: 'carol' });
+    expect((await http('GET', '/inspect?namespace=e2e&granularity=tree&path=/t/u')).body.locks).toHaveLength(2);
+    await client.indices.refresh({ index });
+    expect((await http('GET', '/locks?namespace=e2e&owner=carol')).body.locks.map((lock: { key: string }) => lock.key).sort()).toEqual(['/t', '/t/u']);
+    await http('POST', '/release', { leaseToken: grant.body.leaseToken });
+  });
+
+  it('the sweeper, invoked through the local Lambda endpoint, deletes expired locks', async () => {
+    await http('POST', '/acquire', { namespace: 'e2e', granularity: 'global', owner: 'crashed', ttlMs: 1_000 });
+    await sleep(1_200);
+    await client.indices.refresh({ index });
+    const { functionError, payload } = await invoke('sweeper', {});
+    expect(functionError).toBeNull();
+    expect(payload.deletedLocks).toBeGreaterThanOrEqual(1);
+    expect((await http('GET', '/inspect?namespace=e2e&granularity=global')).body.locks).toEqual([]);
+  });
+
+  it('direct invocation: the grant as a plain object, a refusal as a function error', async () => {
+    const request = { namespace: 'e2e', granularity: 'document', ids: ['d-1'], owner: 'sfn' };
+    const grant = await invoke('acquire', request);
+    expect(grant.functionError).toBeNull();
+    expect(grant.payload.leaseToken).toMatch(/^elk1\./);
+    const refused = await invoke('acquire', { ...request, owner: 'other' });
+    expect(refused.functionError).toBe('Unhandled');
+    // serverless-offline reports errorType "Error" (its worker threads lose the name); Lambda reports error.name.
+    expect(refused.payload.trace[0]).toMatch(/^LockHeldError/);
+    await invoke('release', { leaseToken: grant.payload.leaseToken });
+  });
+
+  it('LockHttpClient and withLock work against it', async () => {
+    const api = new LockHttpClient(stack.baseUrl);
+    const fencing = await withLock(api, { namespace: 'e2e', granularity: 'global', owner: 'client', ttlMs: 1_000 }, async ({ fencingToken }) => {
+      await sleep(1_300);
+      await expect(api.acquire({ namespace: 'e2e', granularity: 'global', owner: 'intruder' })).rejects.toBeInstanceOf(LockHeldError);
+      return fencingToken;
+    });
+    expect(fencing).toBeGreaterThan(0);
+    expect(await api.inspect({ namespace: 'e2e', granularity: 'global' })).toEqual([]);
+  });
+});

@@ -1,0 +1,131 @@
+/**
+ * `serverless package` (osls + serverless-esbuild) without AWS credentials: the CloudFormation it
+ * generates has the functions, their routes (the same as the OpenAPI document's), the sweeper's
+ * schedule, least-privilege IAM, and one small ESM bundle per function that loads in plain Node.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openapi } from '../support/contract.js';
+import { ROOT } from '../../scripts/stack.js';
+
+const run = promisify(execFile);
+const FUNCTIONS = ['acquire', 'renew', 'release', 'inspect', 'list', 'health', 'sweeper'];
+const work = mkdtempSync(join(tmpdir(), 'sls-package-'));
+type Template = { Resources: Record<string, { Type: string; Properties: any; DependsOn?: unknown }> };
+const packaged: Record<string, { dir: string; template: Template }> = {};
+
+async function slsPackage(stage: string, params: string[] = []): Promise<void> {
+  const dir = join(work, stage);
+  const workFolder = `.esbuild/package-test-${process.pid}-${stage}`;
+  const env: NodeJS.ProcessEnv = { ...process.env, ES_URL: 'https://es.example.com:9243', SLS_ESBUILD_WORK_FOLDER: workFolder, SLS_TELEMETRY_DISABLED: '1', AWS_CONFIG_FILE: '/nonexistent', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent' };
+  for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE']) delete env[name];
+  try {
+    await run(process.execPath, [join(ROOT, 'node_modules/osls/bin/serverless.js'), 'package', '--stage', stage, '--package', dir, ...params.map((param) => `--param=${param}`)], {
+      cwd: ROOT,
+      env,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+  } finally {
+    rmSync(join(ROOT, workFolder), { recursive: true, force: true });
+  }
+  packaged[stage] = { dir, template: JSON.parse(readFileSync(join(dir, 'cloudformation-template-update-stack.json'), 'utf8')) as Template };
+}
+
+beforeAll(async () => {
+  await Promise.all([slsPackage('dev'), slsPackage('prod', ['sweepRate=rate(5 minutes)'])]);
+});
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+const resourcesOf = (template: Template, type: string) => Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);
+const logicalId = (name: string) => `${name[0]!.toUpperCase()}${name.slice(1)}LambdaFunction`;
+
+describe('serverless package', () => {
+  it('declares every function on nodejs20.x with the Elasticsearch timeout below the function timeout', () => {
+    const { template } = packaged.dev!;
+    expect(resourcesOf(template, 'AWS::Lambda::Function')).toHaveLength(FUNCTIONS.length);
+    for (const name of FUNCTIONS) {
+      const fn = template.Resources[logicalId(name)]!.Properties;
+      expect(fn.Runtime).toBe('nodejs20.x');
+      expect(fn.Handler).toBe(`functions/handlers/${name}.handler`);
+      const env = fn.Environment.Variables as Record<string, string>;
+      expect(env.ES_URL).toBe('https://es.example.com:9243');
+      expect(Number(env.FUNCTION_TIMEOUT_MS)).toBe(fn.Timeout * 1000);
+      expect(Number(env.ES_REQUEST_TIMEOUT_MS)).toBeLessThan(fn.Timeout * 1000 - 1000);
+      expect(env.ES_API_KEY_PARAMETER).toBe('/es-lease-locks/dev/es-api-key');
+      expect(env.POWERTOOLS_SERVICE_NAME).toBe('es-lease-locks');
+    }
+    expect(template.Resources.AcquireLambdaFunction!.Properties.Timeout).toBeLessThan(30);
+  });
+
+  it('routes the HTTP API exactly as the OpenAPI document says, each to its function', () => {
+    const { template } = packaged.dev!;
+    const routes = resourcesOf(template, 'AWS::ApiGatewayV2::Route').map(([, route]) => {
+      const integration = (route.Properties.Target['Fn::Join'][1][1] as { Ref: string }).Ref;
+      const target = template.Resources[integration]!.Properties.IntegrationUri['Fn::GetAtt'][0] as string;
+      return `${route.Properties.RouteKey} -> ${target}`;
+    });
+    expect(routes.sort()).toEqual(
+      ['GET /health -> HealthLambdaFunction', 'GET /inspect -> InspectLambdaFunction', 'GET /locks -> ListLambdaFunction', 'POST /acquire -> AcquireLambdaFunction', 'POST /release -> ReleaseLambdaFunction', 'POST /renew -> RenewLambdaFunction'].sort(),
+    );
+    const documented = Object.entries(openapi.paths).flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`));
+    expect(routes.map((route) => route.split(' -> ')[0]).sort()).toEqual(documented.sort());
+    for (const [, route] of resourcesOf(template, 'AWS::ApiGatewayV2::Route')) expect(route.Properties.AuthorizationType).toBe('NONE');
+    expect(resourcesOf(template, 'AWS::ApiGatewayV2::Integration').every(([, integration]) => integration.Properties.PayloadFormatVersion === '2.0')).toBe(true);
+  });
+
+  it('schedules the sweeper at the stage parameter rate', () => {
+    const rule = (stage: string) => resourcesOf(packaged[stage]!.template, 'AWS::Events::Rule').map(([, resource]) => resource.Properties);
+    expect(rule('dev')).toEqual([expect.objectContaining({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' })]);
+    expect(rule('dev')[0].Targets[0].Arn['Fn::GetAtt'][0]).toBe('SweeperLambdaFunction');
+    expect(rule('prod')).toEqual([expect.objectContaining({ ScheduleExpression: 'rate(5 minutes)' })]);
+  });
+
+  it('prod requires IAM (SigV4) authorization on every route', () => {
+    const routes = resourcesOf(packaged.prod!.template, 'AWS::ApiGatewayV2::Route');
+    expect(routes).toHaveLength(6);
+    for (const [, route] of routes) expect(route.Properties.AuthorizationType).toBe('AWS_IAM');
+  });
+
+  it('grants least privilege: logs, X-Ray, and only this stage\'s own parameters and secrets', () => {
+    const role = packaged.dev!.template.Resources.IamRoleLambdaExecution!.Properties;
+    const statements = role.Policies[0].PolicyDocument.Statement as Array<{ Action: string[]; Resource: unknown[] }>;
+    const actions = statements.flatMap((statement) => statement.Action).sort();
+    expect(actions).toEqual(['logs:CreateLogGroup', 'logs:CreateLogStream', 'logs:PutLogEvents', 'logs:TagResource', 'secretsmanager:GetSecretValue', 'ssm:GetParameter', 'xray:PutTelemetryRecords', 'xray:PutTraceSegments'].sort());
+    for (const statement of statements) {
+      const text = JSON.stringify(statement.Resource);
+      if (statement.Action.some((action) => action.startsWith('xray:'))) continue;
+      expect(text).not.toBe('["*"]');
+      if (statement.Action.some((action) => action.startsWith('ssm:') || action.startsWith('secretsmanager:'))) expect(text).toContain('es-lease-locks/dev/*');
+    }
+    expect(role.ManagedPolicyArns ?? []).toEqual([]);
+  });
+
+  it('packages each function alone: one small ESM bundle (and its lazy chunks), no node_modules', async () => {
+    const { dir } = packaged.dev!;
+    const zips = readdirSync(dir).filter((file) => file.endsWith('.zip'));
+    expect(zips.sort()).toEqual(FUNCTIONS.map((name) => `${name}.zip`).sort());
+    for (const zip of zips) {
+      expect(statSync(join(dir, zip)).size, zip).toBeLessThan(1_000_000);
+      const { stdout } = await run('unzip', ['-Z1', join(dir, zip)]);
+      const entries = stdout.trim().split('\n');
+      // The handler, plus the chunks esbuild splits off (the SSM / Secrets Manager code is loaded only when configured).
+      expect(entries, zip).toContain(`functions/handlers/${zip.replace('.zip', '')}.mjs`);
+      for (const entry of entries) expect(entry, zip).toMatch(/^functions\/handlers\/[\w-]+\.mjs$/);
+    }
+  });
+
+  it('the bundle loads in a fresh Node process without the AWS SDK and exports the handler', async () => {
+    const { dir } = packaged.dev!;
+    const out = join(work, 'unzipped');
+    await run('unzip', ['-q', '-o', join(dir, 'acquire.zip'), '-d', out]);
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(join(out, 'functions/handlers/acquire.mjs'))}); console.log(typeof m.handler);`], {
+      env: { PATH: process.env.PATH, ES_URL: 'http://127.0.0.1:9', POWERTOOLS_TRACE_ENABLED: 'false' },
+      cwd: tmpdir(),
+    });
+    expect(stdout.trim()).toBe('function');
+  });
+});
