@@ -1,0 +1,121 @@
+/**
+ * `npm run cold-start`: what a cold start costs. Packages the functions exactly as a deploy would
+ * (`serverless package`, esbuild bundles), then prints per function the zip size and the bundle
+ * size, and the init time: importing the bundle in a fresh Node process (median of N runs), plus,
+ * when Elasticsearch answers (ES_URL or the project's own node), the first invocation of acquire
+ * in that fresh process (client creation, index check, one lock round trip).
+ *
+ *   npm run cold-start -- [--runs 7] [--functions acquire,renew]
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { isRunning, localNode } from '../infra/es/local.js';
+import { ROOT } from './stack.js';
+
+const run = promisify(execFile);
+
+function argument(name: string): string | undefined {
+  const index = process.argv.indexOf(`--${name}`);
+  return index >= 0 ? process.argv[index + 1] : undefined;
+}
+
+const runs = Number(argument('runs') ?? 7);
+const only = argument('functions')?.split(',');
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+};
+const kb = (bytes: number): string => `${(bytes / 1024).toFixed(0)} KB`;
+
+const IMPORT_PROBE = `
+const started = performance.now();
+const module = await import(process.env.BUNDLE);
+const imported = performance.now() - started;
+let firstCall = null;
+if (process.env.CALL === '1') {
+  const callStarted = performance.now();
+  const grant = await module.handler({ namespace: 'cold-start', granularity: 'global', owner: 'cold-start', ttlMs: 1000 }, { awsRequestId: 'cold-start', functionName: 'cold-start' });
+  firstCall = performance.now() - callStarted;
+  const release = await import(process.env.RELEASE_BUNDLE);
+  await release.handler({ leaseToken: grant.leaseToken }, { awsRequestId: 'cold-start-release', functionName: 'cold-start' });
+}
+console.log(JSON.stringify({ imported, firstCall }));
+process.exit(0);
+`;
+
+async function main(): Promise<void> {
+  const work = mkdtempSync(join(tmpdir(), 'cold-start-'));
+  const workFolder = `.esbuild/cold-start-${process.pid}`;
+  try {
+    console.log('packaging (serverless package --stage dev)...');
+    await run(process.execPath, [join(ROOT, 'node_modules/osls/bin/serverless.js'), 'package', '--stage', 'dev', '--package', join(work, 'package')], {
+      cwd: ROOT,
+      env: { ...process.env, ES_URL: process.env.ES_URL || 'http://127.0.0.1:9200', SLS_ESBUILD_WORK_FOLDER: workFolder, SLS_TELEMETRY_DISABLED: '1' },
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    const esUrl = process.env.ES_URL || ((await isRunning()) ? localNode().url : undefined);
+    const zips = readdirSync(join(work, 'package'))
+      .filter((file) => file.endsWith('.zip'))
+      .map((file) => file.replace(/\.zip$/, ''))
+      .filter((name) => !only || only.includes(name))
+      .sort();
+    for (const name of new Set([...zips, 'release'])) {
+      await run('unzip', ['-q', '-o', join(work, 'package', `${name}.zip`), '-d', join(work, name)]);
+    }
+    const rows: string[][] = [['function', 'zip', 'bundle (all .mjs)', 'main .mjs', `import, median of ${runs}`, 'min', 'first call (cold)']];
+    for (const name of zips) {
+      const dir = join(work, name, 'functions', 'handlers');
+      const files = readdirSync(dir);
+      const bundleBytes = files.reduce((sum, file) => sum + statSync(join(dir, file)).size, 0);
+      const imports: number[] = [];
+      const calls: number[] = [];
+      for (let index = 0; index < runs; index++) {
+        const call = esUrl !== undefined && name === 'acquire';
+        const { stdout } = await run(process.execPath, ['--input-type=module', '-e', IMPORT_PROBE], {
+          cwd: work,
+          env: {
+            PATH: process.env.PATH,
+            BUNDLE: join(dir, `${name}.mjs`),
+            RELEASE_BUNDLE: join(work, 'release', 'functions', 'handlers', 'release.mjs'),
+            CALL: call ? '1' : '0',
+            ES_URL: esUrl ?? 'http://127.0.0.1:9',
+            ...(process.env.ES_API_KEY ? { ES_API_KEY: process.env.ES_API_KEY } : {}),
+            LOCK_INDEX: 'locks-cold-start',
+            POWERTOOLS_LOG_LEVEL: 'SILENT',
+            POWERTOOLS_METRICS_DISABLED: 'true',
+            POWERTOOLS_TRACE_ENABLED: 'false',
+          },
+        });
+        const probe = JSON.parse(stdout.trim().split('\n').at(-1)!) as { imported: number; firstCall: number | null };
+        imports.push(probe.imported);
+        if (probe.firstCall !== null) calls.push(probe.firstCall);
+      }
+      rows.push([
+        name,
+        kb(statSync(join(work, 'package', `${name}.zip`)).size),
+        kb(bundleBytes),
+        kb(statSync(join(dir, `${name}.mjs`)).size),
+        `${median(imports).toFixed(0)} ms`,
+        `${Math.min(...imports).toFixed(0)} ms`,
+        calls.length > 0 ? `${median(calls).toFixed(0)} ms` : '-',
+      ]);
+    }
+    const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+    for (const row of rows) console.log(row.map((cell, column) => cell.padEnd(widths[column]!)).join('  '));
+    console.log(
+      `\nnode ${process.version} on ${process.platform}/${process.arch}; import = time to load the bundle in a fresh process (Lambda's init phase does this);` +
+        (esUrl ? ` first call = the first acquire in that process against ${esUrl} (index check + grant), then released.` : ' no Elasticsearch answered, so no first-call figure.'),
+    );
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+    rmSync(join(ROOT, workFolder), { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
