@@ -22,6 +22,9 @@ const stack = await startStack({
   log: (line) => {
     if (!quiet && line.trim() !== '') console.log(`  | ${line}`);
   },
+}).catch((error: unknown) => {
+  console.error(`could not start: ${(error as Error).message}`);
+  process.exit(1);
 });
 
 const base = `http://localhost:${port}`;
