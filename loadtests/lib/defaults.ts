@@ -32,7 +32,10 @@ export function defaultSchedule(): Schedule {
   return {
     steady: { rate: 40, durationS: 20 },
     ramp: { levels: [20, 40, 80, 160], stepS: 8, transitionS: 0 },
-    vus: { preAllocated: 20, max: 300 },
+    // Each VU has at most one request in flight, and serverless-offline starts a new function
+    // instance (seconds of CPU here) for every concurrent request beyond the warm ones: a small VU
+    // ceiling keeps the harness from melting the machine. Past it k6 drops iterations (reported).
+    vus: { preAllocated: 10, max: 40 },
     gracefulStopS: 4,
   };
 }
@@ -42,7 +45,7 @@ export function smokeSchedule(): Schedule {
   return {
     steady: { rate: 10, durationS: 3 },
     ramp: { levels: [10, 20], stepS: 2, transitionS: 0 },
-    vus: { preAllocated: 5, max: 50 },
+    vus: { preAllocated: 5, max: 20 },
     gracefulStopS: 3,
   };
 }
