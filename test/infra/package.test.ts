@@ -28,6 +28,8 @@ async function slsPackage(stage: string, params: string[] = []): Promise<void> {
       cwd: ROOT,
       env,
       maxBuffer: 16 * 1024 * 1024,
+    }).catch((error: { stdout?: string; stderr?: string; message: string }) => {
+      throw new Error(`serverless package --stage ${stage} failed:\n${error.stdout ?? ''}\n${error.stderr ?? ''}`);
     });
   } finally {
     rmSync(join(ROOT, workFolder), { recursive: true, force: true });
@@ -36,7 +38,9 @@ async function slsPackage(stage: string, params: string[] = []): Promise<void> {
 }
 
 beforeAll(async () => {
-  await Promise.all([slsPackage('dev'), slsPackage('prod', ['sweepRate=rate(5 minutes)'])]);
+  // One after the other: serverless-esbuild stages its zips in the service's own .serverless/ folder.
+  await slsPackage('dev');
+  await slsPackage('prod', ['sweepRate=rate(5 minutes)']);
 });
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
