@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@elastic/elasticsearch';
-import { contractProblems, fromProxyResult, type ResponseLike } from '../support/contract.js';
+import { contractProblems, fromProxyResult, requestProblems, type ResponseLike } from '../support/contract.js';
 import { sleep, testClient } from '../support/engine.js';
 import { loadHandlers, setFunctionEnv, type Handlers } from '../support/functions.js';
 import { httpEvent, lambdaContext, scheduleEvent, type HttpEventOptions } from '../support/lambda-events.js';
@@ -38,6 +38,8 @@ async function call(path: keyof typeof ROUTE & string, options: HttpEventOptions
   const response = fromProxyResult(await handlers[name](event, lambdaContext(name)));
   expect(contractProblems(method, path, response), `${method} ${path} -> ${response.statusCode} ${JSON.stringify(response.body)}`).toEqual([]);
   expect((response.headers as Record<string, string>)['x-correlation-id']).toBe(event.requestContext.requestId);
+  // What the functions accept, the document accepts too (and the other way round for what they refuse as invalid).
+  if (method === 'POST' && options.body !== undefined && response.statusCode !== 400) expect(requestProblems(method, path, options.body)).toEqual([]);
   return response as ResponseLike & { body: any };
 }
 

@@ -79,6 +79,15 @@ export function contractProblems(method: 'GET' | 'POST', path: string, response:
   return problems;
 }
 
+/** Problems of a request body against the operation's declared request body. */
+export function requestProblems(method: 'GET' | 'POST', path: string, body: unknown): string[] {
+  const operation = (document.paths as Record<string, Record<string, Json>>)[path]?.[method.toLowerCase()];
+  const schema = ((operation?.requestBody as Json | undefined)?.content as Record<string, Json> | undefined)?.['application/json']?.schema as Json | undefined;
+  if (!schema) return [`${method} ${path} declares no JSON request body`];
+  const validate = validatorFor(pointerOf(schema, ''));
+  return validate(body) ? [] : describe(validate.errors);
+}
+
 /** Problems of a value against a named component schema (direct-invocation results, request examples). */
 export function schemaProblems(component: string, value: unknown): string[] {
   if (!(component in document.components.schemas)) return [`no component schema ${component}`];
