@@ -14,7 +14,7 @@ import { namespaceFor, type Strategy, type WorkloadConfig } from '../loadtests/l
 import { runConfig } from '../loadtests/lib/defaults.js';
 import { ensureK6, K6_VERSION } from './k6.js';
 import { checkHolds, formatSafety, parseHoldLog } from './loadtest/checker.js';
-import { ConfigError, parseCli, strategySeconds, USAGE, type LoadtestConfig } from './loadtest/config.js';
+import { ConfigError, parseCli, strategySeconds, USAGE, warmupConcurrency, type LoadtestConfig } from './loadtest/config.js';
 import {
   consoleReport,
   extractResult,
@@ -255,10 +255,11 @@ async function main(argv: string[]): Promise<number> {
           `[${index}/${runs}] ${strategy} on workload ${workload.name}: steady ${config.schedule.steady.rate} ops/s for ${config.schedule.steady.durationS} s` +
             (config.schedule.ramp.levels.length ? `, ramp ${config.schedule.ramp.levels.join('/')} ops/s` : ''),
         );
-        if (config.warmup > 0) {
-          const warm = await warmUp(baseUrl, `lt-warmup-${runId}`, { ...DEFAULT_WARMUP, concurrency: config.warmup });
+        const warmup = warmupConcurrency(config);
+        if (warmup > 0) {
+          const warm = await warmUp(baseUrl, `lt-warmup-${runId}`, { ...DEFAULT_WARMUP, concurrency: warmup });
           log(
-            `warm-up: ${warm.rounds} round(s) of up to ${config.warmup} concurrent acquire+release, last round ${warm.lastRoundMs} ms` +
+            `warm-up: ${warm.rounds} round(s) of up to ${warmup} concurrent acquire+release, last round ${warm.lastRoundMs} ms` +
               (warm.warm ? '' : ' (still slow; early numbers may include cold starts)') +
               (warm.failures ? `, ${warm.failures} failed: ${warm.sample}` : ''),
           );

@@ -36,8 +36,11 @@ export interface LoadtestConfig {
   seed: boolean;
   /** Port for serverless-offline when the stack is started here. */
   port?: number;
-  /** Concurrent acquire/release pairs sent before each run to start function instances; 0 disables. */
-  warmup: number;
+  /**
+   * Concurrent acquire/release pairs sent before each run to start function instances; 0 disables;
+   * undefined: the VU ceiling (each VU has at most one request in flight).
+   */
+  warmup?: number;
 }
 
 export class ConfigError extends Error {
@@ -90,7 +93,7 @@ goodput.svg, k6 summaries). Without --target it starts Elasticsearch and serverl
   --results DIR        base folder for results (default results)
   --port N             serverless-offline port when started here
   --warmup N           concurrent acquire/release pairs that warm the functions before each run
-                       (default 16; 0 disables)
+                       (default: --max-vus; 0 disables)
   --no-seed            do not write the tree into an Elasticsearch data index
   --help`;
 
@@ -145,7 +148,6 @@ export function defaultConfig(): LoadtestConfig {
     resultsDir: 'results',
     smoke: false,
     seed: true,
-    warmup: 16,
   };
 }
 
@@ -205,9 +207,14 @@ export function validateConfig(config: LoadtestConfig): string[] {
     problems.push('retry delays need 1 <= baseDelayMs <= maxDelayMs');
   }
   if (!Number.isInteger(config.ttlMs) || config.ttlMs < 1000 || config.ttlMs > 900_000) problems.push(`ttlMs must be in 1000..900000 (got ${config.ttlMs})`);
-  if (!Number.isInteger(config.warmup) || config.warmup < 0 || config.warmup > 500) problems.push(`warmup must be 0..500 (got ${config.warmup})`);
+  if (config.warmup !== undefined && (!Number.isInteger(config.warmup) || config.warmup < 0 || config.warmup > 500)) problems.push(`warmup must be 0..500 (got ${config.warmup})`);
   if (config.target !== undefined && !/^https?:\/\/\S+$/.test(config.target)) problems.push(`--target "${config.target}" is not an http(s) URL`);
   return problems;
+}
+
+/** Warm-up concurrency: as many as k6 can have requests in flight, unless set. */
+export function warmupConcurrency(config: LoadtestConfig): number {
+  return config.warmup ?? config.schedule.vus.max;
 }
 
 /** Seconds one strategy run takes by the schedule (k6 start-up not included). */

@@ -70,10 +70,12 @@ export interface StrategyResult {
 }
 
 export interface Saturation {
-  /** Highest ramp level (ops/s) kept up with before the first one that was not; null when even the first was not. */
+  /** Highest ramp level (ops/s) that was kept up with; null when none was. */
   sustainedRate: number | null;
-  /** First ramp level where goodput fell below KEEP_UP_RATIO of the offered load; null when none did. */
+  /** First ramp level above sustainedRate (the lowest when none was kept up with); null when every level above kept up. */
   saturatedAt: number | null;
+  /** Levels below sustainedRate that fell short anyway (a transient stall rather than the capacity limit). */
+  shortBelow: number[];
   /** Highest goodput measured in any ramp level, ops/s. */
   peakGoodputRate: number;
   /** The ramp had levels at all. */
@@ -104,20 +106,22 @@ function stage(summary: K6Summary, tag: string, offeredRate: number, seconds: nu
   };
 }
 
+export function keptUp(level: StageStats): boolean {
+  return level.goodputRate >= KEEP_UP_RATIO * level.offeredRate;
+}
+
 export function saturationOf(levels: StageStats[]): Saturation {
-  let sustainedRate: number | null = null;
-  let saturatedAt: number | null = null;
-  for (const level of levels) {
-    if (level.goodputRate >= KEEP_UP_RATIO * level.offeredRate) {
-      sustainedRate = level.offeredRate;
-    } else {
-      saturatedAt = level.offeredRate;
-      break;
-    }
-  }
+  const sorted = [...levels].sort((a, b) => a.offeredRate - b.offeredRate);
+  let highest = -1;
+  sorted.forEach((level, index) => {
+    if (keptUp(level)) highest = index;
+  });
+  const sustained = highest >= 0 ? sorted[highest]! : undefined;
+  const above = sorted[highest + 1];
   return {
-    sustainedRate,
-    saturatedAt,
+    sustainedRate: sustained?.offeredRate ?? null,
+    saturatedAt: above?.offeredRate ?? null,
+    shortBelow: sorted.slice(0, Math.max(0, highest)).filter((level) => !keptUp(level)).map((level) => level.offeredRate),
     peakGoodputRate: Math.max(0, ...levels.map((level) => level.goodputRate)),
     measured: levels.length > 0,
   };
@@ -183,16 +187,18 @@ function ratio(a: number, b: number): string {
 
 export function describeSaturation(s: Saturation, maxLevel: number | undefined): string {
   if (!s.measured) return 'not measured (no ramp)';
-  if (s.saturatedAt === null) return `kept up through ${maxLevel} ops/s (highest level tried)`;
+  const stalls = s.shortBelow.length ? `; fell short at ${s.shortBelow.join(', ')} ops/s too (transient stall)` : '';
+  if (s.saturatedAt === null) return `kept up through ${maxLevel} ops/s (highest level tried)${stalls}`;
   if (s.sustainedRate === null) return `below ${s.saturatedAt} ops/s (first level already short; peak ${round(s.peakGoodputRate)} ops/s)`;
-  return `between ${s.sustainedRate} and ${s.saturatedAt} ops/s (peak goodput ${round(s.peakGoodputRate)} ops/s)`;
+  return `between ${s.sustainedRate} and ${s.saturatedAt} ops/s (peak goodput ${round(s.peakGoodputRate)} ops/s)${stalls}`;
 }
 
 export function saturationCell(s: Saturation, maxLevel: number | undefined): string {
   if (!s.measured) return '-';
-  if (s.saturatedAt === null) return `> ${maxLevel} (not reached)`;
+  const mark = s.shortBelow.length ? ' *' : '';
+  if (s.saturatedAt === null) return `> ${maxLevel} (not reached)${mark}`;
   if (s.sustainedRate === null) return `< ${s.saturatedAt}`;
-  return `${s.sustainedRate}-${s.saturatedAt}`;
+  return `${s.sustainedRate}-${s.saturatedAt}${mark}`;
 }
 
 export function describeWorkload(workload: WorkloadConfig): string {
@@ -423,7 +429,7 @@ function settingsLines(info: RunInfo): string[] {
       (schedule.ramp.levels.length > 0 ? `ramp: ramping-arrival-rate through ${schedule.ramp.levels.join(', ')} ops/s, ${schedule.ramp.stepS} s per level` : 'no ramp'),
     `- client: retries 409/503 with exponential backoff ${retry.baseDelayMs}-${retry.maxDelayMs} ms and jitter` +
       `${retry.honourRetryAfter ? ', waiting at least retryAfterMs (capped at the backoff maximum)' : ''}; gives up after ${retry.budgetMs} ms; lease TTL ${info.config.ttlMs} ms`,
-    `- goodput = operations that acquired, ran their critical section and released; saturation = first ramp level where goodput < ${KEEP_UP_RATIO * 100}% of offered`,
+    `- goodput = operations that acquired, ran their critical section and released; saturation = between the highest ramp level where goodput stayed >= ${KEEP_UP_RATIO * 100}% of offered and the next level (* = a lower level fell short too, a transient stall)`,
     ...(info.seeded ? [`- tree seeded into Elasticsearch index \`${info.seeded.index}\` (${info.seeded.documents} documents)`] : []),
     ...info.notes.map((note) => `- note: ${note}`),
   ];

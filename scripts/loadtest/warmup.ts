@@ -14,7 +14,7 @@ export interface WarmupOptions {
   deadlineMs: number;
 }
 
-export const DEFAULT_WARMUP: WarmupOptions = { concurrency: 16, fastMs: 400, maxRounds: 10, deadlineMs: 90_000 };
+export const DEFAULT_WARMUP: WarmupOptions = { concurrency: 40, fastMs: 400, maxRounds: 10, deadlineMs: 90_000 };
 
 export interface WarmupResult {
   rounds: number;

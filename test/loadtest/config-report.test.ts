@@ -122,10 +122,13 @@ describe('report', () => {
     const global = results[0]!;
     expect(global.steady.goodputRate).toBe(12);
     expect(global.steady.acquire.p95).toBe(900);
-    expect(global.saturation).toEqual({ sustainedRate: 20, saturatedAt: 40, peakGoodputRate: 18, measured: true });
+    expect(global.saturation).toEqual({ sustainedRate: 20, saturatedAt: 40, shortBelow: [], peakGoodputRate: 18, measured: true });
     expect(results[1]!.saturation.saturatedAt).toBeNull();
     expect(results[2]!.saturation).toMatchObject({ sustainedRate: 40, saturatedAt: 80 });
     expect(saturationOf([])).toMatchObject({ measured: false });
+    // A stall at a low level does not hide that a higher level kept up.
+    const stalled = result('tree', summary({ goodput: 800, offered: 800, p95: 1 }, { 20: 20, 40: 10, 80: 80 })).saturation;
+    expect(stalled).toMatchObject({ sustainedRate: 80, saturatedAt: null, shortBelow: [40] });
   });
 
   it('recommends from measured numbers, with the ratio', () => {
