@@ -89,7 +89,11 @@ class Interrupt {
   private forwardTimer: NodeJS.Timeout | undefined;
 
   install(): void {
+    let last = 0;
     const onSignal = (signal: NodeJS.Signals): void => {
+      // npm/npx forward the terminal's Ctrl-C to us as well: signals this close together are one press.
+      if (Date.now() - last < 1000) return;
+      last = Date.now();
       this.count++;
       if (this.count === 1) {
         console.error(`\n[loadtest] ${signal}: stopping k6, then the stack (press Ctrl-C again to hurry)`);
@@ -286,6 +290,10 @@ async function main(argv: string[]): Promise<number> {
             break outer;
           }
           continue;
+        }
+        if (interrupt.interrupted) {
+          notes.push(`${strategy} on ${workload.name} was interrupted; its partial numbers are left out of the report (see ${relative(outDir, run.summaryPath)})`);
+          break outer;
         }
         const summary = JSON.parse(readFileSync(run.summaryPath, 'utf8')) as K6Summary;
         const result = extractResult({

@@ -179,8 +179,9 @@ function round(value: number, digits = 1): string {
   return value.toFixed(digits);
 }
 
+/** "3.1x" (a relative to b); "more than" when b is 0. */
 function ratio(a: number, b: number): string {
-  if (b <= 0) return a > 0 ? 'infinitely more' : 'the same';
+  if (b <= 0) return a > 0 ? 'more than' : '1.0x';
   const r = a / b;
   return r >= 10 ? `${Math.round(r)}x` : `${r.toFixed(1)}x`;
 }
@@ -268,13 +269,20 @@ export function recommend(workload: WorkloadConfig, results: StrategyResult[]): 
         (runnerUp !== worst ? ` and ${ratio(winner.steady.goodputRate, runnerUp.steady.goodputRate)} that of ${runnerUp.strategy}` : '') +
         ` at ${offered} ops/s offered`
       : `${winner.strategy}: the only strategy that ran cleanly`;
-  } else if (basis === 'peak') {
-    const next = others.sort((a, b) => b.saturation.peakGoodputRate - a.saturation.peakGoodputRate)[0];
-    headline =
-      `${winner.strategy}: same goodput as ${tiedOnGoodput.filter((r) => r !== winner).map((r) => r.strategy).join(' and ')} at ${offered} ops/s, ` +
-      `but ${next ? `${ratio(winner.saturation.peakGoodputRate, next.saturation.peakGoodputRate)} the peak goodput of ${next.strategy}` : 'the highest peak goodput'} under the ramp`;
   } else {
-    headline = `${winner.strategy}: goodput tied at ${offered} ops/s offered; lowest acquire p95 (${round(winner.steady.acquire.p95)} ms)`;
+    const tiedWith = tiedOnGoodput.filter((r) => r !== winner).map((r) => r.strategy).join(' and ');
+    const behind = ranked.filter((r) => !tiedOnGoodput.includes(r));
+    const worst = behind[behind.length - 1];
+    const tie =
+      `${winner.strategy}: ties ${tiedWith} on goodput at ${offered} ops/s offered` +
+      (worst ? ` (${ratio(winner.steady.goodputRate, worst.steady.goodputRate)} ${worst.strategy}'s)` : '');
+    if (basis === 'peak') {
+      const next = tiedOnGoodput.filter((r) => r !== winner).sort((a, b) => b.saturation.peakGoodputRate - a.saturation.peakGoodputRate)[0]!;
+      headline = `${tie}, and reaches ${ratio(winner.saturation.peakGoodputRate, next.saturation.peakGoodputRate)} ${next.strategy}'s peak goodput under the ramp (${round(winner.saturation.peakGoodputRate)} vs ${round(next.saturation.peakGoodputRate)} ops/s)`;
+    } else {
+      const next = tiedOnGoodput.filter((r) => r !== winner).sort((a, b) => a.steady.acquire.p95 - b.steady.acquire.p95)[0]!;
+      headline = `${tie}, with the lowest acquire p95 (${round(winner.steady.acquire.p95)} ms vs ${round(next.steady.acquire.p95)} ms for ${next.strategy})`;
+    }
   }
   for (const r of [winner, ...others]) {
     reasons.push(
