@@ -268,7 +268,7 @@ export function recommend(workload: WorkloadConfig, results: StrategyResult[]): 
       ? `${winner.strategy}: ${ratio(winner.steady.goodputRate, worst.steady.goodputRate)} the goodput of ${worst.strategy}` +
         (runnerUp !== worst ? ` and ${ratio(winner.steady.goodputRate, runnerUp.steady.goodputRate)} that of ${runnerUp.strategy}` : '') +
         ` at ${offered} ops/s offered`
-      : `${winner.strategy}: the only strategy that ran cleanly`;
+      : `${winner.strategy}: ${results.length === 1 ? 'the only strategy measured' : 'the only strategy that ran cleanly'}`;
   } else {
     const tiedWith = tiedOnGoodput.filter((r) => r !== winner).map((r) => r.strategy).join(' and ');
     const behind = ranked.filter((r) => !tiedOnGoodput.includes(r));
