@@ -243,6 +243,7 @@ export function recommend(workload: WorkloadConfig, results: StrategyResult[]): 
   const lowestP95 = (candidates: StrategyResult[]): StrategyResult => [...candidates].sort((a, b) => a.steady.acquire.p95 - b.steady.acquire.p95)[0]!;
   let winner = best;
   let basis: 'goodput' | 'peak' | 'latency' = 'goodput';
+  let latencyField: StrategyResult[] = [];
   if (tiedOnGoodput.length > 1) {
     if (tiedOnGoodput.every((r) => r.saturation.measured)) {
       const byPeak = [...tiedOnGoodput].sort((a, b) => b.saturation.peakGoodputRate - a.saturation.peakGoodputRate);
@@ -251,12 +252,31 @@ export function recommend(workload: WorkloadConfig, results: StrategyResult[]): 
         winner = byPeak[0]!;
         basis = 'peak';
       } else {
-        winner = lowestP95(tiedOnPeak);
+        latencyField = tiedOnPeak;
         basis = 'latency';
       }
     } else {
-      winner = lowestP95(tiedOnGoodput);
+      latencyField = tiedOnGoodput;
       basis = 'latency';
+    }
+  }
+  if (basis === 'latency') {
+    winner = lowestP95(latencyField);
+    const second = lowestP95(latencyField.filter((r) => r !== winner));
+    // Latencies a couple of ms apart at a light load say nothing: call it a tie.
+    if (second.steady.acquire.p95 - winner.steady.acquire.p95 <= Math.max(2, TIE_RATIO * 2 * second.steady.acquire.p95)) {
+      const behind = ranked.filter((r) => !latencyField.includes(r));
+      const lines = eligible.map((r) => reasonLine(r, offered, maxLevel(r)));
+      return {
+        workload: workload.name,
+        winner: null,
+        headline:
+          `no clear winner at ${offered} ops/s offered: ${latencyField.map((r) => r.strategy).join(', ')} are within a few percent on goodput` +
+          `${latencyField.every((r) => r.saturation.measured) ? ', ramp peak' : ''} and acquire p95` +
+          (behind.length ? ` (${behind.map((r) => r.strategy).join(', ')} behind)` : '') +
+          '; more load or more contention would separate them',
+        reasons: [...reasons, ...lines],
+      };
     }
   }
   const others = eligible.filter((r) => r !== winner);
@@ -284,15 +304,17 @@ export function recommend(workload: WorkloadConfig, results: StrategyResult[]): 
       headline = `${tie}, with the lowest acquire p95 (${round(winner.steady.acquire.p95)} ms vs ${round(next.steady.acquire.p95)} ms for ${next.strategy})`;
     }
   }
-  for (const r of [winner, ...others]) {
-    reasons.push(
-      `${r.strategy}: ${round(r.steady.goodputRate)} ops/s goodput of ${offered} offered, acquire p50/p95/p99 ` +
-        `${round(r.steady.acquire.p50)}/${round(r.steady.acquire.p95)}/${round(r.steady.acquire.p99)} ms, ` +
-        `${round(r.steady.conflictRate * 100)}% of acquire requests conflicted, ${r.steady.gaveUp} gave up; ` +
-        `saturation ${describeSaturation(r.saturation, maxLevel(r))}.`,
-    );
-  }
+  for (const r of [winner, ...others]) reasons.push(reasonLine(r, offered, maxLevel(r)));
   return { workload: workload.name, winner: winner.strategy, headline, reasons };
+}
+
+function reasonLine(r: StrategyResult, offered: number, maxLevel: number | undefined): string {
+  return (
+    `${r.strategy}: ${round(r.steady.goodputRate)} ops/s goodput of ${offered} offered, acquire p50/p95/p99 ` +
+    `${round(r.steady.acquire.p50)}/${round(r.steady.acquire.p95)}/${round(r.steady.acquire.p99)} ms, ` +
+    `${round(r.steady.conflictRate * 100)}% of acquire requests conflicted, ${r.steady.gaveUp} gave up; ` +
+    `saturation ${describeSaturation(r.saturation, maxLevel)}.`
+  );
 }
 
 /** When several workloads were measured and their winners differ, say which won where (measured facts only). */

@@ -144,6 +144,16 @@ describe('report', () => {
     expect(rec.headline).toBe('document: 3.3x the goodput of global at 40 ops/s offered');
   });
 
+  it('calls it a tie when goodput, peak and latency are all close', () => {
+    const even = (strategy: Strategy, p95: number): StrategyResult => result(strategy, summary({ goodput: 800, offered: 800, p95 }, { 20: 20, 40: 40, 80: 80 }));
+    const rec = recommend(workload, [even('global', 3), even('document', 2), even('tree', 2.5)]);
+    expect(rec.winner).toBeNull();
+    expect(rec.headline).toMatch(/^no clear winner at 40 ops\/s offered: (global|document|tree), .* are within a few percent/);
+    expect(rec.reasons).toHaveLength(3);
+    // A clear latency gap still decides.
+    expect(recommend(workload, [even('global', 300), even('document', 20)]).winner).toBe('document');
+  });
+
   it('never recommends an unsafe or failing strategy', () => {
     const unsafe = { ...results[1]!, safety: { ok: false, holds: 10, violationCount: 2, warningCount: 0 } };
     const failing = result('tree', summary({ goodput: 800, offered: 800, p95: 1 }, {}, 0.2));
