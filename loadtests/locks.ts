@@ -218,7 +218,7 @@ export default function (): void {
   } finally {
     end = Date.now();
     // Always release, even when the critical section failed; retry only what is retryable.
-    for (let attempt = 0; attempt < 3; attempt++) {
+    for (let attempt = 0; attempt < 6; attempt++) {
       const released = api.release(grant.leaseToken, tags);
       if (released.ok) {
         releaseOutcome = released.outcome;
@@ -228,7 +228,7 @@ export default function (): void {
         logError(`release ${released.status}`, released.body);
         break;
       }
-      sleep((50 * (attempt + 1)) / 1000);
+      sleep((100 * 2 ** attempt * (0.5 + Math.random() / 2)) / 1000);
     }
     const record: HoldRecord = {
       strategy: cfg.strategy,

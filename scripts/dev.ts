@@ -19,6 +19,7 @@ const stack = await startStack({
   port,
   lambdaPort,
   env,
+  watch: true,
   log: (line) => {
     if (!quiet && line.trim() !== '') console.log(`  | ${line}`);
   },

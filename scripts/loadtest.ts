@@ -38,7 +38,7 @@ interface Stack {
   esUrl: string;
   stop(): Promise<void>;
 }
-type StartStack = (options?: { port?: number; lambdaPort?: number; log?: (line: string) => void }) => Promise<Stack>;
+type StartStack = (options?: { port?: number; lambdaPort?: number; log?: (line: string) => void; inProcess?: boolean }) => Promise<Stack>;
 // Checked at compile time, loaded only in local mode (so --target needs none of the stack's dependencies).
 type StackModule = typeof import('./stack.js');
 const _signatureCheck: (f: StackModule['startStack']) => StartStack = (f) => f;
@@ -231,6 +231,9 @@ async function main(argv: string[]): Promise<number> {
       const stackLog = join(outDir, 'stack.log');
       stack = await startStack({
         ...(config.port ? { port: config.port, lambdaPort: config.port + 1 } : {}),
+        // One warm handler instance serving requests concurrently: the run measures the locks, not
+        // serverless-offline starting a worker per concurrent request. LOADTEST_LAMBDA_WORKERS=1 restores that.
+        inProcess: process.env.LOADTEST_LAMBDA_WORKERS !== '1',
         // Everything goes to stack.log; the terminal gets the Elasticsearch lines.
         log: (line) => {
           appendFileSync(stackLog, `${line}\n`);

@@ -30,6 +30,14 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** How long to wait for GET /health to answer 200 (default 180 s: the first run bundles the functions). */
   readyTimeoutMs?: number;
+  /** Rebuild the bundles when source files change (for `npm run dev`; off by default so measurements never hit a rebuild). */
+  watch?: boolean;
+  /**
+   * Run the handlers inside the serverless-offline process instead of one worker per concurrent
+   * request. Load tests use it: starting a worker costs seconds of CPU on a 2-core machine, which
+   * would measure the harness instead of the locks. The handlers keep no per-request module state.
+   */
+  inProcess?: boolean;
 }
 
 export interface Stack {
@@ -120,7 +128,17 @@ export async function startStack(options: StackOptions = {}): Promise<StackDetai
 
   // Each stack bundles into its own folder, so that two stacks (tests, dev, a load test) never share one.
   const workFolder = `.esbuild/stack-${port}`;
-  const child = spawn(process.execPath, [OSLS_BIN, 'offline', 'start', '--stage', 'local'], {
+  const offlineArgs = [
+    'offline',
+    'start',
+    '--stage',
+    'local',
+    // Keep warm instances for the whole run: idle ones would otherwise be stopped after 60 s.
+    '--terminateIdleLambdaTime',
+    '3600',
+    ...(options.inProcess ? ['--useInProcess'] : []),
+  ];
+  const child = spawn(process.execPath, [OSLS_BIN, ...offlineArgs], {
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -130,6 +148,7 @@ export async function startStack(options: StackOptions = {}): Promise<StackDetai
       OFFLINE_HTTP_PORT: String(port),
       OFFLINE_LAMBDA_PORT: String(lambdaPort),
       SLS_ESBUILD_WORK_FOLDER: workFolder,
+      ...(options.watch ? {} : { SLS_ESBUILD_WATCH_PATTERN: '.no-watch/none' }),
       SLS_TELEMETRY_DISABLED: '1',
       SLS_NOTIFICATIONS_MODE: 'off',
       FORCE_COLOR: '0',

@@ -22,8 +22,11 @@ interface HeldKey {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-/** Up to 1, 2, 4 ... 32 ms, jittered: long enough to let a racing writer through, short against a lease. */
-const contentionPause = (round: number): Promise<void> => sleep(Math.random() * Math.min(32, 2 ** round));
+/**
+ * Jittered exponential pause between rounds (up to 1, 2, 4 ... 128 ms): N writers racing on one document
+ * need about N rounds, and spreading them out wastes fewer round trips than hammering.
+ */
+const contentionPause = (round: number): Promise<void> => sleep(Math.random() * Math.min(128, 2 ** round));
 
 export class LockEngine {
   readonly settings: Readonly<LockSettings>;
@@ -215,7 +218,8 @@ export class LockEngine {
     const removed: StoredHolder[] = [];
     const missing: string[] = [];
     let current = locks;
-    const giveUpAt = this.settings.now() + this.settings.contentionBudgetMs;
+    // Giving a lease up (or rolling one back) matters more than taking one: it gets three times the budget.
+    const giveUpAt = this.settings.now() + 3 * this.settings.contentionBudgetMs;
     for (let round = 0; current.length > 0; round++) {
       if (round > 0 && this.settings.now() > giveUpAt) throw new LockContentionError(current.map((lock) => lock.body.key), round);
       const now = this.settings.now();
@@ -277,7 +281,8 @@ export class LockEngine {
     const token = this.decode(leaseToken);
     let { owned, missingKeys } = await this.readOwned(token);
     const written = new Map<string, StoredLock>();
-    const giveUpAt = this.settings.now() + this.settings.contentionBudgetMs;
+    // A renewal keeps a lease alive: like a release it gets three times the budget of an acquire.
+    const giveUpAt = this.settings.now() + 3 * this.settings.contentionBudgetMs;
     for (let round = 0; ; round++) {
       if (missingKeys.length > 0) throw new LeaseLostError(token.leaseId, missingKeys);
       if (round > 0 && this.settings.now() > giveUpAt) throw new LockContentionError(owned.map((lock) => lock.body.key), round);

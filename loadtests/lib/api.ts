@@ -91,7 +91,10 @@ export class LockApi {
         },
       };
     }
-    if (response.status === 409) return { kind: 'conflict', retryAfterMs: retryAfter(response, parsed), durationMs };
+    // LockContentionError (503): too many writers raced on the same lock documents (a hot global lock,
+    // a hot ancestor). Like a conflict it means "busy, try later", and a real client treats it so.
+    const busy = response.status === 409 || (response.status === 503 && parsed?.error === 'LockContentionError');
+    if (busy) return { kind: 'conflict', retryAfterMs: retryAfter(response, parsed), durationMs };
     if (response.status === 503) return { kind: 'unavailable', retryAfterMs: retryAfter(response, parsed), durationMs };
     return { kind: 'error', status: response.status, body: snippet(response), durationMs };
   }

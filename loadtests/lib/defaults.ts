@@ -30,12 +30,13 @@ export interface Schedule {
 
 export function defaultSchedule(): Schedule {
   return {
-    steady: { rate: 40, durationS: 20 },
-    ramp: { levels: [20, 40, 80, 160], stepS: 8, transitionS: 0 },
-    // Each VU has at most one request in flight, and serverless-offline starts a new function
-    // instance (seconds of CPU here) for every concurrent request beyond the warm ones: a small VU
-    // ceiling keeps the harness from melting the machine. Past it k6 drops iterations (reported).
-    vus: { preAllocated: 10, max: 40 },
+    steady: { rate: 60, durationS: 20 },
+    ramp: { levels: [40, 80, 160, 320], stepS: 8, transitionS: 0 },
+    // Each VU has at most one request in flight. The local stack serves the handlers in process
+    // (scripts/stack.ts `inProcess`), so 100 VUs cost little; past the ceiling k6 drops iterations
+    // (reported), which is how an overloaded strategy shows. With LOADTEST_LAMBDA_WORKERS=1 (a worker
+    // started per concurrent request, seconds of CPU each here) use --max-vus 40 or less.
+    vus: { preAllocated: 20, max: 100 },
     gracefulStopS: 4,
   };
 }
