@@ -252,9 +252,10 @@ export class LockEngine {
 
   private decode(leaseToken: string): DecodedToken & { keys: PlannedKey[] } {
     const decoded = decodeToken(leaseToken, this.settings.tokenSigningKey);
-    // The target inside a token is input like any other: the same rules apply.
-    const request = this.parseAcquire({ ...flattenTarget(decoded.target), mode: decoded.mode, owner: 'token' });
-    return { ...decoded, keys: planKeys(request.target, decoded.mode) };
+    // The target inside a token is input like any other and goes through the same rules, unless the
+    // MAC shows that this engine issued it (after validating it at acquire).
+    const target = decoded.signed ? decoded.target : this.parseAcquire({ ...flattenTarget(decoded.target), mode: decoded.mode, owner: 'token' }).target;
+    return { ...decoded, keys: planKeys(target, decoded.mode) };
   }
 
   /** Reads the lease's documents and checks the token's secret; throws LeaseTokenMismatchError before any write. */
