@@ -10,9 +10,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { createConnection } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { portAnswers } from '../infra/es/local.js';
 import { resolveElasticsearch } from '../infra/es/target.js';
 import { createElasticsearchClient, ensureLockIndex } from '../functions/store/index.js';
 
@@ -54,17 +54,6 @@ export interface StackDetails extends Stack {
   lockIndex: string;
 }
 
-async function portTaken(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
@@ -92,7 +81,7 @@ export async function startStack(options: StackOptions = {}): Promise<StackDetai
   };
 
   for (const taken of [port, lambdaPort]) {
-    if (await portTaken(taken)) throw new Error(`Port ${taken} is already in use; pass another port (options.port / options.lambdaPort) or stop what listens there.`);
+    if (await portAnswers(taken)) throw new Error(`Port ${taken} is already in use; pass another port (options.port / options.lambdaPort) or stop what listens there.`);
   }
 
   // An explicit ES_URL in options.env wins; otherwise ES_URL from the environment, else the project's own node.

@@ -156,7 +156,8 @@ function writeNodeConfig(node: LocalNode): string {
   return configDir;
 }
 
-async function portAnswers(port: number): Promise<boolean> {
+/** Whether something accepts connections on 127.0.0.1:port. */
+export async function portAnswers(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = createConnection({ host: '127.0.0.1', port });
     socket.once('connect', () => {
