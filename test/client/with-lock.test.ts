@@ -4,7 +4,7 @@ import type { Client } from '@elastic/elasticsearch';
 import { LockHttpClient, withLock, type Locker } from '../../functions/client/index.js';
 import { LeaseLostError, LockHeldError, StoreUnavailableError } from '../../functions/core/errors.js';
 import type { LockEngine } from '../../functions/core/engine.js';
-import { engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
+import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 import { loadHandlers, setFunctionEnv } from '../support/functions.js';
 import { serveHandlers } from '../support/http-bridge.js';
 
@@ -25,7 +25,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.close();
   await client.indices.delete({ index: httpIndex }, { ignore: [404] });
-  await client.close();
+  await closeTestClient(client);
 });
 
 const target = (id: string, ttlMs = 1_000) => ({ namespace: 'wl', granularity: 'document' as const, ids: [id], owner: 'worker', ttlMs });

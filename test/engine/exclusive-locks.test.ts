@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@elastic/elasticsearch';
 import { LeaseLostError, LeaseTokenMismatchError, LockHeldError } from '../../functions/core/errors.js';
 import type { LockEngine } from '../../functions/core/engine.js';
-import { engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
+import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
 let client: Client;
 let engine: LockEngine;
@@ -14,7 +14,7 @@ beforeAll(async () => {
   engine = engineOn(client, index);
   signed = engineOn(client, index, { tokenSigningKey: Buffer.alloc(32, 7) });
 });
-afterAll(async () => client.close());
+afterAll(async () => closeTestClient(client));
 
 const doc = (id: string, owner = 'worker') => ({ namespace: 'orders', granularity: 'document', ids: [id], owner });
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@elastic/elasticsearch';
 import type { LockEngine } from '../../functions/core/engine.js';
-import { engineOn, freshLockIndex, testClient } from '../support/engine.js';
+import { closeTestClient, engineOn, freshLockIndex, testClient } from '../support/engine.js';
 
 let client: Client;
 let index: string;
@@ -12,7 +12,7 @@ beforeAll(async () => {
   index = await freshLockIndex(client, 'list');
   engine = engineOn(client, index);
 });
-afterAll(async () => client.close());
+afterAll(async () => closeTestClient(client));
 
 describe('inspect and list', () => {
   it('inspect tells who holds each key of a target, in real time, without secrets', async () => {

@@ -4,7 +4,7 @@ import { LeaseLostError, StoreUnavailableError } from '../../functions/core/erro
 import { LockEngine } from '../../functions/core/engine.js';
 import type { LockStore, WriteOp } from '../../functions/core/store.js';
 import { ElasticsearchLockStore, createElasticsearchClient } from '../../functions/store/index.js';
-import { engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
+import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
 let client: Client;
 let index: string;
@@ -15,7 +15,7 @@ beforeAll(async () => {
   index = await freshLockIndex(client, 'leases');
   engine = engineOn(client, index);
 });
-afterAll(async () => client.close());
+afterAll(async () => closeTestClient(client));
 
 describe('fencing tokens', () => {
   it('strictly increase for a key across grants, releases, takeovers and renewals of others', async () => {

@@ -3,7 +3,7 @@ import type { Client } from '@elastic/elasticsearch';
 import { LockHeldError } from '../../functions/core/errors.js';
 import type { LockEngine } from '../../functions/core/engine.js';
 import type { RequestedMode } from '../../functions/core/model.js';
-import { engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
+import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
 let client: Client;
 let engine: LockEngine;
@@ -12,7 +12,7 @@ beforeAll(async () => {
   client = testClient();
   engine = engineOn(client, await freshLockIndex(client, 'shared'));
 });
-afterAll(async () => client.close());
+afterAll(async () => closeTestClient(client));
 
 const global = (namespace: string, mode: RequestedMode, owner: string, ttlMs = 10_000) => ({ namespace, granularity: 'global', mode, owner, ttlMs });
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@elastic/elasticsearch';
 import { ValidationError } from '../../functions/core/errors.js';
 import type { LockEngine } from '../../functions/core/engine.js';
-import { engineOn, freshLockIndex, testClient } from '../support/engine.js';
+import { closeTestClient, engineOn, freshLockIndex, testClient } from '../support/engine.js';
 
 let client: Client;
 let index: string;
@@ -13,7 +13,7 @@ beforeAll(async () => {
   index = await freshLockIndex(client, 'validation');
   engine = engineOn(client, index);
 });
-afterAll(async () => client.close());
+afterAll(async () => closeTestClient(client));
 
 const valid = { namespace: 'ns', granularity: 'tree', path: '/a/b', owner: 'me' };
 const documents = { namespace: 'ns', granularity: 'document', ids: ['x'], owner: 'me' };

@@ -10,10 +10,20 @@ export function testClient(): Client {
   return createElasticsearchClient({ url: inject('esUrl'), ...(apiKey ? { apiKey } : {}), requestTimeoutMs: 30_000 });
 }
 
+const createdIndices = new Set<string>();
+
 export async function freshLockIndex(client: Client, label: string): Promise<string> {
   const index = `locks-test-${label}-${randomBytes(4).toString('hex')}`;
   await ensureLockIndex(client, index);
+  createdIndices.add(index);
   return index;
+}
+
+/** Deletes the lock indices this test file created, then closes the client. */
+export async function closeTestClient(client: Client): Promise<void> {
+  if (createdIndices.size > 0) await client.indices.delete({ index: [...createdIndices] }, { ignore: [404] });
+  createdIndices.clear();
+  await client.close();
 }
 
 export function engineOn(client: Client, index: string, settings: SettingsOverrides = {}) {
