@@ -332,9 +332,10 @@ export class LockEngine {
     const { leaseToken } = parseWith(releaseSchema, input);
     const token = this.decode(leaseToken);
     const now = this.settings.now();
-    const releasedKeys: string[] = [];
     let remaining = token.keys;
-    let expired = token.expiresAt !== undefined && token.expiresAt <= now;
+    // Past its end when released: for a document deleted on the fast path the token's own expiry is
+    // exact (the document was as the token's write left it); for the others the documents say.
+    let expired = false;
 
     // Signed token, and we were alone on every document at our last write: each document is exactly as
     // that write left it (then deleting it releases only us), or its delete fails and we read it.
@@ -346,28 +347,24 @@ export class LockEngine {
           return { kind: 'delete', docId: key.docId, ifSeqNo: hint.seqNo, ifPrimaryTerm: hint.primaryTerm } satisfies WriteOp;
         }),
       );
-      remaining = token.keys.filter((key, index) => {
-        if (outcomes[index]!.ok) releasedKeys.push(key.key);
-        return !outcomes[index]!.ok;
-      });
-    } else {
-      expired = false;
+      remaining = token.keys.filter((_, index) => !outcomes[index]!.ok);
+      if (remaining.length < token.keys.length && token.expiresAt !== undefined && token.expiresAt <= now) expired = true;
     }
 
+    let missing: string[] = [];
     if (remaining.length > 0) {
       const { owned, missingKeys } = await this.readOwned({ ...token, keys: remaining });
       const nowAfterRead = this.settings.now();
       expired ||= owned.some((lock) => lock.body.holders.some((holder) => holder.lease === token.leaseId && holder.expiresAt <= nowAfterRead));
       const result = await this.removeLease(owned, token.leaseId);
-      const missing = [...missingKeys, ...result.missing];
-      return {
-        leaseId: token.leaseId,
-        outcome: missing.length === token.keys.length ? 'not_held' : missing.length > 0 ? 'partially_held' : expired ? 'expired' : 'released',
-        releasedKeys: token.keys.map((key) => key.key).filter((key) => !missing.includes(key)),
-        missingKeys: missing,
-      };
+      missing = [...missingKeys, ...result.missing];
     }
-    return { leaseId: token.leaseId, outcome: expired ? 'expired' : 'released', releasedKeys, missingKeys: [] };
+    return {
+      leaseId: token.leaseId,
+      outcome: missing.length === token.keys.length ? 'not_held' : missing.length > 0 ? 'partially_held' : expired ? 'expired' : 'released',
+      releasedKeys: token.keys.map((key) => key.key).filter((key) => !missing.includes(key)),
+      missingKeys: missing,
+    };
   }
 
   /** Who holds each key of a target now (realtime). Keys nobody holds are left out. */

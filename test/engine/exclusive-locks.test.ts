@@ -111,6 +111,20 @@ describe('exclusive locks', () => {
     expect((await signed.release({ leaseToken: later.leaseToken })).outcome).toBe('not_held');
   });
 
+  it.each([
+    ['unsigned', () => engine],
+    ['signed', () => signed],
+  ])('release past the lease but before anyone took it says expired; after a renewal, even with the old token, released (%s tokens)', async (_, pick) => {
+    const locks = pick();
+    const lapsed = await locks.acquire({ ...doc('o-10'), ttlMs: 1_000 });
+    await sleep(1_100);
+    expect((await locks.release({ leaseToken: lapsed.leaseToken })).outcome).toBe('expired');
+    const renewedLater = await locks.acquire({ ...doc('o-11'), ttlMs: 1_000 });
+    await locks.renew({ leaseToken: renewedLater.leaseToken, ttlMs: 30_000 });
+    await sleep(1_100);
+    expect((await locks.release({ leaseToken: renewedLater.leaseToken })).outcome).toBe('released');
+  });
+
   it('waits when asked: a bounded wait gets the lock once the holder releases', async () => {
     const holder = await engine.acquire(doc('o-9', 'holder'));
     setTimeout(() => void engine.release({ leaseToken: holder.leaseToken }), 300);
