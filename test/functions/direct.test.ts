@@ -2,27 +2,15 @@
  * Direct invocation (Step Functions lambda:invoke, EventBridge, SDK invoke): the same JSON as the
  * HTTP body in, the plain result out; refusals are thrown errors whose names a state machine matches.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Client } from '@elastic/elasticsearch';
+import { describe, expect, it } from 'vitest';
 import { INVOCATION_ERROR_NAMES } from '../../functions/runtime/errors.js';
 import { LockHeldError } from '../../functions/core/errors.js';
 import { schemaProblems } from '../support/contract.js';
-import { sleep, testClient } from '../support/engine.js';
-import { loadHandlers, setFunctionEnv, type Handlers } from '../support/functions.js';
+import { sleep } from '../support/engine.js';
+import { functionsUnderTest, type Handlers } from '../support/functions.js';
 import { lambdaContext, scheduleEvent } from '../support/lambda-events.js';
 
-const index = setFunctionEnv({ label: 'direct' });
-let handlers: Handlers;
-let client: Client;
-
-beforeAll(async () => {
-  handlers = await loadHandlers();
-  client = testClient();
-});
-afterAll(async () => {
-  await client.indices.delete({ index }, { ignore: [404] });
-  await client.close();
-});
+const { index, handlers, client } = await functionsUnderTest({ label: 'direct' });
 
 async function invoke<T = any>(name: keyof Handlers, payload: unknown): Promise<T> {
   return (await handlers[name](payload, lambdaContext(name))) as T;

@@ -2,25 +2,13 @@
  * The functions behind API Gateway: realistic HTTP API (2.0) events in, proxy results out, every
  * answer checked against the OpenAPI document.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Client } from '@elastic/elasticsearch';
+import { describe, expect, it } from 'vitest';
 import { contractProblems, fromProxyResult, requestProblems, type ResponseLike } from '../support/contract.js';
-import { sleep, testClient } from '../support/engine.js';
-import { loadHandlers, setFunctionEnv, type Handlers } from '../support/functions.js';
+import { sleep } from '../support/engine.js';
+import { functionsUnderTest, type Handlers } from '../support/functions.js';
 import { httpEvent, lambdaContext, scheduleEvent, type HttpEventOptions } from '../support/lambda-events.js';
 
-const index = setFunctionEnv({ label: 'http', env: { LOCK_TOKEN_SIGNING_KEY: Buffer.alloc(32, 3).toString('base64') } });
-let handlers: Handlers;
-let client: Client;
-
-beforeAll(async () => {
-  handlers = await loadHandlers();
-  client = testClient();
-});
-afterAll(async () => {
-  await client.indices.delete({ index }, { ignore: [404] });
-  await client.close();
-});
+const { index, handlers, client } = await functionsUnderTest({ label: 'http', env: { LOCK_TOKEN_SIGNING_KEY: Buffer.alloc(32, 3).toString('base64') } });
 
 const ROUTE: Record<string, [keyof Handlers, 'GET' | 'POST']> = {
   '/acquire': ['acquire', 'POST'],

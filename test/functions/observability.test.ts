@@ -2,25 +2,12 @@
  * Powertools: one structured log line per call with namespace, granularity, key and a correlation id;
  * EMF metrics with a granularity dimension; the tracer off outside Lambda.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Client } from '@elastic/elasticsearch';
-import { testClient } from '../support/engine.js';
-import { loadHandlers, setFunctionEnv, type Handlers } from '../support/functions.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { functionsUnderTest } from '../support/functions.js';
 import { httpEvent, lambdaContext } from '../support/lambda-events.js';
 
-const index = setFunctionEnv({ label: 'observe', env: { POWERTOOLS_LOG_LEVEL: 'INFO', POWERTOOLS_METRICS_DISABLED: 'false', POWERTOOLS_TRACE_ENABLED: 'false' } });
-let handlers: Handlers;
-let client: Client;
+const { handlers } = await functionsUnderTest({ label: 'observe', env: { POWERTOOLS_LOG_LEVEL: 'INFO', POWERTOOLS_METRICS_DISABLED: 'false', POWERTOOLS_TRACE_ENABLED: 'false' } });
 let lines: string[] = [];
-
-beforeAll(async () => {
-  handlers = await loadHandlers();
-  client = testClient();
-});
-afterAll(async () => {
-  await client.indices.delete({ index }, { ignore: [404] });
-  await client.close();
-});
 beforeEach(() => {
   lines = [];
   const write = process.stdout.write.bind(process.stdout);

@@ -3,7 +3,9 @@
  * index), then the handler modules, exactly as Lambda would import them.
  */
 import { randomBytes } from 'node:crypto';
-import { inject } from 'vitest';
+import { afterAll, inject } from 'vitest';
+import type { Client } from '@elastic/elasticsearch';
+import { testClient } from './engine.js';
 
 export interface FunctionEnvOptions {
   label: string;
@@ -48,3 +50,18 @@ export async function loadHandlers() {
 }
 
 export type Handlers = Awaited<ReturnType<typeof loadHandlers>>;
+
+/**
+ * The functions as one test file sees them (call it with top-level await): its own lock index, the
+ * handler modules loaded after that environment, a client, and the index dropped after the file.
+ */
+export async function functionsUnderTest(options: FunctionEnvOptions): Promise<{ index: string; handlers: Handlers; client: Client }> {
+  const index = setFunctionEnv(options);
+  const handlers = await loadHandlers();
+  const client = testClient();
+  afterAll(async () => {
+    await client.indices.delete({ index }, { ignore: [404] });
+    await client.close();
+  });
+  return { index, handlers, client };
+}
