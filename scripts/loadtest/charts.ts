@@ -7,6 +7,22 @@ export const STRATEGY_COLORS: Record<string, string> = {
 };
 const FALLBACK_COLORS = ['#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
 
+/** The SVG opening, background, title and horizontal grid with y labels that every chart shares. */
+function chartFrame(frame: { width: number; height: number; title: string; left: number; plotW: number; yTicks: number[]; sy: (y: number) => number }): string[] {
+  const { width, height, title, left, plotW } = frame;
+  const parts = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeXml(title)}">`,
+    `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
+    `<text x="${width / 2}" y="26" text-anchor="middle" font-size="16" font-weight="600" ${FONT}>${escapeXml(title)}</text>`,
+  ];
+  for (const tick of frame.yTicks) {
+    const y = frame.sy(tick).toFixed(1);
+    parts.push(`<line x1="${left}" y1="${y}" x2="${left + plotW}" y2="${y}" stroke="#e5e5e5"/>`);
+    parts.push(`<text x="${left - 8}" y="${y}" dy="4" text-anchor="end" font-size="12" fill="#444" ${FONT}>${formatTick(tick)}</text>`);
+  }
+  return parts;
+}
+
 export function colorFor(name: string, index: number): string {
   return STRATEGY_COLORS[name] ?? FALLBACK_COLORS[index % FALLBACK_COLORS.length]!;
 }
@@ -62,15 +78,7 @@ export function lineChart(options: LineChartOptions): string {
   const yMax = yTicks[yTicks.length - 1]!;
   const sx = (x: number): number => margin.left + (x / xMax) * plotW;
   const sy = (y: number): number => margin.top + plotH - (y / yMax) * plotH;
-  const parts: string[] = [];
-  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeXml(options.title)}">`);
-  parts.push(`<rect width="${width}" height="${height}" fill="#ffffff"/>`);
-  parts.push(`<text x="${width / 2}" y="26" text-anchor="middle" font-size="16" font-weight="600" ${FONT}>${escapeXml(options.title)}</text>`);
-  for (const tick of yTicks) {
-    const y = sy(tick).toFixed(1);
-    parts.push(`<line x1="${margin.left}" y1="${y}" x2="${margin.left + plotW}" y2="${y}" stroke="#e5e5e5"/>`);
-    parts.push(`<text x="${margin.left - 8}" y="${y}" dy="4" text-anchor="end" font-size="12" fill="#444" ${FONT}>${formatTick(tick)}</text>`);
-  }
+  const parts = chartFrame({ width, height, title: options.title, left: margin.left, plotW, yTicks, sy });
   for (const tick of xTicks) {
     const x = sx(tick).toFixed(1);
     parts.push(`<line x1="${x}" y1="${margin.top}" x2="${x}" y2="${margin.top + plotH}" stroke="#f0f0f0"/>`);
@@ -130,15 +138,7 @@ export function barChart(options: BarChartOptions): string {
   const groupW = plotW / Math.max(1, options.groups.length);
   const barW = (groupW * 0.7) / Math.max(1, options.bars.length);
   const shades = ['0.45', '0.7', '1'];
-  const parts: string[] = [];
-  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeXml(options.title)}">`);
-  parts.push(`<rect width="${width}" height="${height}" fill="#ffffff"/>`);
-  parts.push(`<text x="${width / 2}" y="26" text-anchor="middle" font-size="16" font-weight="600" ${FONT}>${escapeXml(options.title)}</text>`);
-  for (const tick of yTicks) {
-    const y = sy(tick).toFixed(1);
-    parts.push(`<line x1="${margin.left}" y1="${y}" x2="${margin.left + plotW}" y2="${y}" stroke="#e5e5e5"/>`);
-    parts.push(`<text x="${margin.left - 8}" y="${y}" dy="4" text-anchor="end" font-size="12" fill="#444" ${FONT}>${formatTick(tick)}</text>`);
-  }
+  const parts = chartFrame({ width, height, title: options.title, left: margin.left, plotW, yTicks, sy });
   parts.push(`<line x1="${margin.left}" y1="${margin.top + plotH}" x2="${margin.left + plotW}" y2="${margin.top + plotH}" stroke="#333"/>`);
   parts.push(
     `<text x="18" y="${margin.top + plotH / 2}" text-anchor="middle" font-size="13" transform="rotate(-90 18 ${margin.top + plotH / 2})" ${FONT}>${escapeXml(options.yLabel)}</text>`,
