@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@elastic/elasticsearch';
-import { createElasticsearchClient, createLockEngine, ensureLockIndex } from '../functions/store/index.js';
+import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLockIndex } from '../functions/store/index.js';
 import { resolveElasticsearch } from '../infra/es/target.js';
 import { lockDocId } from '../functions/core/keys.js';
 import { seedsTreeRecipe } from './seeds-tree-recipe.js';
@@ -142,7 +142,7 @@ async function main(): Promise<void> {
   writeFileSync(join(outDir, 'engine.json'), JSON.stringify({ concurrency: CONCURRENCY, seconds, rows: rows.map((row) => ({ name: row.name, cyclesPerSecond: rate(row.name), clientCpuMicrosPerCycle: cpuPerCycle(row.name) })), ratios }, null, 2));
   console.log(`\nchart: ${join(outDir, 'engine.svg')}`);
 
-  await client.indices.delete({ index: indices });
+  for (const index of indices) await deleteLockIndex(client, index);
   await client.close();
   await es.stop();
 }

@@ -162,7 +162,7 @@ export default function (): void {
   offered.add(1, tags);
 
   const began = Date.now();
-  let grant: { leaseToken: string; fencingToken: number; expiresAt: string } | undefined;
+  let grant: { leaseToken: string; fencingToken: string; expiresAt: string } | undefined;
   for (let attempt = 0; ; attempt++) {
     const result = api.acquire(
       {

@@ -20,7 +20,7 @@ import { LockHttpClient, type AcquireBody } from './http-client.js';
 
 export interface LeaseContext {
   /** Pass it along with every write to the protected resource; the resource rejects smaller ones. */
-  fencingToken: number;
+  fencingToken: string;
   /** Aborted when the lease is lost (reason: a LeaseLostError) or the caller's own signal aborts. */
   signal: AbortSignal;
   /** The current lease token (it changes with each renewal). */
@@ -37,7 +37,7 @@ export interface WithLockOptions {
   /** Aborting this aborts `work`'s signal and releases. */
   signal?: AbortSignal;
   /** Called after each successful renewal. */
-  onRenew?: (renewal: { fencingToken: number; expiresAtMs: number }) => void;
+  onRenew?: (renewal: { fencingToken: string; expiresAtMs: number }) => void;
   /** Called once when the lease is lost (before the signal aborts). */
   onLost?: (reason: Error) => void;
   /** Called when the final release fails (the lease then ends on its own at its expiry). */
@@ -49,13 +49,13 @@ export type Locker = LockEngine | LockHttpClient;
 
 interface Lease {
   leaseToken: string;
-  fencingToken: number;
+  fencingToken: string;
   ttlMs: number;
 }
 
 interface Backend {
   acquire(request: AcquireBody): Promise<Lease>;
-  renew(leaseToken: string, ttlMs: number): Promise<{ leaseToken: string; fencingToken: number }>;
+  renew(leaseToken: string, ttlMs: number): Promise<{ leaseToken: string; fencingToken: string }>;
   release(leaseToken: string): Promise<unknown>;
 }
 

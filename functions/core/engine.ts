@@ -5,8 +5,19 @@
  * read), so two callers can never both win a key. Multi-key sets are all or nothing: a call that
  * meets a conflict removes whatever it wrote before it returns.
  */
+import { createHash } from 'node:crypto';
 import { allExclusive } from './compatibility.js';
-import { LeaseLostError, LeaseTokenMismatchError, LockContentionError, LockHeldError, StoreUnavailableError } from './errors.js';
+import {
+  FencingRangeError,
+  LeaseLostError,
+  LeaseTokenMismatchError,
+  LockContentionError,
+  LockHeldError,
+  LockOutcomeUnknownError,
+  StoreRejectedError,
+  StoreUnavailableError,
+} from './errors.js';
+import { encodable, maxFencingToken } from './fencing.js';
 import { decodeToken, encodeToken, newLease, proofMatches, type DecodedToken, type NewLease, type WriteHint } from './lease-token.js';
 import { decideAcquire, fenceOf, holderViews, isLive, removeLeaseOp, settleFences, lockDocument, type Claim } from './lock-document.js';
 import { describeTarget, planKeys } from './keys.js';
@@ -80,92 +91,147 @@ export class LockEngine {
     const { maxClockSkewMs: skew } = this.settings;
     const giveUpAt = this.settings.now() + this.settings.contentionBudgetMs;
     const held = new Map<string, HeldKey>();
+    const call = request.requestId === undefined ? null : callFingerprint(request);
+    let latestExpiry = 0;
+    const abandon = async (error: Error, unresolved = false): Promise<never> => {
+      throw await this.abandon(request, held, lease.leaseId, error, unresolved, latestExpiry + skew);
+    };
     // A free exclusive key costs one create and no read; anything with shared holders is read first.
     let known: Map<string, StoredLock | null> = allExclusive(keys) ? new Map() : await this.store.read(keys.map((key) => key.docId));
     let pending = keys;
+    let contended = false;
+    let ambiguousRounds = 0;
     for (let round = 0; pending.length > 0; round++) {
-      if (round > 0 && this.settings.now() > giveUpAt) {
-        await this.rollback(held, lease.leaseId);
-        throw new LockContentionError(pending.map((key) => key.key), round);
-      }
+      // Only contention spends the budget: a round after a timed-out write is resolving that write.
+      if (contended && this.settings.now() > giveUpAt) await abandon(new LockContentionError(pending.map((key) => key.key), round));
       const now = this.settings.now();
-      const claim: Claim = {
-        leaseId: lease.leaseId,
-        proof: lease.proof,
-        owner: request.owner,
-        requestId: request.requestId ?? null,
-        expiresAt: now + request.ttlMs,
-      };
+      const claim: Claim = { leaseId: lease.leaseId, proof: lease.proof, owner: request.owner, requestId: request.requestId ?? null, call, expiresAt: now + request.ttlMs };
       const writes: Array<{ key: PlannedKey; op: WriteOp; reused: boolean }> = [];
       const conflicts: ConflictingKey[] = [];
       let clearsAt = now;
       for (const key of pending) {
-        const existing = known.get(key.docId);
-        const decision =
-          existing === undefined
-            ? decideAcquire(null, key, claim, now, skew)
-            : decideAcquire(existing, key, claim, now, skew);
+        const decision = decideAcquire(known.get(key.docId) ?? null, key, claim, now, skew);
         if (decision.kind === 'conflict') {
           conflicts.push(decision.conflict);
           clearsAt = Math.max(clearsAt, decision.clearsAt);
         } else if (decision.kind === 'already-held') {
-          held.set(key.docId, { key, lock: decision.lock, reused: true });
+          held.set(key.docId, { key, lock: decision.lock, reused: held.get(key.docId)?.reused ?? false });
         } else {
           writes.push({ key, op: decision.op, reused: decision.reused });
         }
       }
       if (conflicts.length > 0) {
-        await this.rollback(held, lease.leaseId);
         const retryAfterMs = Math.max(this.settings.retry.baseDelayMs, Math.min(this.settings.maxRetryAfterMs, clearsAt - now));
-        throw new LockHeldError(conflicts, retryAfterMs);
+        await abandon(new LockHeldError(conflicts, retryAfterMs));
       }
       if (writes.length === 0) break;
 
-      let outcomes: WriteOutcome[] | undefined;
-      try {
-        outcomes = await this.store.write(writes.map((write) => write.op));
-      } catch (error) {
-        if (!(error instanceof StoreUnavailableError)) {
-          await this.rollback(held, lease.leaseId);
-          throw error;
-        }
-        // The write may or may not have landed. Reading back tells: our lease id is there or it is not,
-        // and the next round's conditional writes cannot apply twice.
-        try {
-          known = await this.store.read(writes.map((write) => write.key.docId));
-        } catch (readError) {
-          await this.rollback(held, lease.leaseId);
-          throw new StoreUnavailableError(
-            `Elasticsearch failed during acquire of ${describeTarget(request.target)}; the grant may exist until its lease ends. Retry with the same requestId to get it back.`,
-            { operation: 'acquire', ambiguous: true },
-            { cause: readError },
-          );
-        }
-        pending = writes.map((write) => write.key);
-        continue;
-      }
-      const retry: PlannedKey[] = [];
-      outcomes.forEach((outcome, index) => {
+      latestExpiry = claim.expiresAt;
+      const written = await this.writeRound(writes.map((write) => write.op));
+      const notApplied: PlannedKey[] = [];
+      written.outcomes.forEach((outcome, index) => {
         const write = writes[index]!;
         if (outcome.ok && write.op.kind !== 'delete') {
           held.set(write.key.docId, {
             key: write.key,
-            lock: { docId: write.key.docId, seqNo: outcome.seqNo, primaryTerm: outcome.primaryTerm, body: write.op.body },
+            lock: { docId: write.key.docId, seqNo: outcome.seqNo, primaryTerm: outcome.primaryTerm, index: outcome.index, body: write.op.body },
             reused: write.reused,
           });
         } else {
-          retry.push(write.key);
+          notApplied.push(write.key);
         }
       });
-      pending = retry;
+      if (written.ambiguous) {
+        // Some writes may or may not have landed. The primary tells (a copy cut off from the cluster
+        // could say "not there" for a write that did land); whatever holds our lease is ours to roll back.
+        if (++ambiguousRounds > 1) await abandon(written.ambiguous);
+        try {
+          known = await this.store.readPrimary(notApplied.map((key) => key.docId));
+        } catch (readError) {
+          await abandon(readError as Error, true);
+        }
+        for (const key of notApplied) {
+          const lock = known.get(key.docId);
+          if (lock?.body.holders.some((holder) => holder.lease === lease.leaseId)) held.set(key.docId, { key, lock, reused: held.get(key.docId)?.reused ?? false });
+        }
+        pending = notApplied;
+        contended = false;
+        continue;
+      }
+      if (written.failure) await abandon(written.failure);
+      pending = notApplied;
+      contended = notApplied.length > 0;
       // Someone wrote in between (a compatible holder, a takeover, a sweep): read again and redecide,
       // after a short jittered pause so that writers racing on a hot ancestor spread out.
-      if (retry.length > 0) {
+      if (notApplied.length > 0) {
         await contentionPause(round);
-        known = await this.store.read(retry.map((key) => key.docId));
+        known = await this.store.read(notApplied.map((key) => key.docId));
       }
     }
-    return this.grantFrom(request, keys, held, lease);
+    // Never a grant for a key this call may have lost: every key was written (or found) with our
+    // lease, and no one can take a key over before its expiry (plus skew). If the call stalled so
+    // long that the earliest of them is near its end, it is not a grant.
+    const out = [...held.values()].find(({ lock }) => {
+      const mine = lock.body.holders.find((holder) => holder.lease === lease.leaseId);
+      return mine?.fence === null && !encodable(lock.primaryTerm, lock.seqNo);
+    });
+    if (out) await abandon(new FencingRangeError(`the lock index's write position (term ${out.lock.primaryTerm}, seq_no ${out.lock.seqNo}) is beyond what a fencing token encodes; create a new lock index`, { primaryTerm: out.lock.primaryTerm, seqNo: out.lock.seqNo }));
+    const grant = this.grantFrom(request, keys, held, lease);
+    const left = grant.expiresAt - this.settings.now();
+    if (left < request.ttlMs / 2) {
+      await abandon(
+        new StoreUnavailableError(
+          `The acquire of ${describeTarget(request.target)} stalled (Elasticsearch or this process): its lease would have had ${Math.max(0, left)} ms of ${request.ttlMs} left, so it was rolled back. Retry.`,
+          { operation: 'acquire' },
+        ),
+      );
+    }
+    return grant;
+  }
+
+  /** One round of writes; item failures and a lost answer come back as values so that the caller can roll back what did apply. */
+  private async writeRound(ops: WriteOp[]): Promise<{ outcomes: WriteOutcome[]; ambiguous?: StoreUnavailableError; failure?: Error }> {
+    let outcomes: WriteOutcome[];
+    try {
+      outcomes = await this.store.write(ops);
+    } catch (error) {
+      if (error instanceof StoreUnavailableError && error.context.ambiguous) {
+        return { outcomes: ops.map((op) => ({ ok: false, docId: op.docId, reason: 'conflict' })), ambiguous: error };
+      }
+      // Not sent, or refused as a whole: nothing of it applied.
+      return { outcomes: ops.map((op) => ({ ok: false, docId: op.docId, reason: 'conflict' })), failure: error as Error };
+    }
+    let ambiguous: StoreUnavailableError | undefined;
+    let failure: Error | undefined;
+    for (const outcome of outcomes) {
+      if (outcome.ok || outcome.reason !== 'error') continue;
+      if (outcome.error instanceof StoreUnavailableError && outcome.error.context.ambiguous) ambiguous ??= outcome.error;
+      else failure ??= outcome.error;
+    }
+    return { outcomes, ...(ambiguous ? { ambiguous } : {}), ...(failure ? { failure } : {}) };
+  }
+
+  /**
+   * A failed acquire gives back whatever it took. When it cannot (the store is down) or cannot know
+   * what it took (a write's answer was lost and the read-back failed), the caller must hear that it
+   * may hold keys until `mayHoldUntil`, and that a retry with the same requestId recovers them.
+   */
+  private async abandon(request: AcquireRequest, held: Map<string, HeldKey>, leaseId: string, error: Error, unresolved: boolean, mayHoldUntil: number): Promise<Error> {
+    const clean = await this.rollback(held, leaseId);
+    const ambiguous = error instanceof StoreUnavailableError && error.context.ambiguous;
+    if (clean && !unresolved) {
+      return ambiguous
+        ? new StoreUnavailableError(`Elasticsearch failed twice during the acquire of ${describeTarget(request.target)}; nothing is held. Retry.`, { operation: 'acquire' }, { cause: error })
+        : error;
+    }
+    const retry = request.requestId
+      ? `Retry with the same requestId (${request.requestId}) to get it back.`
+      : `Without a requestId a retry cannot claim it: the keys stay blocked until ${new Date(mayHoldUntil).toISOString()}.`;
+    return new LockOutcomeUnknownError(
+      `The acquire of ${describeTarget(request.target)} failed (${error.message}) and may still hold some of its keys. ${retry}`,
+      { operation: 'acquire', ...(request.requestId ? { requestId: request.requestId } : {}), mayHoldUntil },
+      { cause: error },
+    );
   }
 
   private grantFrom(request: AcquireRequest, keys: PlannedKey[], held: Map<string, HeldKey>, lease: NewLease): Grant {
@@ -179,7 +245,7 @@ export class LockEngine {
     return {
       leaseToken: this.token(lease.leaseId, lease.secret, request.target, request.mode, hints, expiresAt),
       leaseId: lease.leaseId,
-      fencingToken: Math.max(...grantedKeys.map((granted) => granted.fencingToken)),
+      fencingToken: maxFencingToken(grantedKeys.map((granted) => granted.fencingToken)),
       expiresAt,
       ttlMs: request.ttlMs,
       target: request.target,
@@ -195,8 +261,8 @@ export class LockEngine {
   }
 
   /**
-   * Best effort: removes our lease from every key this call holds (a retried grant already carries the
-   * new lease id, so it goes too). Whatever it cannot reach ends with the lease.
+   * Removes our lease from every key this call holds (a retried grant already carries the new lease
+   * id, so it goes too). False when some of it may remain (the store failed): it ends with the lease.
    */
   private async rollback(held: Map<string, HeldKey>, leaseId: string): Promise<boolean> {
     const locks = [...held.values()].map((entry) => entry.lock);
@@ -211,8 +277,8 @@ export class LockEngine {
   }
 
   /**
-   * Removes the lease from each document, re-reading the ones that changed under us. Returns the
-   * documents the lease was removed from and those it was not on.
+   * Removes the lease from each document, re-reading (from the primary) the ones that changed under
+   * us. Returns the documents the lease was removed from and those it was not on.
    */
   private async removeLease(locks: StoredLock[], leaseId: string): Promise<{ removed: StoredHolder[]; missing: string[] }> {
     const removed: StoredHolder[] = [];
@@ -232,14 +298,18 @@ export class LockEngine {
       if (writes.length === 0) break;
       const outcomes = await this.store.write(writes.map((write) => write.op));
       const changed: string[] = [];
+      let failure: Error | undefined;
       outcomes.forEach((outcome, index) => {
         const { lock } = writes[index]!;
         if (outcome.ok) removed.push(lock.body.holders.find((holder) => holder.lease === leaseId)!);
+        else if (outcome.reason === 'error') failure ??= outcome.error;
         else changed.push(lock.docId);
       });
+      if (failure) throw failure;
       if (changed.length === 0) break;
       await contentionPause(round);
-      const fresh = await this.store.read(changed);
+      // "Gone" must come from the primary: a stale copy may not have our lease yet.
+      const fresh = await this.store.readPrimary(changed);
       current = [];
       for (const docId of changed) {
         const lock = fresh.get(docId);
@@ -258,9 +328,19 @@ export class LockEngine {
     return { ...decoded, keys: planKeys(target, decoded.mode) };
   }
 
-  /** Reads the lease's documents and checks the token's secret; throws LeaseTokenMismatchError before any write. */
+  /**
+   * Reads the lease's documents and checks the token's secret; throws LeaseTokenMismatchError before
+   * any write. A key that looks lost is confirmed by the primary: a copy cut off from the cluster may
+   * not have seen our latest write.
+   */
   private async readOwned(token: DecodedToken & { keys: PlannedKey[] }): Promise<{ owned: StoredLock[]; missingKeys: string[] }> {
     const found = await this.store.read(token.keys.map((key) => key.docId));
+    const holds = (lock: StoredLock | null | undefined): boolean => lock?.body.holders.some((holder) => holder.lease === token.leaseId) ?? false;
+    const doubtful = token.keys.filter((key) => !holds(found.get(key.docId)));
+    if (doubtful.length > 0) {
+      const confirmed = await this.store.readPrimary(doubtful.map((key) => key.docId));
+      for (const [docId, lock] of confirmed) found.set(docId, lock);
+    }
     const owned: StoredLock[] = [];
     const missingKeys: string[] = [];
     for (const key of token.keys) {
@@ -276,10 +356,15 @@ export class LockEngine {
     return { owned, missingKeys };
   }
 
-  /** Extends every key of the lease to now + ttlMs. Throws LeaseLostError if any key is no longer held. */
+  /**
+   * Extends every key of the lease to (the time of this call) + ttlMs, the one expiry it answers.
+   * Throws LeaseLostError if any key is no longer held.
+   */
   async renew(input: { leaseToken: string; ttlMs?: number }): Promise<Renewal> {
     const { leaseToken, ttlMs } = parseWith(this.renewSchema, input);
     const token = this.decode(leaseToken);
+    // Computed once: a key extended in an early round must not be reported as ending later than it does.
+    const expiresAt = this.settings.now() + ttlMs;
     let { owned, missingKeys } = await this.readOwned(token);
     const written = new Map<string, StoredLock>();
     // A renewal keeps a lease alive: like a release it gets three times the budget of an acquire.
@@ -288,8 +373,7 @@ export class LockEngine {
       if (missingKeys.length > 0) throw new LeaseLostError(token.leaseId, missingKeys);
       if (round > 0 && this.settings.now() > giveUpAt) throw new LockContentionError(owned.map((lock) => lock.body.key), round);
       const now = this.settings.now();
-      const expiresAt = now + ttlMs;
-      const ops: WriteOp[] = owned.map((lock) => {
+      const ops = owned.map((lock) => {
         const holders = settleFences(lock).map((holder) => (holder.lease === token.leaseId ? { ...holder, expiresAt } : holder));
         return {
           kind: 'replace',
@@ -297,24 +381,26 @@ export class LockEngine {
           body: lockDocument({ ...lock.body, docId: lock.docId }, holders, now),
           ifSeqNo: lock.seqNo,
           ifPrimaryTerm: lock.primaryTerm,
-        };
+        } satisfies WriteOp;
       });
       const outcomes = await this.store.write(ops);
       const changed: string[] = [];
       outcomes.forEach((outcome, index) => {
-        const op = ops[index] as Extract<WriteOp, { kind: 'replace' }>;
-        if (outcome.ok) written.set(op.docId, { docId: op.docId, seqNo: outcome.seqNo, primaryTerm: outcome.primaryTerm, body: op.body });
+        const op = ops[index]!;
+        if (outcome.ok) written.set(op.docId, { docId: op.docId, seqNo: outcome.seqNo, primaryTerm: outcome.primaryTerm, index: outcome.index, body: op.body });
+        else if (outcome.reason === 'error') throw outcome.error;
         else changed.push(op.docId);
       });
       if (changed.length === 0) {
         const locks = token.keys.map((key) => written.get(key.docId)!);
-        const fences = locks.map((lock) => fenceOf(lock.body.holders.find((holder) => holder.lease === token.leaseId)!, lock));
-        const hints = locks.map(hintFor);
+        const mine = locks.map((lock) => lock.body.holders.find((holder) => holder.lease === token.leaseId)!);
+        const fences = locks.map((lock, index) => fenceOf(mine[index]!, lock));
+        const earliest = Math.min(...mine.map((holder) => holder.expiresAt));
         return {
-          leaseToken: this.token(token.leaseId, token.secret, token.target, token.mode, hints, expiresAt),
+          leaseToken: this.token(token.leaseId, token.secret, token.target, token.mode, locks.map(hintFor), earliest),
           leaseId: token.leaseId,
-          fencingToken: Math.max(...fences),
-          expiresAt,
+          fencingToken: maxFencingToken(fences),
+          expiresAt: earliest,
           ttlMs,
         };
       }
@@ -344,7 +430,8 @@ export class LockEngine {
       const outcomes = await this.store.write(
         token.keys.map((key) => {
           const hint = hints.get(key.docId)!;
-          return { kind: 'delete', docId: key.docId, ifSeqNo: hint.seqNo, ifPrimaryTerm: hint.primaryTerm } satisfies WriteOp;
+          // Aimed at the incarnation the hint was made in: in a re-created index the same (seq_no, term) names someone else's lock.
+          return { kind: 'delete', docId: key.docId, ifSeqNo: hint.seqNo, ifPrimaryTerm: hint.primaryTerm, index: hint.index } satisfies WriteOp;
         }),
       );
       remaining = token.keys.filter((_, index) => !outcomes[index]!.ok);
@@ -426,6 +513,7 @@ export class LockEngine {
         const outcomes = await this.store.write(ops.map((entry) => entry.op));
         outcomes.forEach((outcome, index) => {
           const { op, pruned } = ops[index]!;
+          if (!outcome.ok && outcome.reason === 'error' && outcome.error instanceof StoreRejectedError) throw outcome.error;
           if (!outcome.ok) report.conflicts++;
           else {
             report.prunedHolders += pruned;
@@ -441,7 +529,17 @@ export class LockEngine {
 }
 
 function hintFor(lock: StoredLock): WriteHint {
-  return { docId: lock.docId, seqNo: lock.seqNo, primaryTerm: lock.primaryTerm, sole: lock.body.holders.length === 1 };
+  return { docId: lock.docId, seqNo: lock.seqNo, primaryTerm: lock.primaryTerm, index: lock.index, sole: lock.body.holders.length === 1 };
+}
+
+/** What makes two acquires the same call: target, mode and owner (ids in any order). */
+function callFingerprint(request: AcquireRequest): string {
+  const { target } = request;
+  const key = target.granularity === 'document' ? [...target.ids].sort() : target.granularity === 'tree' ? target.path : '*';
+  return createHash('sha256')
+    .update(JSON.stringify([target.namespace, target.granularity, key, request.mode, request.owner]))
+    .digest('base64url')
+    .slice(0, 22);
 }
 
 function toState(lock: StoredLock, now: number, skewMs: number): LockState {

@@ -98,6 +98,39 @@ export class StoreRejectedError extends LockError {
   }
 }
 
+/**
+ * A write of this call may have applied and the engine could not find out, or could not undo it:
+ * the call may hold keys until their lease ends. Retry with the same `requestId` (the retry takes
+ * over whatever this call left, under a new lease and a larger fencing token); without a requestId
+ * the keys stay blocked until the lease ends (`mayHoldUntil`).
+ */
+export class LockOutcomeUnknownError extends LockError {
+  override readonly name = 'LockOutcomeUnknownError';
+  readonly retryable = true;
+  constructor(
+    message: string,
+    readonly context: { operation: string; requestId?: string; mayHoldUntil?: number },
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * The lock index's (primary term, seq_no) left the range a fencing token can encode exactly. No
+ * grant is made with an inexact token; create a new lock index (and reset the tokens stored downstream).
+ */
+export class FencingRangeError extends LockError {
+  override readonly name = 'FencingRangeError';
+  readonly retryable = false;
+  constructor(
+    message: string,
+    readonly context: { primaryTerm: number; seqNo: number },
+  ) {
+    super(message);
+  }
+}
+
 /** Too many writers raced on the same lock documents for this call to finish its writes; retry. */
 export class LockContentionError extends LockError {
   override readonly name = 'LockContentionError';

@@ -19,6 +19,8 @@ export interface WriteHint {
   docId: string;
   seqNo: number;
   primaryTerm: number;
+  /** The lock index's incarnation that (seqNo, primaryTerm) belong to: they repeat in a re-created index. */
+  index: string;
   /** Our lease was the only holder after that write: if the document is unchanged, deleting it releases exactly us. */
   sole: boolean;
 }
@@ -81,7 +83,7 @@ interface Payload {
   g: LockTarget['granularity'];
   k?: string[] | string;
   m: 'x' | 's';
-  h?: Array<[string, number, number, 0 | 1]>;
+  h?: Array<[string, number, number, 0 | 1, string]>;
   e?: number;
 }
 
@@ -98,7 +100,7 @@ export function encodeToken(claims: LeaseClaims, secret: string, signingKey?: Ui
   if (target.granularity === 'document') payload.k = target.ids;
   if (target.granularity === 'tree') payload.k = target.path;
   if (claims.expiresAt !== undefined) payload.e = claims.expiresAt;
-  if (signingKey && claims.hints.length > 0) payload.h = claims.hints.map((hint) => [hint.docId, hint.primaryTerm, hint.seqNo, hint.sole ? 1 : 0]);
+  if (signingKey && claims.hints.length > 0) payload.h = claims.hints.map((hint) => [hint.docId, hint.primaryTerm, hint.seqNo, hint.sole ? 1 : 0, hint.index]);
   const body = `${PREFIX}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${secret}`;
   return signingKey ? `${body}.${mac(signingKey, body)}` : body;
 }
@@ -143,8 +145,9 @@ export function decodeToken(token: string, signingKey?: Uint8Array): DecodedToke
   const hints: WriteHint[] =
     signed && Array.isArray(payload.h)
       ? payload.h
-          .filter((hint) => Array.isArray(hint) && isString(hint[0]) && Number.isInteger(hint[1]) && Number.isInteger(hint[2]))
-          .map(([docId, primaryTerm, seqNo, sole]) => ({ docId, primaryTerm, seqNo, sole: sole === 1 }))
+          // A hint without its incarnation (older tokens) is dropped: release then takes the verified path.
+          .filter((hint) => Array.isArray(hint) && isString(hint[0]) && Number.isInteger(hint[1]) && Number.isInteger(hint[2]) && isString(hint[4]))
+          .map(([docId, primaryTerm, seqNo, sole, index]) => ({ docId, primaryTerm, seqNo, sole: sole === 1, index }))
       : [];
   return {
     leaseId: payload.l,

@@ -1,6 +1,6 @@
 /** Pure decisions over one lock document: who holds it, whether a request fits, what to write. */
 import { compatible } from './compatibility.js';
-import { fencingToken } from './fencing.js';
+import { encodable, fencingToken, MAX_PRIMARY_TERM, SEQ_NO_SPAN, type FencingToken } from './fencing.js';
 import type { ConflictingKey, HolderView, LockDocument, PlannedKey, StoredHolder } from './model.js';
 import type { StoredLock, WriteOp } from './store.js';
 
@@ -9,21 +9,28 @@ export interface Claim {
   proof: string;
   owner: string;
   requestId: string | null;
+  /** Hash of the call's target, mode and owner (null without a requestId). */
+  call: string | null;
   expiresAt: number;
 }
 
 /** Seen by anyone but the holder, a lease ends only once the clock skew allowance has also passed. */
 export const isLive = (holder: StoredHolder, now: number, skewMs: number): boolean => now < holder.expiresAt + skewMs;
 
+/**
+ * The largest encodable token. A write past the encodable range is never granted (the engine rolls
+ * it back), but a holder it left behind must not wedge the document: it gets this value.
+ */
+const BEYOND_RANGE: FencingToken = (BigInt(MAX_PRIMARY_TERM) * SEQ_NO_SPAN + SEQ_NO_SPAN - 1n).toString();
+
 /** The pending holder (fence null) was inserted by the write that produced (term, seq): fix its token before changing the document. */
 export function settleFences(lock: StoredLock): StoredHolder[] {
-  return lock.body.holders.map((holder) =>
-    holder.fence === null ? { ...holder, fence: fencingToken(lock.primaryTerm, lock.seqNo) } : holder,
-  );
+  return lock.body.holders.map((holder) => (holder.fence === null ? { ...holder, fence: fenceOf(holder, lock) } : holder));
 }
 
-export function fenceOf(holder: StoredHolder, written: { primaryTerm: number; seqNo: number }): number {
-  return holder.fence ?? fencingToken(written.primaryTerm, written.seqNo);
+export function fenceOf(holder: StoredHolder, written: { primaryTerm: number; seqNo: number }): FencingToken {
+  if (holder.fence !== null) return holder.fence;
+  return encodable(written.primaryTerm, written.seqNo) ? fencingToken(written.primaryTerm, written.seqNo) : BEYOND_RANGE;
 }
 
 export function lockDocument(key: Pick<PlannedKey, 'docId' | 'namespace' | 'granularity' | 'key'>, holders: StoredHolder[], now: number): LockDocument {
@@ -60,18 +67,29 @@ export function decideAcquire(existing: StoredLock | null, key: PlannedKey, clai
     grantedAt: now,
     fence: null,
     request: claim.requestId,
+    call: claim.call,
   };
   if (!existing) return { kind: 'write', op: { kind: 'create', docId: key.docId, body: lockDocument(key, [fresh], now) }, reused: false };
 
-  if (existing.body.holders.some((holder) => holder.lease === claim.leaseId)) return { kind: 'already-held', lock: existing };
-
   const holders = settleFences(existing);
-  const retried =
-    claim.requestId === null
-      ? undefined
-      : holders.find((holder) => holder.request === claim.requestId && holder.mode === key.mode && holder.owner === claim.owner && isLive(holder, now, skewMs));
-  const others = holders.filter((holder) => holder !== retried && isLive(holder, now, skewMs));
-  const blocking = others.filter((holder) => !compatible(key.mode, holder.mode));
+  const ours = holders.find((holder) => holder.lease === claim.leaseId);
+  if (ours) {
+    // An earlier round of this call landed (its answer was lost, or a later key needed more rounds).
+    // If that write left less than half a TTL, extend it in place: a grant must never return with a
+    // key whose lease is about to end (or has ended: the conditional write proves nobody took it since).
+    if (ours.expiresAt - now >= (claim.expiresAt - now) / 2) return { kind: 'already-held', lock: existing };
+    const extended = holders.map((holder) => (holder === ours ? { ...holder, expiresAt: claim.expiresAt } : holder));
+    return { kind: 'write', op: replaceOp(existing, key, extended, now), reused: false };
+  }
+
+  const live = holders.filter((holder) => isLive(holder, now, skewMs));
+  const sameRequest = claim.requestId === null ? [] : live.filter((holder) => holder.request === claim.requestId);
+  // A requestId names one call. The same call again (a retry, or a duplicate delivery) takes the
+  // earlier grant over; the same requestId on another call is a conflict, never a takeover.
+  const retried = sameRequest.find((holder) => (holder.call ?? null) === claim.call);
+  const reusedByAnother = sameRequest.filter((holder) => holder !== retried);
+  const others = live.filter((holder) => holder !== retried);
+  const blocking = others.filter((holder) => !compatible(key.mode, holder.mode) || reusedByAnother.includes(holder));
   if (blocking.length > 0) {
     return {
       kind: 'conflict',
@@ -80,15 +98,16 @@ export function decideAcquire(existing: StoredLock | null, key: PlannedKey, clai
         granularity: key.granularity,
         requestedMode: key.mode,
         holders: blocking.map(({ owner, mode, expiresAt }) => ({ owner, mode, expiresAt })),
+        ...(reusedByAnother.length > 0 ? { reason: 'request_id_reused' as const } : {}),
       },
       clearsAt: Math.max(...blocking.map((holder) => holder.expiresAt + skewMs)),
     };
   }
-  // A retry of the same request keeps its grant (and fencing token) under the new lease id and secret.
-  const mine: StoredHolder = retried ? { ...retried, lease: claim.leaseId, proof: claim.proof, expiresAt: claim.expiresAt } : fresh;
+  // The retry supersedes: the earlier lease is gone from this key, and the new holder's fencing token
+  // comes from this write, so it is larger than the earlier one's and downstream can reject the earlier caller.
   return {
     kind: 'write',
-    op: replaceOp(existing, key, [...others, mine], now),
+    op: replaceOp(existing, key, [...others, fresh], now),
     reused: retried !== undefined,
   };
 }

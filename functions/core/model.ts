@@ -1,4 +1,7 @@
 /** The lock model: what callers ask for, what the index stores, what the engine answers. */
+import type { FencingToken } from './fencing.js';
+
+export type { FencingToken } from './fencing.js';
 
 export type Granularity = 'global' | 'document' | 'tree';
 export type RequestedMode = 'exclusive' | 'shared';
@@ -41,8 +44,13 @@ export interface StoredHolder {
    * Null only for the holder inserted by the write that produced the document's current
    * (_primary_term, _seq_no): its fencing token is that pair, filled in by the next write.
    */
-  fence: number | null;
+  fence: FencingToken | null;
   request: string | null;
+  /**
+   * With `request`: a hash of the call's target, mode and owner. A requestId names one call; a
+   * holder of the same requestId but another call is a conflict, never a retry.
+   */
+  call?: string | null;
 }
 
 export interface LockDocument {
@@ -60,7 +68,7 @@ export interface HolderView {
   owner: string;
   mode: HolderMode;
   expiresAt: number;
-  fencingToken: number;
+  fencingToken: FencingToken;
   expired: boolean;
 }
 
@@ -69,33 +77,39 @@ export interface ConflictingKey {
   granularity: Granularity;
   requestedMode: HolderMode;
   holders: Array<{ owner: string; mode: HolderMode; expiresAt: number }>;
+  /** Set when the holder is not incompatible but claims the same requestId for another call. */
+  reason?: 'request_id_reused';
 }
 
 export interface GrantedKey {
   key: string;
   mode: HolderMode;
-  fencingToken: number;
+  fencingToken: FencingToken;
 }
 
 export interface Grant {
   leaseToken: string;
   leaseId: string;
   /** The largest fencing token of the set; strictly larger than any earlier grant's token on any of these keys. */
-  fencingToken: number;
+  fencingToken: FencingToken;
   expiresAt: number;
   ttlMs: number;
   target: LockTarget;
   mode: RequestedMode;
   owner: string;
   keys: GrantedKey[];
-  /** True when this answers a retry of an earlier acquire (same requestId, or an ambiguous write). */
+  /**
+   * True when this call took over the live grant of an earlier call with the same requestId, target,
+   * mode and owner (a retry, or a duplicate delivery): that earlier lease is revoked and this grant's
+   * fencing token is larger than its.
+   */
   reused: boolean;
 }
 
 export interface Renewal {
   leaseToken: string;
   leaseId: string;
-  fencingToken: number;
+  fencingToken: FencingToken;
   expiresAt: number;
   ttlMs: number;
 }

@@ -1,22 +1,34 @@
 /** What the engine needs from the lock index. Only functions/store implements it with Elasticsearch. */
+import type { StoreRejectedError, StoreUnavailableError } from './errors.js';
 import type { Granularity, LockDocument } from './model.js';
 
 export interface StoredLock {
   docId: string;
   seqNo: number;
   primaryTerm: number;
+  /**
+   * The concrete index (the lock index's incarnation) the document lives in. Sequence numbers
+   * restart in a re-created index, so a (seqNo, primaryTerm) pair means something only together with it.
+   */
+  index: string;
   body: LockDocument;
 }
 
 export type WriteOp =
   | { kind: 'create'; docId: string; body: LockDocument }
   | { kind: 'replace'; docId: string; body: LockDocument; ifSeqNo: number; ifPrimaryTerm: number }
-  | { kind: 'delete'; docId: string; ifSeqNo: number; ifPrimaryTerm: number };
+  /** `index`: delete only in that incarnation (a missing incarnation answers `missing`); default: the lock index. */
+  | { kind: 'delete'; docId: string; ifSeqNo: number; ifPrimaryTerm: number; index?: string };
 
 export type WriteOutcome =
-  | { ok: true; docId: string; seqNo: number; primaryTerm: number }
+  | { ok: true; docId: string; seqNo: number; primaryTerm: number; index: string }
   /** `conflict`: the document changed (or exists, for a create); `missing`: it is gone. */
-  | { ok: false; docId: string; reason: 'conflict' | 'missing' };
+  | { ok: false; docId: string; reason: 'conflict' | 'missing' }
+  /**
+   * This op failed on its own while the others of the same request got their outcomes (a bulk
+   * item error). The op did not apply unless `error.context.ambiguous` says it may have.
+   */
+  | { ok: false; docId: string; reason: 'error'; error: StoreUnavailableError | StoreRejectedError };
 
 export interface ListQuery {
   namespace?: string;
@@ -36,9 +48,22 @@ export interface ExpiredPage {
 }
 
 export interface LockStore {
-  /** Realtime reads: a write is visible to the next read without a refresh. Missing documents map to null. */
+  /**
+   * Realtime reads: a write is visible to the next read without a refresh. Missing documents map to
+   * null. Any copy may answer, so during a partition a cut-off copy can answer with an old state:
+   * never conclude "not held" from this alone.
+   */
   read(docIds: readonly string[]): Promise<Map<string, StoredLock | null>>;
-  /** Applies ops in order (one round trip); each op succeeds or fails on its own. Throws only when the store is unreachable or refuses the request. */
+  /**
+   * Realtime reads answered by the current primary through the write path (a copy cut off from the
+   * cluster refuses them): the ground for a negative conclusion ("not held", "lost").
+   */
+  readPrimary(docIds: readonly string[]): Promise<Map<string, StoredLock | null>>;
+  /**
+   * Applies ops in order (one round trip); each op succeeds or fails on its own. Never creates the
+   * lock index. Throws only when the request as a whole fails: unreachable, timed out (then the ops
+   * may have applied: `ambiguous`), or refused.
+   */
   write(ops: readonly WriteOp[]): Promise<WriteOutcome[]>;
   /** Documents holding at least one lease that ended before `before` (search: sees refreshed data only). */
   findExpired(before: number, size: number, after?: unknown): Promise<ExpiredPage>;

@@ -3,11 +3,14 @@
  * the error a direct invocation throws (its `name` is what a Step Functions Retry/Catch matches).
  */
 import {
+  FencingRangeError,
   LeaseLostError,
   LeaseTokenMismatchError,
   LockContentionError,
   LockError,
   LockHeldError,
+  LockOutcomeUnknownError,
+  StoreRejectedError,
   StoreUnavailableError,
   ValidationError,
 } from '../core/index.js';
@@ -62,6 +65,27 @@ export function errorReply(error: unknown, correlationId?: string): ErrorReply {
   if (error instanceof LeaseLostError) {
     return { statusCode: 410, level: 'info', headers: {}, body: { error: error.name, message: error.message, lostKeys: error.lostKeys } };
   }
+  if (error instanceof LockOutcomeUnknownError) {
+    return {
+      statusCode: 503,
+      level: 'warn',
+      headers: { 'Retry-After': '1' },
+      body: {
+        error: error.name,
+        message: error.message,
+        retryable: true,
+        ...(error.context.requestId ? { requestId: error.context.requestId } : {}),
+        ...(error.context.mayHoldUntil ? { mayHoldUntil: new Date(error.context.mayHoldUntil).toISOString() } : {}),
+      },
+    };
+  }
+  // Operator errors (the lock index is missing, or its fencing range is spent): say what to do.
+  if (error instanceof StoreRejectedError && error.context.reason === 'index_not_found_exception') {
+    return { statusCode: 500, level: 'error', headers: {}, body: { error: error.name, message: error.message, retryable: false } };
+  }
+  if (error instanceof FencingRangeError) {
+    return { statusCode: 500, level: 'error', headers: {}, body: { error: error.name, message: error.message, retryable: false } };
+  }
   if (error instanceof StoreUnavailableError) {
     const message = error.context.ambiguous
       ? 'The lock store did not answer in time; the operation may have applied. Retry (with the same requestId for acquire).'
@@ -93,6 +117,8 @@ export const INVOCATION_ERROR_NAMES = [
   'StoreUnavailableError',
   'StoreRejectedError',
   'LockContentionError',
+  'LockOutcomeUnknownError',
+  'FencingRangeError',
   'InternalError',
 ] as const;
 

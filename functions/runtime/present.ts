@@ -5,7 +5,7 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 
 export interface GrantBody {
   leaseToken: string;
-  fencingToken: number;
+  fencingToken: string;
   expiresAt: string;
   expiresAtMs: number;
   ttlMs: number;
@@ -35,7 +35,7 @@ export function presentGrant(grant: Grant): GrantBody {
 
 export interface RenewalBody {
   leaseToken: string;
-  fencingToken: number;
+  fencingToken: string;
   expiresAt: string;
   expiresAtMs: number;
   ttlMs: number;
@@ -65,7 +65,7 @@ export interface LockStateBody {
   key: string;
   namespace: string;
   granularity: LockState['granularity'];
-  holders: Array<{ owner: string; mode: string; fencingToken: number; expiresAt: string; expiresAtMs: number; expired: boolean }>;
+  holders: Array<{ owner: string; mode: string; fencingToken: string; expiresAt: string; expiresAtMs: number; expired: boolean }>;
 }
 
 export function presentStates(states: LockState[]): { locks: LockStateBody[] } {

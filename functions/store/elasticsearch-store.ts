@@ -1,17 +1,29 @@
 /** LockStore on Elasticsearch core APIs only: get/mget, create, index/delete on if_seq_no, bulk, search. */
-import type { Client, estypes } from '@elastic/elasticsearch';
+import { errors, type Client, type estypes } from '@elastic/elasticsearch';
 import type { LockDocument } from '../core/model.js';
 import { StoreRejectedError, StoreUnavailableError } from '../core/errors.js';
 import type { ExpiredPage, ListQuery, LockStore, StoredLock, WriteOp, WriteOutcome } from '../core/store.js';
-import { translateError } from './errors.js';
+import { isIndexNotFound, missingLockIndex, translateError } from './errors.js';
 
 /** Writes are never resent by the client: a resent write is ambiguous, and the engine resolves that by reading back. */
 const WRITE_OPTIONS = { maxRetries: 0 } as const;
 const READ_OPTIONS = { maxRetries: 1 } as const;
 
-const statusOf = (error: unknown): number | undefined => (error as { meta?: { statusCode?: number } }).meta?.statusCode;
+interface ItemResult {
+  status: number;
+  index?: string;
+  seqNo?: number;
+  primaryTerm?: number;
+  successfulShards?: number;
+  errorType?: string;
+  errorReason?: string;
+}
 
 export class ElasticsearchLockStore implements LockStore {
+  /**
+   * @param index the lock index: an alias (see ensureLockIndex). Writes carry `require_alias`, so a
+   * deleted lock index is an error instead of a new, empty index whose fencing tokens restart.
+   */
   constructor(
     private readonly client: Client,
     readonly index: string,
@@ -23,6 +35,9 @@ export class ElasticsearchLockStore implements LockStore {
       if (docIds.length === 1) {
         const docId = docIds[0]!;
         const response = await this.client.get<LockDocument>({ index: this.index, id: docId }, { ...READ_OPTIONS, ignore: [404] });
+        // With 404 ignored, a missing index comes back as an error body, not as "no such document".
+        const error = (response as unknown as { error?: { type?: string } }).error;
+        if (error) throw isIndexNotFound(error.type) ? missingLockIndex(this.index, 'read') : new StoreRejectedError(`get ${docId} failed: ${error.type}`, { operation: 'read' });
         found.set(docId, this.toStored(response));
         return found;
       }
@@ -33,13 +48,42 @@ export class ElasticsearchLockStore implements LockStore {
       }
       return found;
     } catch (error) {
-      throw translateError(error, 'read');
+      throw translateError(error, 'read', this.index);
     }
   }
 
   private toStored(doc: estypes.GetGetResult<LockDocument>): StoredLock | null {
     if (!doc.found || !doc._source) return null;
-    return { docId: doc._id, seqNo: doc._seq_no!, primaryTerm: doc._primary_term!, body: doc._source };
+    return { docId: doc._id, seqNo: doc._seq_no!, primaryTerm: doc._primary_term!, index: doc._index, body: doc._source };
+  }
+
+  /**
+   * A no-op partial update per document, with `_source`: it runs on the primary through the write
+   * path, changes nothing (no new seq_no) and returns the document as the primary has it. A copy
+   * cut off from the master refuses it (the no-master block covers writes), where a GET would answer.
+   */
+  async readPrimary(docIds: readonly string[]): Promise<Map<string, StoredLock | null>> {
+    const operations: unknown[] = [];
+    for (const docId of docIds) operations.push({ update: { _id: docId } }, { doc: {}, detect_noop: true });
+    let response: estypes.BulkResponse;
+    try {
+      response = await this.client.bulk({ index: this.index, operations, require_alias: true, _source: true }, WRITE_OPTIONS);
+    } catch (error) {
+      throw translateError(error, 'primary read', this.index);
+    }
+    const found = new Map<string, StoredLock | null>();
+    response.items.forEach((item, position) => {
+      const docId = docIds[position]!;
+      const result = item.update!;
+      if (result.status === 404 && result.error?.type === 'document_missing_exception') {
+        found.set(docId, null);
+        return;
+      }
+      const get = result.get as (estypes.InlineGet<LockDocument> & { _seq_no?: number; _primary_term?: number }) | undefined;
+      if (result.status >= 300 || !get?.found || !get._source) throw this.itemError('primary read', docId, this.itemResult(result));
+      found.set(docId, { docId, seqNo: get._seq_no ?? result._seq_no!, primaryTerm: get._primary_term ?? result._primary_term!, index: result._index, body: get._source });
+    });
+    return found;
   }
 
   async write(ops: readonly WriteOp[]): Promise<WriteOutcome[]> {
@@ -49,53 +93,93 @@ export class ElasticsearchLockStore implements LockStore {
     for (const op of ops) {
       if (op.kind === 'create') operations.push({ create: { _id: op.docId } }, op.body);
       else if (op.kind === 'replace') operations.push({ index: { _id: op.docId, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm } }, op.body);
-      else operations.push({ delete: { _id: op.docId, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm } });
+      else operations.push({ delete: { _id: op.docId, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm, ...(op.index ? { _index: op.index } : {}) } });
     }
     let response: estypes.BulkResponse;
     try {
-      response = await this.client.bulk({ index: this.index, operations }, WRITE_OPTIONS);
+      // require_alias applies to create and index actions; a delete never creates an index.
+      response = await this.client.bulk({ index: this.index, operations, require_alias: true }, WRITE_OPTIONS);
     } catch (error) {
-      throw translateError(error, 'bulk write');
+      throw translateError(error, 'bulk write', this.index, true);
     }
-    return response.items.map((item, index) => {
-      const result = Object.values(item)[0] as estypes.BulkResponseItem;
-      return this.outcome(ops[index]!, result.status, result._seq_no, result._primary_term, result._shards?.successful, result.error?.type);
-    });
+    return response.items.map((item, position) => this.outcome(ops[position]!, this.itemResult(Object.values(item)[0] as estypes.BulkResponseItem)));
+  }
+
+  private itemResult(result: estypes.BulkResponseItem): ItemResult {
+    return {
+      status: result.status,
+      index: result._index,
+      ...(result._seq_no !== undefined && result._seq_no !== null ? { seqNo: result._seq_no } : {}),
+      ...(result._primary_term !== undefined && result._primary_term !== null ? { primaryTerm: result._primary_term } : {}),
+      ...(result._shards ? { successfulShards: result._shards.successful } : {}),
+      ...(result.error?.type ? { errorType: result.error.type } : {}),
+      ...(result.error?.reason ? { errorReason: result.error.reason } : {}),
+    };
   }
 
   private async writeOne(op: WriteOp): Promise<WriteOutcome> {
     try {
       const response =
         op.kind === 'create'
-          ? await this.client.create({ index: this.index, id: op.docId, document: op.body }, WRITE_OPTIONS)
+          ? await this.client.create({ index: this.index, id: op.docId, document: op.body, require_alias: true }, WRITE_OPTIONS)
           : op.kind === 'replace'
-            ? await this.client.index({ index: this.index, id: op.docId, document: op.body, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm }, WRITE_OPTIONS)
-            : await this.client.delete({ index: this.index, id: op.docId, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm }, WRITE_OPTIONS);
-      return this.outcome(op, op.kind === 'create' ? 201 : 200, response._seq_no, response._primary_term, response._shards.successful);
+            ? await this.client.index(
+                { index: this.index, id: op.docId, document: op.body, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm, require_alias: true },
+                WRITE_OPTIONS,
+              )
+            : await this.client.delete({ index: op.index ?? this.index, id: op.docId, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm }, WRITE_OPTIONS);
+      return this.outcome(op, {
+        status: op.kind === 'create' ? 201 : 200,
+        index: response._index,
+        seqNo: response._seq_no,
+        primaryTerm: response._primary_term,
+        successfulShards: response._shards.successful,
+      });
     } catch (error) {
-      const status = statusOf(error);
-      if (status === 409 || status === 404) return this.outcome(op, status);
-      throw translateError(error, `${op.kind} ${op.docId}`);
+      if (error instanceof errors.ResponseError && (error.statusCode === 409 || error.statusCode === 404)) {
+        const type = (error.body as { error?: { type?: string; reason?: string } } | undefined)?.error;
+        return this.outcome(op, { status: error.statusCode, ...(type?.type ? { errorType: type.type } : {}), ...(type?.reason ? { errorReason: type.reason } : {}) });
+      }
+      throw translateError(error, `${op.kind} ${op.docId}`, this.index, true);
     }
   }
 
-  private outcome(op: WriteOp, status: number, seqNo?: number, primaryTerm?: number, successfulShards?: number, errorType?: string): WriteOutcome {
+  private outcome(op: WriteOp, result: ItemResult): WriteOutcome {
+    const { status } = result;
     if (status === 409) return { ok: false, docId: op.docId, reason: 'conflict' };
-    if (status === 404) return { ok: false, docId: op.docId, reason: op.kind === 'delete' ? 'missing' : 'conflict' };
-    if (status >= 200 && status < 300) {
-      // A write no shard copy acknowledged must not become a grant.
-      if (seqNo === undefined || primaryTerm === undefined || (successfulShards ?? 0) < 1) {
-        throw new StoreUnavailableError(`Elasticsearch did not acknowledge the ${op.kind} of ${op.docId}`, { operation: op.kind, statusCode: status, ambiguous: true });
+    if (status === 404) {
+      if (isIndexNotFound(result.errorType)) {
+        // A delete aimed at an earlier incarnation (a token from before the index was re-created): that document is gone.
+        if (op.kind === 'delete' && op.index) return { ok: false, docId: op.docId, reason: 'missing' };
+        return { ok: false, docId: op.docId, reason: 'error', error: missingLockIndex(this.index, op.kind) };
       }
-      return { ok: true, docId: op.docId, seqNo, primaryTerm };
+      return { ok: false, docId: op.docId, reason: op.kind === 'delete' ? 'missing' : 'conflict' };
     }
-    if (status === 429 || status >= 500) {
-      throw new StoreUnavailableError(`Elasticsearch answered ${status} (${errorType ?? 'error'}) to the ${op.kind} of ${op.docId}`, { operation: op.kind, statusCode: status });
+    if (status >= 200 && status < 300) {
+      // A write no shard copy acknowledged must not become a grant, nor be taken as not applied.
+      if (result.seqNo === undefined || result.primaryTerm === undefined || result.index === undefined || (result.successfulShards ?? 0) < 1) {
+        return {
+          ok: false,
+          docId: op.docId,
+          reason: 'error',
+          error: new StoreUnavailableError(`Elasticsearch did not acknowledge the ${op.kind} of ${op.docId}`, { operation: op.kind, statusCode: status, ambiguous: true }),
+        };
+      }
+      return { ok: true, docId: op.docId, seqNo: result.seqNo, primaryTerm: result.primaryTerm, index: result.index };
     }
-    throw new StoreRejectedError(`Elasticsearch refused the ${op.kind} of ${op.docId}: ${status} ${errorType ?? ''}`.trim(), {
-      operation: op.kind,
-      statusCode: status,
-      ...(errorType ? { reason: errorType } : {}),
+    return { ok: false, docId: op.docId, reason: 'error', error: this.itemError(op.kind, op.docId, result) };
+  }
+
+  private itemError(operation: string, docId: string, result: ItemResult): StoreUnavailableError | StoreRejectedError {
+    if (result.status === 404 && isIndexNotFound(result.errorType)) return missingLockIndex(this.index, operation);
+    const detail = `${result.status} (${result.errorType ?? 'error'}${result.errorReason ? `: ${result.errorReason}` : ''})`;
+    if (result.status === 429 || result.status >= 500) {
+      return new StoreUnavailableError(`Elasticsearch answered ${detail} to the ${operation} of ${docId}`, { operation, statusCode: result.status });
+    }
+    return new StoreRejectedError(`Elasticsearch refused the ${operation} of ${docId}: ${detail}`, {
+      operation,
+      statusCode: result.status,
+      ...(result.errorType ? { reason: result.errorType } : {}),
     });
   }
 
@@ -128,11 +212,11 @@ export class ElasticsearchLockStore implements LockStore {
     try {
       const response = await this.client.search<LockDocument>({ index: this.index, seq_no_primary_term: true, ...request }, READ_OPTIONS);
       return response.hits.hits.map((hit) => ({
-        lock: { docId: hit._id!, seqNo: hit._seq_no!, primaryTerm: hit._primary_term!, body: hit._source! },
+        lock: { docId: hit._id!, seqNo: hit._seq_no!, primaryTerm: hit._primary_term!, index: hit._index, body: hit._source! },
         ...(hit.sort ? { sort: hit.sort } : {}),
       }));
     } catch (error) {
-      throw translateError(error, operation);
+      throw translateError(error, operation, this.index);
     }
   }
 }

@@ -7,7 +7,7 @@ import { ElasticsearchLockStore } from './elasticsearch-store.js';
 
 export { createElasticsearchClient, type ElasticsearchConnection } from './client.js';
 export { ElasticsearchLockStore } from './elasticsearch-store.js';
-export { ensureLockIndex } from './lock-index.js';
+export { deleteLockIndex, ensureLockIndex, lockIndexIncarnation } from './lock-index.js';
 
 export function createLockEngine(options: { client?: Client; connection?: ElasticsearchConnection; index: string; settings?: SettingsOverrides }): {
   engine: LockEngine;

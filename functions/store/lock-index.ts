@@ -1,24 +1,70 @@
-/** Creates the lock index from infra/index/lock-index.json when it does not exist yet. */
+/**
+ * The lock index is an alias over one concrete index whose name carries a unique suffix: its
+ * incarnation. Writes go through the alias with `require_alias`, so nothing ever re-creates a deleted
+ * lock index by accident, and a lease token's note of a write names the incarnation it was made in.
+ */
+import { randomBytes } from 'node:crypto';
 import type { Client } from '@elastic/elasticsearch';
 import definition from '../../infra/index/lock-index.json' with { type: 'json' };
 import { translateError } from './errors.js';
 
 export const LOCK_INDEX_DEFINITION = definition;
 
-/** Idempotent: an existing index is left as it is (its mapping is checked for the fields the engine writes). */
-export async function ensureLockIndex(client: Client, index: string): Promise<'created' | 'exists'> {
+const errorType = (error: unknown): string | undefined => (error as { body?: { error?: { type?: string } } }).body?.error?.type;
+
+/** The concrete index behind the alias, or undefined when there is no such alias. */
+export async function lockIndexIncarnation(client: Client, alias: string): Promise<string | undefined> {
+  const exists = await client.indices.existsAlias({ name: alias });
+  if (!exists) return undefined;
+  const found = await client.indices.getAlias({ name: alias });
+  const writeIndex = Object.entries(found).find(([, entry]) => entry.aliases[alias]?.is_write_index)?.[0];
+  return writeIndex ?? Object.keys(found)[0];
+}
+
+/**
+ * Creates the lock index (a new incarnation behind the alias `alias`) unless it exists; its mapping
+ * is checked for the fields the engine writes. Safe to run concurrently: two creators cannot both
+ * make a write index for the alias.
+ */
+export async function ensureLockIndex(client: Client, alias: string): Promise<'created' | 'exists'> {
   try {
-    await client.indices.create({ index, ...(definition as object) });
-    return 'created';
+    if (!(await lockIndexIncarnation(client, alias))) {
+      if (await client.indices.exists({ index: alias })) {
+        throw new Error(
+          `"${alias}" is a concrete index, not the alias of a lock index (an index made by an earlier version, or by hand). Let its leases run out, delete it, and run \`npm run index:create\` again.`,
+        );
+      }
+      const incarnation = `${alias}-${new Date().toISOString().slice(0, 10).replace(/-/g, '')}-${randomBytes(4).toString('hex')}`;
+      try {
+        await client.indices.create({ index: incarnation, ...(definition as object), aliases: { [alias]: { is_write_index: true } } });
+        return 'created';
+      } catch (error) {
+        // Another creator won the race (the alias would have two write indices, which Elasticsearch refuses).
+        if (!(await lockIndexIncarnation(client, alias))) throw error;
+      }
+    }
+    const mapping = await client.indices.getMapping({ index: alias });
+    const properties = Object.values(mapping)[0]?.mappings.properties ?? {};
+    const missing = Object.keys(definition.mappings.properties.holders.properties)
+      .map((field) => `holders.${field}`)
+      .concat(Object.keys(definition.mappings.properties))
+      .filter((field) => {
+        const [top, sub] = field.split('.');
+        const entry = properties[top!] as { properties?: Record<string, unknown> } | undefined;
+        return !entry || (sub !== undefined && !(sub in (entry.properties ?? {})));
+      });
+    if (missing.length > 0) throw new Error(`Index ${alias} exists but is not a lock index of this version (missing fields: ${missing.join(', ')}).`);
+    return 'exists';
   } catch (error) {
-    const type = (error as { body?: { error?: { type?: string } } }).body?.error?.type;
-    if (type !== 'resource_already_exists_exception') throw translateError(error, 'create lock index');
+    if (errorType(error) === undefined && error instanceof Error && !('meta' in error)) throw error;
+    throw translateError(error, 'create lock index');
   }
-  const mapping = await client.indices.getMapping({ index });
-  const properties = Object.values(mapping)[0]?.mappings.properties ?? {};
-  const missing = Object.keys(definition.mappings.properties).filter((field) => !(field in properties));
-  if (missing.length > 0) {
-    throw new Error(`Index ${index} exists but is not a lock index (missing fields: ${missing.join(', ')}).`);
-  }
-  return 'exists';
+}
+
+/** Deletes the lock index: every concrete index behind the alias (Elasticsearch refuses to delete through an alias). */
+export async function deleteLockIndex(client: Client, alias: string): Promise<void> {
+  const found = await client.indices.getAlias({ name: alias }, { ignore: [404] });
+  const concrete = Object.keys(found).filter((name) => name !== 'error' && name !== 'status');
+  if (concrete.length > 0) await client.indices.delete({ index: concrete }, { ignore: [404] });
+  else await client.indices.delete({ index: alias }, { ignore: [404] });
 }

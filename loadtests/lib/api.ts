@@ -17,7 +17,7 @@ export interface AcquireBody {
 
 export interface Grant {
   leaseToken: string;
-  fencingToken: number;
+  fencingToken: string;
   expiresAt: string;
   ttlMs: number;
 }
@@ -79,7 +79,7 @@ export class LockApi {
     const response = this.post('acquire', body, tags);
     const durationMs = response.timings.duration;
     const parsed = json(response);
-    if (response.status === 200 && parsed && typeof parsed.leaseToken === 'string' && typeof parsed.fencingToken === 'number') {
+    if (response.status === 200 && parsed && typeof parsed.leaseToken === 'string' && typeof parsed.fencingToken === 'string') {
       return {
         kind: 'granted',
         durationMs,

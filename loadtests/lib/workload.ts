@@ -347,7 +347,8 @@ export interface HoldRecord {
   op: OpKind;
   mode: LockMode;
   keys: string[];
-  fence: number;
+  /** The grant's fencing token: a decimal string (compare as integers, e.g. with BigInt). */
+  fence: string | number;
   /** k6 clock (epoch ms) right after acquire returned. */
   start: number;
   /** k6 clock right before release was sent. */

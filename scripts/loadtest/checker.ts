@@ -85,7 +85,7 @@ class FenceIndex {
   add(key: string, hold: HoldRecord): void {
     const bump = (map: Map<string, HoldRecord>): void => {
       const current = map.get(key);
-      if (!current || current.fence < hold.fence) map.set(key, hold);
+      if (!current || BigInt(current.fence) < BigInt(hold.fence)) map.set(key, hold);
     };
     bump(this.all);
     if (hold.mode === 'exclusive') bump(this.exclusive);
@@ -96,7 +96,7 @@ class FenceIndex {
 function fencingPredecessor(hold: HoldRecord, exact: FenceIndex, subtree: FenceIndex): HoldRecord | undefined {
   let worst: HoldRecord | undefined;
   const consider = (candidate: HoldRecord | undefined): void => {
-    if (candidate && (!worst || candidate.fence > worst.fence)) worst = candidate;
+    if (candidate && (!worst || BigInt(candidate.fence) > BigInt(worst.fence))) worst = candidate;
   };
   switch (hold.strategy) {
     case 'global':
@@ -158,7 +158,7 @@ function checkNamespace(holds: HoldRecord[], push: (finding: Finding) => void): 
   const subtree = new FenceIndex();
   for (const hold of sorted) {
     const predecessor = fencingPredecessor(hold, exact, subtree);
-    if (predecessor && predecessor.fence >= hold.fence) {
+    if (predecessor && BigInt(predecessor.fence) >= BigInt(hold.fence)) {
       push({
         kind: 'fencing',
         strategy: hold.strategy,
@@ -207,7 +207,7 @@ function isHold(value: unknown): value is HoldRecord {
     (hold.mode === 'exclusive' || hold.mode === 'shared') &&
     Array.isArray(hold.keys) &&
     hold.keys.every((key) => typeof key === 'string') &&
-    typeof hold.fence === 'number' &&
+    (Number.isSafeInteger(hold.fence) || (typeof hold.fence === 'string' && /^\d{1,19}$/.test(hold.fence))) &&
     typeof hold.start === 'number' &&
     typeof hold.end === 'number'
   );

@@ -8,6 +8,7 @@ import { LeaseLostError, LeaseTokenMismatchError, LockHeldError, StoreUnavailabl
 import { testClient } from '../support/engine.js';
 import { loadHandlers, setFunctionEnv } from '../support/functions.js';
 import { serveHandlers } from '../support/http-bridge.js';
+import { deleteLockIndex } from '../../functions/store/index.js';
 
 let server: { baseUrl: string; close(): Promise<void> };
 let api: LockHttpClient;
@@ -21,7 +22,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server.close();
-  await client.indices.delete({ index }, { ignore: [404] });
+  await deleteLockIndex(client, index);
   await client.close();
 });
 

@@ -7,6 +7,7 @@ import type { LockEngine } from '../../functions/core/engine.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 import { loadHandlers, setFunctionEnv } from '../support/functions.js';
 import { serveHandlers } from '../support/http-bridge.js';
+import { deleteLockIndex } from '../../functions/store/index.js';
 
 let client: Client;
 let engine: LockEngine;
@@ -24,7 +25,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server.close();
-  await client.indices.delete({ index: httpIndex }, { ignore: [404] });
+  await deleteLockIndex(client, httpIndex);
   await closeTestClient(client);
 });
 
@@ -39,7 +40,7 @@ describe.each([
   ['HTTP client', () => http as Locker],
 ])('withLock over the %s', (_, locker) => {
   it('renews in the background during long work, with the refreshed token, and releases at the end', async () => {
-    const renewals: number[] = [];
+    const renewals: string[] = [];
     const tokens = new Set<string>();
     const result = await withLock(
       locker(),
@@ -103,7 +104,7 @@ describe('withLock, clock and cancellation', () => {
     let renewCalls = 0;
     let released = false;
     const flaky = {
-      acquire: async () => ({ leaseToken: 't', fencingToken: 7, ttlMs: 600 }),
+      acquire: async () => ({ leaseToken: 't', fencingToken: '7', ttlMs: 600 }),
       renew: async () => {
         renewCalls++;
         throw new StoreUnavailableError('down', { operation: 'renew' });

@@ -46,7 +46,7 @@ describe('exclusive locks', () => {
     const first = await engine.acquire(doc('o-2'));
     expect(await engine.release({ leaseToken: first.leaseToken })).toMatchObject({ outcome: 'released' });
     const second = await engine.acquire(doc('o-2'));
-    expect(second.fencingToken).toBeGreaterThan(first.fencingToken);
+    expect(BigInt(second.fencingToken)).toBeGreaterThan(BigInt(first.fencingToken));
     await engine.release({ leaseToken: second.leaseToken });
   });
 
@@ -54,7 +54,7 @@ describe('exclusive locks', () => {
     const old = await engine.acquire({ ...doc('o-3', 'slow'), ttlMs: 1_000 });
     await sleep(1_100);
     const taker = await engine.acquire({ ...doc('o-3', 'fast'), ttlMs: 10_000 });
-    expect(taker.fencingToken).toBeGreaterThan(old.fencingToken);
+    expect(BigInt(taker.fencingToken)).toBeGreaterThan(BigInt(old.fencingToken));
     await expect(engine.renew({ leaseToken: old.leaseToken })).rejects.toBeInstanceOf(LeaseLostError);
     expect(await engine.release({ leaseToken: old.leaseToken })).toMatchObject({ outcome: 'not_held' });
     expect((await engine.inspect({ namespace: 'orders', granularity: 'document', ids: ['o-3'] }))[0]?.holders).toMatchObject([{ owner: 'fast' }]);
@@ -88,12 +88,12 @@ describe('exclusive locks', () => {
     expect((await engine.release({ leaseToken: renewal.leaseToken })).outcome).toBe('released');
   });
 
-  it('a retried acquire with the same requestId returns the same grant, not a conflict', async () => {
+  it('a retried acquire with the same requestId takes the grant over, not a conflict: one holder, a larger fencing token', async () => {
     const request = { ...doc('o-7', 'pipeline'), requestId: 'exec-123' };
     const first = await engine.acquire(request);
     const retry = await engine.acquire(request);
     expect(retry.reused).toBe(true);
-    expect(retry.fencingToken).toBe(first.fencingToken);
+    expect(BigInt(retry.fencingToken)).toBeGreaterThan(BigInt(first.fencingToken));
     expect((await engine.inspect({ namespace: 'orders', granularity: 'document', ids: ['o-7'] }))[0]?.holders).toHaveLength(1);
     // The retry's token now names the lease; the first response's token (lost in transit) names nothing.
     expect((await engine.release({ leaseToken: first.leaseToken })).outcome).toBe('not_held');
@@ -129,7 +129,7 @@ describe('exclusive locks', () => {
     const holder = await engine.acquire(doc('o-9', 'holder'));
     setTimeout(() => void engine.release({ leaseToken: holder.leaseToken }), 300);
     const waiter = await engine.acquire({ ...doc('o-9', 'waiter'), waitMs: 5_000 });
-    expect(waiter.fencingToken).toBeGreaterThan(holder.fencingToken);
+    expect(BigInt(waiter.fencingToken)).toBeGreaterThan(BigInt(holder.fencingToken));
     await engine.release({ leaseToken: waiter.leaseToken });
   });
 });

@@ -25,7 +25,7 @@ describe('inspect and list', () => {
       ]),
     );
     expect(JSON.stringify(states)).not.toContain(grant.leaseToken.split('.')[2]);
-    expect(states.every((state) => state.holders.every((holder) => holder.fencingToken > 0))).toBe(true);
+    expect(states.every((state) => state.holders.every((holder) => BigInt(holder.fencingToken) > 0n))).toBe(true);
     await engine.release({ leaseToken: grant.leaseToken });
   });
 

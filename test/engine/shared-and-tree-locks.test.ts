@@ -48,7 +48,7 @@ describe('shared locks', () => {
   it('give every shared holder its own fencing token', async () => {
     const a = await engine.acquire(global('fences', 'shared', 'a'));
     const b = await engine.acquire(global('fences', 'shared', 'b'));
-    expect(b.fencingToken).toBeGreaterThan(a.fencingToken);
+    expect(BigInt(b.fencingToken)).toBeGreaterThan(BigInt(a.fencingToken));
     const renewedA = await engine.renew({ leaseToken: a.leaseToken });
     expect(renewedA.fencingToken).toBe(a.fencingToken);
     await engine.release({ leaseToken: a.leaseToken });

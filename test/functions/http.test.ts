@@ -70,11 +70,12 @@ describe('POST /acquire', () => {
     for (const grant of [tree, second]) await call('/release', { body: { leaseToken: grant.body.leaseToken } });
   });
 
-  it('a retry with the same requestId gets the same grant back (reused)', async () => {
+  it('a retry with the same requestId takes the earlier grant over (reused, larger fencing token)', async () => {
     const first = await call('/acquire', { body: doc('h-3', 'pipeline', { requestId: 'exec-42' }) });
     const retry = await call('/acquire', { body: doc('h-3', 'pipeline', { requestId: 'exec-42' }) });
     expect(retry.statusCode).toBe(200);
-    expect(retry.body).toMatchObject({ reused: true, fencingToken: first.body.fencingToken });
+    expect(retry.body).toMatchObject({ reused: true });
+    expect(BigInt(retry.body.fencingToken)).toBeGreaterThan(BigInt(first.body.fencingToken));
     await call('/release', { body: { leaseToken: retry.body.leaseToken } });
   });
 
@@ -89,7 +90,7 @@ describe('POST /acquire', () => {
     setTimeout(() => void call('/release', { body: { leaseToken: holder.body.leaseToken } }), 300);
     const waiter = await call('/acquire', { body: doc('h-5', 'waiter', { waitMs: 5_000 }) });
     expect(waiter.statusCode).toBe(200);
-    expect(waiter.body.fencingToken).toBeGreaterThan(holder.body.fencingToken);
+    expect(BigInt(waiter.body.fencingToken)).toBeGreaterThan(BigInt(holder.body.fencingToken));
     await call('/release', { body: { leaseToken: waiter.body.leaseToken } });
   });
 });
@@ -173,7 +174,7 @@ describe('GET /inspect, GET /locks, GET /health', () => {
     const a = await call('/acquire', { body: { namespace: 'inv', granularity: 'document', ids: ['i-1', 'i-2'], owner: 'alice' } });
     const byId = await call('/inspect', { query: { namespace: 'inv', granularity: 'document', id: ['i-1', 'i-2', 'i-3'] } });
     expect(byId.body.locks.map((lock: { key: string }) => lock.key).sort()).toEqual(['i-1', 'i-2']);
-    expect(byId.body.locks[0].holders).toEqual([expect.objectContaining({ owner: 'alice', mode: 'X', expired: false, fencingToken: expect.any(Number) })]);
+    expect(byId.body.locks[0].holders).toEqual([expect.objectContaining({ owner: 'alice', mode: 'X', expired: false, fencingToken: expect.stringMatching(/^\d+$/) })]);
     const byIds = await call('/inspect', { query: { namespace: 'inv', granularity: 'document', ids: 'i-1,i-3' } });
     expect(byIds.body.locks.map((lock: { key: string }) => lock.key)).toEqual(['i-1']);
     await call('/release', { body: { leaseToken: a.body.leaseToken } });

@@ -6,12 +6,13 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@elastic/elasticsearch';
-import { LeaseLostError, LeaseTokenMismatchError, LockContentionError, LockHeldError, StoreRejectedError, StoreUnavailableError, ValidationError } from '../../functions/core/errors.js';
+import { FencingRangeError, LeaseLostError, LeaseTokenMismatchError, LockContentionError, LockHeldError, LockOutcomeUnknownError, StoreRejectedError, StoreUnavailableError, ValidationError } from '../../functions/core/errors.js';
 import { INVOCATION_ERROR_NAMES, InternalError } from '../../functions/runtime/errors.js';
 import { runStateMachine, type AslDefinition } from '../support/asl.js';
 import { testClient } from '../support/engine.js';
 import { loadHandlers, setFunctionEnv, type Handlers } from '../support/functions.js';
 import { lambdaContext } from '../support/lambda-events.js';
+import { deleteLockIndex } from '../../functions/store/index.js';
 
 const definition = JSON.parse(readFileSync(new URL('../../infra/state-machines/locked-job.asl.json', import.meta.url), 'utf8')) as AslDefinition;
 const states = definition.States;
@@ -81,6 +82,8 @@ describe('state machine structure', () => {
       new StoreUnavailableError('x', { operation: 'x' }),
       new StoreRejectedError('x', { operation: 'x' }),
       new LockContentionError([], 1),
+      new LockOutcomeUnknownError('x', { operation: 'acquire' }),
+      new FencingRangeError('x', { primaryTerm: 1, seqNo: 0 }),
       new InternalError(),
     ].map((error) => error.name);
     expect(thrown.sort()).toEqual([...INVOCATION_ERROR_NAMES].sort());
@@ -101,16 +104,16 @@ describe('state machine runs against the real functions', () => {
     client = testClient();
   });
   afterAll(async () => {
-    await client.indices.delete({ index }, { ignore: [404] });
+    await deleteLockIndex(client, index);
     await client.close();
   });
 
-  function invoker(work: (payload: { fencingToken: number; ids: string[] }) => Promise<unknown>) {
+  function invoker(work: (payload: { fencingToken: string; ids: string[] }) => Promise<unknown>) {
     const calls: string[] = [];
     const invoke = async (functionRef: string, payload: unknown) => {
       const name = functionRef.replace(/^\$\{(\w+)FunctionArn\}$/, '$1').toLowerCase();
       calls.push(name);
-      if (name === 'work') return work(payload as { fencingToken: number; ids: string[] });
+      if (name === 'work') return work(payload as { fencingToken: string; ids: string[] });
       return handlers[name as 'acquire' | 'renew' | 'release'](payload, lambdaContext(name));
     };
     return { invoke, calls };
@@ -123,7 +126,7 @@ describe('state machine runs against the real functions', () => {
   it('acquires, works in chunks renewing between them, releases, succeeds', async () => {
     let chunks = 0;
     const { invoke, calls } = invoker(async ({ fencingToken }) => {
-      expect(fencingToken).toBeGreaterThan(0);
+      expect(BigInt(fencingToken)).toBeGreaterThan(0n);
       expect(await heldBy('job-1')).toEqual(['exec-1']);
       return { done: ++chunks === 3 };
     });

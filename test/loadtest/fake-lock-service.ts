@@ -102,7 +102,7 @@ export class FakeLockService {
       this.stats.acquired++;
       return this.send(res, 200, {
         leaseToken,
-        fencingToken: hold.fence,
+        fencingToken: String(hold.fence),
         expiresAt: new Date(hold.expiresAt).toISOString(),
         ttlMs,
         namespace: hold.namespace,
@@ -115,7 +115,7 @@ export class FakeLockService {
       const hold = this.holds.get(String(body.leaseToken));
       if (!hold || hold.expiresAt <= now) return this.send(res, 410, { error: 'LeaseLostError' });
       hold.expiresAt = now + (typeof body.ttlMs === 'number' ? body.ttlMs : 30_000);
-      return this.send(res, 200, { leaseToken: body.leaseToken, fencingToken: hold.fence, expiresAt: new Date(hold.expiresAt).toISOString() });
+      return this.send(res, 200, { leaseToken: body.leaseToken, fencingToken: String(hold.fence), expiresAt: new Date(hold.expiresAt).toISOString() });
     }
     if (req.url === '/release') {
       const token = String(body.leaseToken);

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import type { Client } from '@elastic/elasticsearch';
-import { createElasticsearchClient, createLockEngine, ensureLockIndex } from '../../functions/store/index.js';
+import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLockIndex } from '../../functions/store/index.js';
 import type { SettingsOverrides } from '../../functions/core/settings.js';
 
 export function testClient(): Client {
@@ -21,7 +21,7 @@ export async function freshLockIndex(client: Client, label: string): Promise<str
 
 /** Deletes the lock indices this test file created, then closes the client. */
 export async function closeTestClient(client: Client): Promise<void> {
-  if (createdIndices.size > 0) await client.indices.delete({ index: [...createdIndices] }, { ignore: [404] });
+  for (const index of createdIndices) await deleteLockIndex(client, index);
   createdIndices.clear();
   await client.close();
 }

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, inject } from 'vitest';
 import type { Client } from '@elastic/elasticsearch';
 import { testClient } from './engine.js';
+import { deleteLockIndex } from '../../functions/store/index.js';
 
 export interface FunctionEnvOptions {
   label: string;
@@ -60,7 +61,7 @@ export async function functionsUnderTest(options: FunctionEnvOptions): Promise<{
   const handlers = await loadHandlers();
   const client = testClient();
   afterAll(async () => {
-    await client.indices.delete({ index }, { ignore: [404] });
+    await deleteLockIndex(client, index);
     await client.close();
   });
   return { index, handlers, client };
