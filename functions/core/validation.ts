@@ -12,6 +12,13 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 export const NAMESPACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 const REQUEST_ID_PATTERN = /^[\x21-\x7e]+$/;
 
+/**
+ * Ids and paths lock by their Unicode NFC form: "é" typed as one code point or as "e" plus a combining
+ * accent is one lock. Two spellings of one name must never be two locks; the cost is that two data
+ * ids differing only in normalisation share a lock, which is safe.
+ */
+const toNfc = (value: string): string => (LONE_SURROGATE.test(value) ? value : value.normalize('NFC'));
+
 const utf8Bytes = (value: string): number => Buffer.byteLength(value, 'utf8');
 
 type RefineContext = z.core.$RefinementCtx<unknown>;
@@ -76,8 +83,9 @@ export function acquireSchema(settings: Readonly<LockSettings>) {
         const seen = new Set<string>();
         input.ids?.forEach((id, index) => {
           checkText(ctx, ['ids', index], id, limits.idBytes);
-          if (seen.has(id)) issue(ctx, ['ids', index], 'unique', `duplicates an earlier id`);
-          seen.add(id);
+          const normalized = toNfc(id);
+          if (seen.has(normalized)) issue(ctx, ['ids', index], 'unique', normalized === id ? 'duplicates an earlier id' : 'duplicates an earlier id once both are in Unicode NFC');
+          seen.add(normalized);
         });
       } else if (input.granularity === 'tree') {
         if (input.path === undefined) issue(ctx, ['path'], 'required', 'is required for the tree granularity');
@@ -143,13 +151,14 @@ export function parseWith<T>(schema: z.ZodType<T>, input: unknown): T {
   return result.data;
 }
 
+
 export function toAcquireRequest(parsed: ParsedAcquire): AcquireRequest {
   const target: LockTarget =
     parsed.granularity === 'global'
       ? { namespace: parsed.namespace, granularity: 'global' }
       : parsed.granularity === 'document'
-        ? { namespace: parsed.namespace, granularity: 'document', ids: parsed.ids ?? [] }
-        : { namespace: parsed.namespace, granularity: 'tree', path: parsed.path ?? '' };
+        ? { namespace: parsed.namespace, granularity: 'document', ids: (parsed.ids ?? []).map(toNfc) }
+        : { namespace: parsed.namespace, granularity: 'tree', path: toNfc(parsed.path ?? '') };
   return {
     target,
     mode: parsed.mode,

@@ -6,7 +6,10 @@ import { z } from 'zod';
 
 export interface FunctionConfig {
   es: {
-    url: string;
+    /** One or more node URLs (ES_URL, comma-separated): the client spreads requests and fails over between them. */
+    nodes: string[];
+    /** Elastic Cloud deployment id (ES_CLOUD_ID), instead of node URLs. */
+    cloudId?: string;
     /** A literal API key (local use; prefer the parameter in deployed stages). */
     apiKey?: string;
     /** SSM parameter name or Secrets Manager secret ARN holding the API key, read once per container. */
@@ -42,7 +45,13 @@ const INDEX_NAME = /^[a-z0-9][a-z0-9._-]*$/;
 
 const envSchema = z
   .object({
-    ES_URL: z.preprocess(blankAsUndefined, z.url({ protocol: /^https?$/, error: 'must be an http(s) URL of Elasticsearch' })),
+    ES_URL: optional(
+      z
+        .string()
+        .transform((value) => value.split(',').map((url) => url.trim()).filter(Boolean))
+        .pipe(z.array(z.url({ protocol: /^https?$/, error: 'must be http(s) URLs of Elasticsearch nodes, comma-separated' })).min(1)),
+    ),
+    ES_CLOUD_ID: optional(z.string()),
     ES_API_KEY: optional(z.string()),
     ES_API_KEY_PARAMETER: optional(z.string()),
     ES_REQUEST_TIMEOUT_MS: optional(integer(100, 900_000)),
@@ -106,11 +115,14 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     problems.push('LOCK_TOKEN_SIGNING_KEY and LOCK_TOKEN_SIGNING_KEY_PARAMETER are both set; keep one');
   }
   if (e.ES_API_KEY && e.ES_API_KEY_PARAMETER) problems.push('ES_API_KEY and ES_API_KEY_PARAMETER are both set; keep one');
+  if (!e.ES_URL && !e.ES_CLOUD_ID) problems.push('ES_URL: is required (or ES_CLOUD_ID)');
+  if (e.ES_URL && e.ES_CLOUD_ID) problems.push('ES_URL and ES_CLOUD_ID are both set; keep one');
   if (problems.length > 0) throw new ConfigError(problems);
 
   return {
     es: {
-      url: e.ES_URL,
+      nodes: e.ES_URL ?? [],
+      ...(e.ES_CLOUD_ID ? { cloudId: e.ES_CLOUD_ID } : {}),
       ...(e.ES_API_KEY ? { apiKey: e.ES_API_KEY } : {}),
       ...(e.ES_API_KEY_PARAMETER ? { apiKeyParameter: e.ES_API_KEY_PARAMETER } : {}),
       requestTimeoutMs,

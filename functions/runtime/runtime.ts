@@ -59,7 +59,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
 
   const build = (apiKey: string | undefined, tokenSigningKey: Uint8Array | undefined): Store => {
     const client = createElasticsearchClient({
-      url: config.es.url,
+      ...(config.es.cloudId ? { cloudId: config.es.cloudId } : { url: config.es.nodes }),
       ...(apiKey ? { apiKey } : {}),
       requestTimeoutMs: config.es.requestTimeoutMs,
     });

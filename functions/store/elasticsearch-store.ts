@@ -43,7 +43,10 @@ export class ElasticsearchLockStore implements LockStore {
       }
       const response = await this.client.mget<LockDocument>({ index: this.index, ids: [...docIds] }, READ_OPTIONS);
       for (const doc of response.docs) {
-        if ('error' in doc) throw new StoreUnavailableError(`mget failed for ${doc._id}: ${doc.error.reason ?? doc.error.type}`, { operation: 'read' });
+        if ('error' in doc) {
+          if (isIndexNotFound(doc.error.type)) throw missingLockIndex(this.index, 'read');
+          throw new StoreUnavailableError(`mget failed for ${doc._id}: ${doc.error.reason ?? doc.error.type}`, { operation: 'read' });
+        }
         found.set(doc._id, this.toStored(doc));
       }
       return found;

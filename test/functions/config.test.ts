@@ -19,7 +19,7 @@ describe('readConfig', () => {
   it('has defaults for everything but ES_URL', () => {
     const config = readConfig({ ES_URL: 'https://es.example.com:9243' });
     expect(config).toMatchObject({
-      es: { url: 'https://es.example.com:9243', requestTimeoutMs: 3_000 },
+      es: { nodes: ['https://es.example.com:9243'], requestTimeoutMs: 3_000 },
       lockIndex: 'locks',
       ttl: { defaultMs: 30_000, minMs: 1_000, maxMs: 900_000 },
       maxClockSkewMs: 500,
@@ -58,6 +58,14 @@ describe('readConfig', () => {
     });
     expect(config.es.apiKey).toBeUndefined();
     expect(config.tokenSigningKey).toEqual(new Uint8Array(16).fill(1));
+  });
+
+  it('reaches a self-managed cluster through several nodes, or Elastic Cloud by its Cloud ID', () => {
+    expect(readConfig({ ES_URL: 'https://es1:9200, https://es2:9200,https://es3:9200' }).es.nodes).toEqual(['https://es1:9200', 'https://es2:9200', 'https://es3:9200']);
+    const cloud = readConfig({ ES_CLOUD_ID: 'deployment:ZXhhbXBsZS5jb20kYWJjJGRlZg==' });
+    expect(cloud.es).toMatchObject({ nodes: [], cloudId: 'deployment:ZXhhbXBsZS5jb20kYWJjJGRlZg==' });
+    expect(problems({ ES_URL: 'https://es1:9200,ftp://es2' })).toEqual([expect.stringContaining('ES_URL')]);
+    expect(problems({ ES_CLOUD_ID: 'deployment:abc' })).toEqual([expect.stringContaining('keep one')]);
   });
 
   it('names every problem at once', () => {

@@ -7,7 +7,7 @@ import type { SettingsOverrides } from '../../functions/core/settings.js';
 
 export function testClient(): Client {
   const apiKey = inject('esApiKey');
-  return createElasticsearchClient({ url: inject('esUrl'), ...(apiKey ? { apiKey } : {}), requestTimeoutMs: 30_000 });
+  return createElasticsearchClient({ url: inject('esUrl').split(','), ...(apiKey ? { apiKey } : {}), requestTimeoutMs: 30_000 });
 }
 
 const createdIndices = new Set<string>();

@@ -1,0 +1,29 @@
+/**
+ * A real Elasticsearch store with a hook around each call, to put a pause, another caller's request
+ * or a lost answer exactly between two of the engine's calls. Every answer still comes from the real
+ * node; what a single healthy node cannot produce on demand (a chosen interleaving, a stall past the
+ * TTL, an answer lost after the write applied, a stale copy's reply) is made by the hook, and each
+ * test says which.
+ */
+import type { LockStore, StoredLock, WriteOp, WriteOutcome } from '../../functions/core/store.js';
+
+type Reads = Map<string, StoredLock | null>;
+
+export interface StoreHooks {
+  read?: (ids: readonly string[], next: (ids: readonly string[]) => Promise<Reads>, call: number) => Promise<Reads>;
+  readPrimary?: (ids: readonly string[], next: (ids: readonly string[]) => Promise<Reads>, call: number) => Promise<Reads>;
+  write?: (ops: readonly WriteOp[], next: (ops: readonly WriteOp[]) => Promise<WriteOutcome[]>, call: number) => Promise<WriteOutcome[]>;
+}
+
+export function interpose(store: LockStore, hooks: StoreHooks): LockStore & { calls: { read: number; readPrimary: number; write: number } } {
+  const calls = { read: 0, readPrimary: 0, write: 0 };
+  return {
+    calls,
+    read: (ids) => (hooks.read ? hooks.read(ids, (again) => store.read(again), ++calls.read) : (calls.read++, store.read(ids))),
+    readPrimary: (ids) =>
+      hooks.readPrimary ? hooks.readPrimary(ids, (again) => store.readPrimary(again), ++calls.readPrimary) : (calls.readPrimary++, store.readPrimary(ids)),
+    write: (ops) => (hooks.write ? hooks.write(ops, (again) => store.write(again), ++calls.write) : (calls.write++, store.write(ops))),
+    findExpired: (before, size, after) => store.findExpired(before, size, after),
+    list: (query) => store.list(query),
+  };
+}
