@@ -110,7 +110,7 @@ export class LockEngine {
       const conflicts: ConflictingKey[] = [];
       let clearsAt = now;
       for (const key of pending) {
-        const decision = decideAcquire(known.get(key.docId) ?? null, key, claim, now, skew);
+        const decision = decideAcquire(known.get(key.docId) ?? null, key, claim, now, skew, held.size === 0);
         if (decision.kind === 'conflict') {
           conflicts.push(decision.conflict);
           clearsAt = Math.max(clearsAt, decision.clearsAt);

@@ -57,7 +57,7 @@ export type Decision =
  * Whether `claim` may take `key` given the document as read (null: absent), and the write that takes
  * it. Expired holders are dropped on the way: that is the immediate takeover.
  */
-export function decideAcquire(existing: StoredLock | null, key: PlannedKey, claim: Claim, now: number, skewMs: number): Decision {
+export function decideAcquire(existing: StoredLock | null, key: PlannedKey, claim: Claim, now: number, skewMs: number, mayTakeOverRetry = true): Decision {
   const fresh: StoredHolder = {
     lease: claim.leaseId,
     proof: claim.proof,
@@ -86,10 +86,13 @@ export function decideAcquire(existing: StoredLock | null, key: PlannedKey, clai
   const sameRequest = claim.requestId === null ? [] : live.filter((holder) => holder.request === claim.requestId);
   // A requestId names one call. The same call again (a retry, or a duplicate delivery) takes the
   // earlier grant over; the same requestId on another call is a conflict, never a takeover.
-  const retried = sameRequest.find((holder) => (holder.call ?? null) === claim.call);
-  const reusedByAnother = sameRequest.filter((holder) => holder !== retried);
+  // Two deliveries racing over several keys must not end up each holding a part while both believe
+  // they hold the set: one that already holds keys yields to a duplicate instead of taking over.
+  const retried = mayTakeOverRetry ? sameRequest.find((holder) => (holder.call ?? null) === claim.call) : undefined;
+  const duplicate = mayTakeOverRetry ? [] : sameRequest.filter((holder) => (holder.call ?? null) === claim.call);
+  const reusedByAnother = sameRequest.filter((holder) => holder !== retried && !duplicate.includes(holder));
   const others = live.filter((holder) => holder !== retried);
-  const blocking = others.filter((holder) => !compatible(key.mode, holder.mode) || reusedByAnother.includes(holder));
+  const blocking = others.filter((holder) => !compatible(key.mode, holder.mode) || reusedByAnother.includes(holder) || duplicate.includes(holder));
   if (blocking.length > 0) {
     return {
       kind: 'conflict',
@@ -98,7 +101,7 @@ export function decideAcquire(existing: StoredLock | null, key: PlannedKey, clai
         granularity: key.granularity,
         requestedMode: key.mode,
         holders: blocking.map(({ owner, mode, expiresAt }) => ({ owner, mode, expiresAt })),
-        ...(reusedByAnother.length > 0 ? { reason: 'request_id_reused' as const } : {}),
+        ...(reusedByAnother.length > 0 ? { reason: 'request_id_reused' as const } : duplicate.length > 0 ? { reason: 'duplicate_in_progress' as const } : {}),
       },
       clearsAt: Math.max(...blocking.map((holder) => holder.expiresAt + skewMs)),
     };

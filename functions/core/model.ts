@@ -77,8 +77,12 @@ export interface ConflictingKey {
   granularity: Granularity;
   requestedMode: HolderMode;
   holders: Array<{ owner: string; mode: HolderMode; expiresAt: number }>;
-  /** Set when the holder is not incompatible but claims the same requestId for another call. */
-  reason?: 'request_id_reused';
+  /**
+   * Why a holder that is not of an incompatible mode blocks: it holds the same requestId for another
+   * call (`request_id_reused`), or it is a concurrent delivery of this very call that got there first
+   * while this one already held other keys (`duplicate_in_progress`).
+   */
+  reason?: 'request_id_reused' | 'duplicate_in_progress';
 }
 
 export interface GrantedKey {
