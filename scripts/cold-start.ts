@@ -84,6 +84,7 @@ async function main(): Promise<void> {
             ES_URL: esUrl ?? 'http://127.0.0.1:9',
             ...(process.env.ES_API_KEY ? { ES_API_KEY: process.env.ES_API_KEY } : {}),
             LOCK_INDEX: 'locks-cold-start',
+            LOCK_ENSURE_INDEX: 'true',
             POWERTOOLS_LOG_LEVEL: 'SILENT',
             POWERTOOLS_METRICS_DISABLED: 'true',
             POWERTOOLS_TRACE_ENABLED: 'false',

@@ -26,7 +26,11 @@ export interface FunctionConfig {
   tokenSigningKey?: Uint8Array;
   tokenSigningKeyParameter?: string;
   functionTimeoutMs?: number;
-  /** Whether each container creates the lock index when it is missing (once, cached); false when the function's key may not create indices. */
+  /**
+   * Whether each container creates the lock index at its first call when it is missing. Off by
+   * default: a deleted lock index silently re-created by the next cold start would restart the
+   * fencing tokens under holders that still carry larger ones. Create it once with `npm run index:create`.
+   */
   ensureIndex: boolean;
 }
 
@@ -135,6 +139,6 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     ...(tokenSigningKey ? { tokenSigningKey } : {}),
     ...(e.LOCK_TOKEN_SIGNING_KEY_PARAMETER ? { tokenSigningKeyParameter: e.LOCK_TOKEN_SIGNING_KEY_PARAMETER } : {}),
     ...(functionTimeoutMs !== undefined ? { functionTimeoutMs } : {}),
-    ensureIndex: e.LOCK_ENSURE_INDEX !== 'false',
+    ensureIndex: e.LOCK_ENSURE_INDEX === 'true',
   };
 }

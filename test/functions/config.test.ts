@@ -25,7 +25,7 @@ describe('readConfig', () => {
       maxClockSkewMs: 500,
       maxWaitMs: 60_000,
       sweep: { batchSize: 500, maxBatches: 20 },
-      ensureIndex: true,
+      ensureIndex: false,
     });
     expect(config.tokenSigningKey).toBeUndefined();
     expect(() => readConfig({})).toThrow(/ES_URL/);
@@ -44,7 +44,7 @@ describe('readConfig', () => {
       SWEEP_BATCH_SIZE: '100',
       LOCK_TOKEN_SIGNING_KEY: Buffer.alloc(16, 1).toString('base64'),
       FUNCTION_TIMEOUT_MS: '29000',
-      LOCK_ENSURE_INDEX: 'false',
+      LOCK_ENSURE_INDEX: 'true',
     });
     expect(config).toMatchObject({
       es: { apiKeyParameter: '/es-lease-locks/dev/es-api-key', requestTimeoutMs: 3_000 },
@@ -52,7 +52,7 @@ describe('readConfig', () => {
       ttl: { defaultMs: 10_000, minMs: 2_000, maxMs: 60_000 },
       maxClockSkewMs: 250,
       sweep: { batchSize: 100 },
-      ensureIndex: false,
+      ensureIndex: true,
       // The longest wait that leaves room for the last attempt inside the function timeout.
       maxWaitMs: 29_000 - 2 * 3_000 - 1_000,
     });

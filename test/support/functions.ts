@@ -21,6 +21,8 @@ export function setFunctionEnv({ label, env = {} }: FunctionEnvOptions): string 
     ES_API_KEY: inject('esApiKey'),
     LOCK_INDEX: index,
     MAX_CLOCK_SKEW_MS: '50',
+    // Each test file gets a fresh lock index, created by the functions' opt-in at first use.
+    LOCK_ENSURE_INDEX: 'true',
     POWERTOOLS_LOG_LEVEL: 'SILENT',
     POWERTOOLS_METRICS_DISABLED: 'true',
     POWERTOOLS_TRACE_ENABLED: 'false',
