@@ -92,6 +92,7 @@ export function presentConflicts(conflicts: ConflictingKey[]) {
     granularity: conflict.granularity,
     requestedMode: conflict.requestedMode,
     holders: conflict.holders.map((holder) => ({ owner: holder.owner, mode: holder.mode, expiresAt: iso(holder.expiresAt), expiresAtMs: holder.expiresAt })),
+    ...(conflict.reason ? { reason: conflict.reason } : {}),
   }));
 }
 

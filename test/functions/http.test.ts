@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { contractProblems, fromProxyResult, requestProblems, type ResponseLike } from '../support/contract.js';
+import { deleteLockIndex } from '../../functions/store/index.js';
 import { sleep } from '../support/engine.js';
 import { functionsUnderTest, type Handlers } from '../support/functions.js';
 import { httpEvent, lambdaContext, scheduleEvent, type HttpEventOptions } from '../support/lambda-events.js';
@@ -220,5 +221,18 @@ describe('the scheduled sweeper', () => {
     expect(report.deletedLocks).toBeGreaterThanOrEqual(2);
     const inspected = await call('/inspect', { query: { namespace: 'orders', granularity: 'document', id: ['s-1', 's-2'] } });
     expect(inspected.body.locks).toEqual([]);
+  });
+});
+
+describe('a lock index that was deleted under the functions', () => {
+  it('answers 500 StoreRejectedError naming the index and the command that creates it, and is not re-created', async () => {
+    // Runs last in this file: the functions created the index at first use and remember that.
+    await deleteLockIndex(client, index);
+    const refused = await call('/acquire', { body: doc('after-delete') });
+    expect(refused.statusCode).toBe(500);
+    expect(refused.body).toMatchObject({ error: 'StoreRejectedError', retryable: false });
+    expect(refused.body.message).toContain(index);
+    expect(refused.body.message).toContain('npm run index:create');
+    expect(await client.indices.exists({ index })).toBe(false);
   });
 });
