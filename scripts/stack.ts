@@ -106,7 +106,8 @@ export async function startStack(options: StackOptions = {}): Promise<StackDetai
   try {
     const client = createElasticsearchClient({ url: env.ES_URL!, ...(env.ES_API_KEY ? { apiKey: env.ES_API_KEY } : {}), requestTimeoutMs: 30_000 });
     try {
-      await ensureLockIndex(client, lockIndex);
+      // On the project's own node a lock index left by an earlier version of this kit is replaced once idle.
+      await ensureLockIndex(client, lockIndex, { replaceIdleLegacyIndex: !process.env.ES_URL && !options.env?.ES_URL });
     } finally {
       await client.close();
     }

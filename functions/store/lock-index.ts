@@ -26,13 +26,28 @@ export async function lockIndexIncarnation(client: Client, alias: string): Promi
  * is checked for the fields the engine writes. Safe to run concurrently: two creators cannot both
  * make a write index for the alias.
  */
-export async function ensureLockIndex(client: Client, alias: string): Promise<'created' | 'exists'> {
+export async function ensureLockIndex(
+  client: Client,
+  alias: string,
+  options: {
+    /**
+     * A concrete index named like the alias (made by an earlier version) is replaced when no lease in
+     * it is live. For the project's own throwaway node; on a real cluster its holders' fencing tokens
+     * would be larger than the new index's, so there it stays an error for an operator to decide.
+     */
+    replaceIdleLegacyIndex?: boolean;
+  } = {},
+): Promise<'created' | 'exists'> {
   try {
     if (!(await lockIndexIncarnation(client, alias))) {
       if (await client.indices.exists({ index: alias })) {
-        throw new Error(
-          `"${alias}" is a concrete index, not the alias of a lock index (an index made by an earlier version, or by hand). Let its leases run out, delete it, and run \`npm run index:create\` again.`,
-        );
+        const idle = options.replaceIdleLegacyIndex && (await liveLeases(client, alias)) === 0;
+        if (!idle) {
+          throw new Error(
+            `"${alias}" is a concrete index, not the alias of a lock index (an index made by an earlier version, or by hand). Let its leases run out, delete it, and run \`npm run index:create\` again.`,
+          );
+        }
+        await client.indices.delete({ index: alias });
       }
       const incarnation = `${alias}-${new Date().toISOString().slice(0, 10).replace(/-/g, '')}-${randomBytes(4).toString('hex')}`;
       try {
@@ -59,6 +74,12 @@ export async function ensureLockIndex(client: Client, alias: string): Promise<'c
     if (errorType(error) === undefined && error instanceof Error && !('meta' in error)) throw error;
     throw translateError(error, 'create lock index');
   }
+}
+
+async function liveLeases(client: Client, index: string): Promise<number> {
+  await client.indices.refresh({ index });
+  const { count } = await client.count({ index, query: { range: { maxExpiresAt: { gt: Date.now() } } } });
+  return count;
 }
 
 /** Deletes the lock index: every concrete index behind the alias (Elasticsearch refuses to delete through an alias). */

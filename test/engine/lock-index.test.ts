@@ -1,0 +1,46 @@
+/** The lock index: an alias over one incarnation, created explicitly and safely, never by a write. */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@elastic/elasticsearch';
+import { deleteLockIndex, ensureLockIndex, lockIndexIncarnation } from '../../functions/store/index.js';
+import { closeTestClient, testClient } from '../support/engine.js';
+
+let client: Client;
+const made: string[] = [];
+const name = (label: string): string => {
+  const alias = `locks-test-${label}-${randomBytes(4).toString('hex')}`;
+  made.push(alias);
+  return alias;
+};
+
+beforeAll(() => {
+  client = testClient();
+});
+afterAll(async () => {
+  for (const alias of made) await deleteLockIndex(client, alias);
+  await closeTestClient(client);
+});
+
+describe('ensureLockIndex', () => {
+  it('creates one incarnation behind the alias even when several callers race, and is idempotent', async () => {
+    const alias = name('race');
+    const outcomes = await Promise.all(Array.from({ length: 4 }, () => ensureLockIndex(client, alias)));
+    expect(outcomes.filter((outcome) => outcome === 'created')).toHaveLength(1);
+    const incarnation = await lockIndexIncarnation(client, alias);
+    expect(incarnation).toMatch(new RegExp(`^${alias}-\\d{8}-[0-9a-f]{8}$`));
+    const behind = await client.indices.getAlias({ name: alias });
+    expect(Object.keys(behind)).toEqual([incarnation]);
+    expect(await ensureLockIndex(client, alias)).toBe('exists');
+  });
+
+  it('refuses a concrete index of that name (an earlier version) unless asked to replace it while no lease in it is live', async () => {
+    const alias = name('legacy');
+    await client.indices.create({ index: alias, mappings: { properties: { maxExpiresAt: { type: 'date', format: 'epoch_millis' } } } });
+    await client.index({ index: alias, id: 'live', document: { maxExpiresAt: Date.now() + 60_000 }, refresh: true });
+    await expect(ensureLockIndex(client, alias)).rejects.toThrow(/concrete index/);
+    await expect(ensureLockIndex(client, alias, { replaceIdleLegacyIndex: true })).rejects.toThrow(/concrete index/);
+    await client.index({ index: alias, id: 'live', document: { maxExpiresAt: Date.now() - 1 }, refresh: true });
+    expect(await ensureLockIndex(client, alias, { replaceIdleLegacyIndex: true })).toBe('created');
+    expect(await lockIndexIncarnation(client, alias)).not.toBe(alias);
+  });
+});
