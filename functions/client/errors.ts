@@ -3,10 +3,12 @@
  * against the engine in-process (`catch (e) { if (e instanceof LockHeldError) ... }`) works over HTTP too.
  */
 import {
+  FencingRangeError,
   LeaseLostError,
   LeaseTokenMismatchError,
   LockContentionError,
   LockHeldError,
+  LockOutcomeUnknownError,
   StoreRejectedError,
   StoreUnavailableError,
   ValidationError,
@@ -37,7 +39,15 @@ interface ErrorBody {
   retryAfterMs?: number;
   waitedMs?: number;
   lostKeys?: string[];
-  conflicts?: Array<{ key: string; granularity: Conflict['granularity']; requestedMode: Conflict['requestedMode']; holders: Array<{ owner: string; mode: Conflict['requestedMode']; expiresAtMs?: number; expiresAt?: string }> }>;
+  requestId?: string;
+  mayHoldUntil?: string;
+  conflicts?: Array<{
+    key: string;
+    granularity: Conflict['granularity'];
+    requestedMode: Conflict['requestedMode'];
+    holders: Array<{ owner: string; mode: Conflict['requestedMode']; expiresAtMs?: number; expiresAt?: string }>;
+    reason?: Conflict['reason'];
+  }>;
 }
 
 function withMessage<T extends Error>(error: T, message: string | undefined): T {
@@ -67,6 +77,7 @@ export function errorFromResponse(status: number, body: unknown, headers?: Heade
           mode: holder.mode,
           expiresAt: holder.expiresAtMs ?? (holder.expiresAt ? Date.parse(holder.expiresAt) : 0),
         })),
+        ...(conflict.reason ? { reason: conflict.reason } : {}),
       }));
       const retryAfterMs = parsed.retryAfterMs ?? retryAfterHeader(headers) ?? 1_000;
       return withMessage(new LockHeldError(conflicts, retryAfterMs, parsed.waitedMs ? { waitedMs: parsed.waitedMs } : undefined), message);
@@ -81,6 +92,14 @@ export function errorFromResponse(status: number, body: unknown, headers?: Heade
       return withMessage(new LockContentionError([], 0), message);
     case 'StoreRejectedError':
       return new StoreRejectedError(message, { operation: 'http', statusCode: status });
+    case 'LockOutcomeUnknownError':
+      return new LockOutcomeUnknownError(message, {
+        operation: 'acquire',
+        ...(typeof parsed.requestId === 'string' ? { requestId: parsed.requestId } : {}),
+        ...(typeof parsed.mayHoldUntil === 'string' ? { mayHoldUntil: Date.parse(parsed.mayHoldUntil) } : {}),
+      });
+    case 'FencingRangeError':
+      return new FencingRangeError(message, { primaryTerm: 0, seqNo: 0 });
     default:
       if (status === 503) return new StoreUnavailableError(message, { operation: 'http', statusCode: status });
       return new LockServiceError(status, parsed.error ?? `HTTP${status}`, message, body);

@@ -3,8 +3,8 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@elastic/elasticsearch';
-import { LockHttpClient } from '../../functions/client/index.js';
-import { LeaseLostError, LeaseTokenMismatchError, LockHeldError, StoreUnavailableError, ValidationError } from '../../functions/core/errors.js';
+import { errorFromResponse, LockHttpClient } from '../../functions/client/index.js';
+import { LeaseLostError, LeaseTokenMismatchError, LockHeldError, LockOutcomeUnknownError, StoreUnavailableError, ValidationError } from '../../functions/core/errors.js';
 import { testClient } from '../support/engine.js';
 import { loadHandlers, setFunctionEnv } from '../support/functions.js';
 import { serveHandlers } from '../support/http-bridge.js';
@@ -59,6 +59,19 @@ describe('LockHttpClient', () => {
     const lost = await api.renew({ leaseToken: grant.leaseToken }).catch((error: unknown) => error);
     expect(lost).toBeInstanceOf(LeaseLostError);
     expect((lost as LeaseLostError).lostKeys).toEqual(['*']);
+  });
+
+  it('keeps what the caller needs from an unknown outcome and from a reused requestId', () => {
+    const unknown = errorFromResponse(503, { error: 'LockOutcomeUnknownError', message: 'may hold', retryable: true, requestId: 'run-3', mayHoldUntil: '2026-11-22T12:00:00.000Z' });
+    expect(unknown).toBeInstanceOf(LockOutcomeUnknownError);
+    expect(unknown).toMatchObject({ retryable: true, context: { requestId: 'run-3', mayHoldUntil: Date.parse('2026-11-22T12:00:00.000Z') } });
+    const reused = errorFromResponse(409, {
+      error: 'LockHeldError',
+      message: 'held',
+      retryAfterMs: 100,
+      conflicts: [{ key: 'y', granularity: 'document', requestedMode: 'X', holders: [], reason: 'request_id_reused' }],
+    });
+    expect((reused as LockHeldError).conflicts[0]?.reason).toBe('request_id_reused');
   });
 
   it('no answer at all is StoreUnavailableError (retryable)', async () => {
