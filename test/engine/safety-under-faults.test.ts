@@ -304,6 +304,9 @@ describe('fencing tokens stay exact', () => {
     expect(() => fencingToken(MAX_PRIMARY_TERM + 1, 0)).toThrow(FencingRangeError);
     expect(() => fencingToken(1, 10_000_000_000_000)).toThrow(FencingRangeError);
     expect(compareFencingTokens('9', '10')).toBe(-1);
+    for (const term of [1, 899, 900, 901, 9_008, MAX_PRIMARY_TERM]) {
+      for (const seqNo of [0, 1, 9_999_999_999_999]) expect(BigInt(fencingToken(term, seqNo))).toBe(BigInt(term) * 10n ** 13n + BigInt(seqNo));
+    }
   });
 
   it('a write beyond the encodable range is never a grant, and no document is left that cannot change', async () => {
