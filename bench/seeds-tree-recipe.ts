@@ -5,7 +5,7 @@
  * Only for the benchmark: no leases, no tokens.
  */
 import type { Client } from '@elastic/elasticsearch';
-import { ancestorsOf } from '../functions/core/keys.js';
+import { ancestorsOf } from '../functions/core/granularity/index.js';
 import { lockDocId } from '../functions/core/keys.js';
 
 interface Counter {

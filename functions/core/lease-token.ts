@@ -9,7 +9,9 @@
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ValidationError } from './errors.js';
-import type { LockTarget, RequestedMode } from './model.js';
+import { rulesFor } from './granularity/index.js';
+import type { Granularity, LockTarget, RequestedMode } from './model.js';
+import type { StoredLock } from './store.js';
 
 const PREFIX = 'elk1';
 const LEASE_ID = /^[A-Za-z0-9_-]{22}$/;
@@ -97,8 +99,9 @@ export function encodeToken(claims: LeaseClaims, secret: string, signingKey?: Ui
     g: target.granularity,
     m: claims.mode === 'exclusive' ? 'x' : 's',
   };
-  if (target.granularity === 'document') payload.k = target.ids;
-  if (target.granularity === 'tree') payload.k = target.path;
+  const fields = rulesFor(target.granularity).toFields(target);
+  const named = fields.ids ?? fields.path;
+  if (named !== undefined) payload.k = named;
   if (claims.expiresAt !== undefined) payload.e = claims.expiresAt;
   if (signingKey && claims.hints.length > 0) payload.h = claims.hints.map((hint) => [hint.docId, hint.primaryTerm, hint.seqNo, hint.sole ? 1 : 0, hint.index]);
   const body = `${PREFIX}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${secret}`;
@@ -110,6 +113,17 @@ function malformed(reason: string): ValidationError {
 }
 
 const isString = (value: unknown): value is string => typeof value === 'string';
+const GRANULARITY_NAMES: readonly unknown[] = ['global', 'document', 'tree'] satisfies Granularity[];
+
+/** The target a payload names, if its shape fits its granularity (its content is validated by the engine). */
+function targetOf(payload: Payload): LockTarget | undefined {
+  if (!GRANULARITY_NAMES.includes(payload.g)) return undefined;
+  const rules = rulesFor(payload.g);
+  const { k } = payload;
+  if (rules.fields.includes('ids')) return Array.isArray(k) && k.every(isString) ? rules.target(payload.n, { ids: k }) : undefined;
+  if (rules.fields.includes('path')) return isString(k) ? rules.target(payload.n, { path: k }) : undefined;
+  return k === undefined ? rules.target(payload.n, {}) : undefined;
+}
 
 /**
  * Parses the token's structure. The target inside is re-validated by the engine before use; a token
@@ -128,12 +142,8 @@ export function decodeToken(token: string, signingKey?: Uint8Array): DecodedToke
   }
   if (typeof payload !== 'object' || payload === null || !isString(payload.l) || !LEASE_ID.test(payload.l)) throw malformed('bad lease id');
   if (!isString(payload.n) || (payload.m !== 'x' && payload.m !== 's')) throw malformed('bad namespace or mode');
-  let target: LockTarget;
-  if (payload.g === 'global') target = { namespace: payload.n, granularity: 'global' };
-  else if (payload.g === 'document' && Array.isArray(payload.k) && payload.k.every(isString)) {
-    target = { namespace: payload.n, granularity: 'document', ids: payload.k };
-  } else if (payload.g === 'tree' && isString(payload.k)) target = { namespace: payload.n, granularity: 'tree', path: payload.k };
-  else throw malformed('bad target');
+  const target = targetOf(payload);
+  if (!target) throw malformed('bad target');
 
   const body = `${PREFIX}.${encodedPayload}.${secret}`;
   let signed = false;
@@ -158,4 +168,9 @@ export function decodeToken(token: string, signingKey?: Uint8Array): DecodedToke
     signed,
     ...(signed && Number.isInteger(payload.e) ? { expiresAt: payload.e } : {}),
   };
+}
+
+/** What a token notes of its holder's last write to a document. */
+export function hintFor(lock: StoredLock): WriteHint {
+  return { docId: lock.docId, seqNo: lock.seqNo, primaryTerm: lock.primaryTerm, index: lock.index, sole: lock.body.holders.length === 1 };
 }

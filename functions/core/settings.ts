@@ -36,6 +36,8 @@ export interface LockSettings {
    */
   tokenSigningKey?: Uint8Array;
   now: () => number;
+  /** How the engine waits between rounds and attempts (a test's scheduler can take it over). */
+  sleep: (ms: number) => Promise<void>;
 }
 
 export const DEFAULT_SETTINGS: Readonly<LockSettings> = Object.freeze({
@@ -57,6 +59,7 @@ export const DEFAULT_SETTINGS: Readonly<LockSettings> = Object.freeze({
   }),
   sweep: Object.freeze({ batchSize: 500, maxBatches: 20 }),
   now: () => Date.now(),
+  sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
 }) as Readonly<LockSettings>;
 
 export type SettingsOverrides = Partial<Omit<LockSettings, 'ttl' | 'retry' | 'limits' | 'sweep'>> & {

@@ -1,68 +1,59 @@
 /**
- * Request validation, shared by the engine and the handlers (the handlers give these schemas to the
- * Powertools parser). Every rule has a name so that errors say which field broke which rule.
+ * Request validation, done once at the edge: the handlers give these schemas to the Powertools
+ * parser, and the engine trusts a request that went through them. Every rule has a name so that
+ * errors say which field broke which rule; what differs per granularity lives in granularity/.
  */
 import { z } from 'zod';
 import { ValidationError, type FieldIssue } from './errors.js';
-import type { AcquireRequest, LockTarget } from './model.js';
+import { rulesFor } from './granularity/index.js';
+import { checkText } from './granularity/text.js';
+import type { AcquireRequest, LockTarget, RequestedMode } from './model.js';
 import type { LockSettings } from './settings.js';
 
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 export const NAMESPACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 const REQUEST_ID_PATTERN = /^[\x21-\x7e]+$/;
+const TARGET_FIELDS = ['ids', 'path'] as const;
 
-/**
- * Ids and paths lock by their Unicode NFC form: "é" typed as one code point or as "e" plus a combining
- * accent is one lock. Two spellings of one name must never be two locks; the cost is that two data
- * ids differing only in normalisation share a lock, which is safe.
- */
-const toNfc = (value: string): string => (LONE_SURROGATE.test(value) ? value : value.normalize('NFC'));
+type Limits = LockSettings['limits'];
 
-const utf8Bytes = (value: string): number => Buffer.byteLength(value, 'utf8');
-
-type RefineContext = z.core.$RefinementCtx<unknown>;
-
-function issue(ctx: RefineContext, path: Array<string | number>, rule: string, message: string): void {
-  ctx.addIssue({ code: 'custom', path, message, params: { rule } });
+function targetShape(limits: Limits) {
+  return {
+    namespace: z
+      .string()
+      .min(1)
+      .max(limits.namespaceMax)
+      .regex(NAMESPACE_PATTERN, { error: 'must start with a letter or digit and contain only letters, digits, ".", "_", ":" and "-"' }),
+    granularity: z.enum(['global', 'document', 'tree']),
+    ids: z.array(z.string().min(1)).min(1).max(limits.idsPerRequest).optional(),
+    path: z.string().optional(),
+  };
 }
 
-/** Text that must survive as UTF-8 and as part of a JSON document, e.g. ids, owners, path segments. */
-function checkText(ctx: RefineContext, path: Array<string | number>, value: string, maxBytes: number): void {
-  if (LONE_SURROGATE.test(value)) issue(ctx, path, 'well_formed_unicode', 'must be well-formed Unicode (no lone surrogates)');
-  if (CONTROL_CHARACTERS.test(value)) issue(ctx, path, 'no_control_characters', 'must not contain control characters');
-  if (utf8Bytes(value) > maxBytes) issue(ctx, path, 'too_long', `must be at most ${maxBytes} bytes of UTF-8`);
-}
-
-export function checkPath(ctx: RefineContext, path: Array<string | number>, value: string, limits: LockSettings['limits']): void {
-  if (!value.startsWith('/')) return issue(ctx, path, 'absolute_path', 'must be an absolute path starting with "/"');
-  if (value === '/') return issue(ctx, path, 'not_root', 'the root "/" cannot be locked on its own; use the global granularity');
-  if (value.endsWith('/')) return issue(ctx, path, 'no_trailing_slash', 'must not end with "/"');
-  if (utf8Bytes(value) > limits.pathBytes) return issue(ctx, path, 'too_long', `must be at most ${limits.pathBytes} bytes of UTF-8`);
-  const segments = value.slice(1).split('/');
-  if (segments.length > limits.pathDepth) return issue(ctx, path, 'too_deep', `must have at most ${limits.pathDepth} segments`);
-  for (const segment of segments) {
-    if (segment === '') return issue(ctx, path, 'no_empty_segments', 'must not contain empty segments ("//")');
-    if (segment === '.' || segment === '..') return issue(ctx, path, 'no_dot_segments', 'must not contain "." or ".." segments');
-    if (utf8Bytes(segment) > limits.segmentBytes) {
-      return issue(ctx, path, 'segment_too_long', `each segment must be at most ${limits.segmentBytes} bytes of UTF-8`);
+/** The granularity's own checks, and no target field of another granularity. */
+function checkTarget(input: { granularity: LockTarget['granularity']; ids?: string[] | undefined; path?: string | undefined }, ctx: z.core.$RefinementCtx<unknown>, limits: Limits): void {
+  const rules = rulesFor(input.granularity);
+  for (const field of TARGET_FIELDS) {
+    if (!rules.fields.includes(field) && input[field] !== undefined) {
+      ctx.addIssue({ code: 'custom', path: [field], message: `is only allowed for the ${field === 'ids' ? 'document' : 'tree'} granularity`, params: { rule: 'not_allowed' } });
     }
   }
-  checkText(ctx, path, value, limits.pathBytes);
+  rules.check(input, ctx, limits);
+}
+
+/** A lock target alone (inspect, and the target inside an unsigned lease token). */
+export function targetSchema(settings: Readonly<LockSettings>) {
+  const { limits } = settings;
+  return z
+    .object({ ...targetShape(limits), mode: z.enum(['exclusive', 'shared']).default('exclusive') })
+    .strict()
+    .superRefine((input, ctx) => checkTarget(input, ctx, limits));
 }
 
 export function acquireSchema(settings: Readonly<LockSettings>) {
   const { limits, ttl } = settings;
   return z
     .object({
-      namespace: z
-        .string()
-        .min(1)
-        .max(limits.namespaceMax)
-        .regex(NAMESPACE_PATTERN, { error: 'must start with a letter or digit and contain only letters, digits, ".", "_", ":" and "-"' }),
-      granularity: z.enum(['global', 'document', 'tree']),
-      ids: z.array(z.string().min(1)).min(1).max(limits.idsPerRequest).optional(),
-      path: z.string().optional(),
+      ...targetShape(limits),
       mode: z.enum(['exclusive', 'shared']).default('exclusive'),
       owner: z.string().min(1).max(limits.ownerMax),
       ttlMs: z.number().int().min(ttl.minMs).max(ttl.maxMs).default(ttl.defaultMs),
@@ -77,29 +68,13 @@ export function acquireSchema(settings: Readonly<LockSettings>) {
     .strict()
     .superRefine((input, ctx) => {
       checkText(ctx, ['owner'], input.owner, limits.ownerMax * 4);
-      if (input.granularity === 'document') {
-        if (!input.ids) issue(ctx, ['ids'], 'required', 'is required for the document granularity');
-        if (input.path !== undefined) issue(ctx, ['path'], 'not_allowed', 'is only allowed for the tree granularity');
-        const seen = new Set<string>();
-        input.ids?.forEach((id, index) => {
-          checkText(ctx, ['ids', index], id, limits.idBytes);
-          const normalized = toNfc(id);
-          if (seen.has(normalized)) issue(ctx, ['ids', index], 'unique', normalized === id ? 'duplicates an earlier id' : 'duplicates an earlier id once both are in Unicode NFC');
-          seen.add(normalized);
-        });
-      } else if (input.granularity === 'tree') {
-        if (input.path === undefined) issue(ctx, ['path'], 'required', 'is required for the tree granularity');
-        else checkPath(ctx, ['path'], input.path, limits);
-        if (input.ids !== undefined) issue(ctx, ['ids'], 'not_allowed', 'is only allowed for the document granularity');
-      } else {
-        if (input.ids !== undefined) issue(ctx, ['ids'], 'not_allowed', 'is only allowed for the document granularity');
-        if (input.path !== undefined) issue(ctx, ['path'], 'not_allowed', 'is only allowed for the tree granularity');
-      }
+      checkTarget(input, ctx, limits);
     });
 }
 
 export type AcquireInput = z.input<ReturnType<typeof acquireSchema>>;
 export type ParsedAcquire = z.output<ReturnType<typeof acquireSchema>>;
+export type ParsedTarget = z.output<ReturnType<typeof targetSchema>>;
 
 export function renewSchema(settings: Readonly<LockSettings>) {
   return z
@@ -152,23 +127,76 @@ export function parseWith<T>(schema: z.ZodType<T>, input: unknown): T {
 }
 
 
+/** Requests and targets that went through `toAcquireRequest` / `toTarget`: the engine takes them as they are. */
+const validated = new WeakSet<AcquireRequest>();
+const validatedTargets = new WeakSet<LockTarget>();
+
+export const isValidated = (request: AcquireRequest): boolean => validated.has(request);
+export const isValidatedTarget = (target: LockTarget): boolean => validatedTargets.has(target);
+
+/** The target of a parsed request (see targetSchema / acquireSchema), in its canonical form. */
+export function toTarget(parsed: { namespace: string; granularity: LockTarget['granularity']; ids?: string[] | undefined; path?: string | undefined }): LockTarget {
+  const target = rulesFor(parsed.granularity).target(parsed.namespace, parsed);
+  validatedTargets.add(target);
+  return target;
+}
+
 export function toAcquireRequest(parsed: ParsedAcquire): AcquireRequest {
-  const target: LockTarget =
-    parsed.granularity === 'global'
-      ? { namespace: parsed.namespace, granularity: 'global' }
-      : parsed.granularity === 'document'
-        ? { namespace: parsed.namespace, granularity: 'document', ids: (parsed.ids ?? []).map(toNfc) }
-        : { namespace: parsed.namespace, granularity: 'tree', path: toNfc(parsed.path ?? '') };
-  return {
-    target,
+  const request: AcquireRequest = {
+    target: toTarget(parsed),
     mode: parsed.mode,
     owner: parsed.owner,
     ttlMs: parsed.ttlMs,
     waitMs: parsed.waitMs,
     ...(parsed.requestId !== undefined ? { requestId: parsed.requestId } : {}),
   };
+  validated.add(request);
+  return request;
 }
 
-export function validateAcquire(input: unknown, settings: Readonly<LockSettings>): AcquireRequest {
-  return toAcquireRequest(parseWith(acquireSchema(settings), input));
+/** The target as a request carries it (flat fields). */
+export function targetFields(target: LockTarget): Record<string, unknown> {
+  return { namespace: target.namespace, granularity: target.granularity, ...rulesFor(target.granularity).toFields(target) };
+}
+
+/** Schemas are built once per settings object (building one costs more than using it). */
+function cached<T>(cache: WeakMap<object, T>, settings: Readonly<LockSettings>, build: (settings: Readonly<LockSettings>) => T): T {
+  let schema = cache.get(settings);
+  if (!schema) cache.set(settings, (schema = build(settings)));
+  return schema;
+}
+const acquireSchemas = new WeakMap<object, ReturnType<typeof acquireSchema>>();
+const targetSchemas = new WeakMap<object, ReturnType<typeof targetSchema>>();
+const renewSchemas = new WeakMap<object, ReturnType<typeof renewSchema>>();
+
+/** For callers that hold raw input (a body, an event, or an AcquireRequest built in code): validates it once. */
+export function parseAcquireRequest(input: unknown, settings: Readonly<LockSettings>): AcquireRequest {
+  const raw = isAcquireRequestShape(input)
+    ? {
+        ...targetFields(input.target),
+        mode: input.mode,
+        owner: input.owner,
+        ttlMs: input.ttlMs,
+        waitMs: input.waitMs,
+        ...(input.requestId !== undefined ? { requestId: input.requestId } : {}),
+      }
+    : input;
+  return toAcquireRequest(parseWith(cached(acquireSchemas, settings, acquireSchema), raw));
+}
+
+export function parseTarget(input: unknown, settings: Readonly<LockSettings>): { target: LockTarget; mode: RequestedMode } {
+  const parsed = parseWith(cached(targetSchemas, settings, targetSchema), input);
+  return { target: toTarget(parsed), mode: parsed.mode };
+}
+
+function isAcquireRequestShape(input: unknown): input is AcquireRequest {
+  return typeof input === 'object' && input !== null && 'target' in input;
+}
+
+export function parseRenew(input: unknown, settings: Readonly<LockSettings>): { leaseToken: string; ttlMs: number } {
+  return parseWith(cached(renewSchemas, settings, renewSchema), input);
+}
+
+export function parseRelease(input: unknown): { leaseToken: string } {
+  return parseWith(releaseSchema, input);
 }

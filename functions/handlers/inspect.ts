@@ -2,18 +2,18 @@
 import { lockHandler } from '../runtime/handler.js';
 import { presentStates } from '../runtime/present.js';
 import { runtime } from '../runtime/runtime.js';
-import { inspectSchema, queryInput } from '../runtime/schemas.js';
+import { queryInput } from '../runtime/schemas.js';
 import { scopeOfTarget } from '../runtime/scope.js';
-import type { LockTarget } from '../core/index.js';
+import { targetSchema, toTarget } from '../core/index.js';
 
 const rt = runtime();
 
 export const handler = lockHandler(rt, {
   name: 'inspect',
-  schema: inspectSchema,
+  schema: targetSchema(rt.settings),
   fromHttp: (request) => queryInput(request),
   describe: scopeOfTarget,
-  run: (engine, input) => engine.inspect({ namespace: input.namespace, granularity: input.granularity, ids: input.ids, path: input.path } as LockTarget, input.mode),
+  run: (engine, input) => engine.inspect(toTarget(input), input.mode),
   present: presentStates,
   summary: (states) => ({ locks: states.length }),
 });

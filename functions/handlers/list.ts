@@ -8,7 +8,7 @@ const rt = runtime();
 
 export const handler = lockHandler(rt, {
   name: 'list',
-  schema: listSchema,
+  schema: listSchema(rt.settings),
   fromHttp: (request) => queryInput(request, ['limit'], ['includeExpired']),
   describe: (input) => ({
     ...(input.namespace ? { namespace: input.namespace } : {}),

@@ -3,6 +3,7 @@
  * validated as a whole: a bad value fails the init with every problem named, not the Nth request.
  */
 import { z } from 'zod';
+import { DEFAULT_SETTINGS } from '../core/settings.js';
 
 export interface FunctionConfig {
   es: {
@@ -95,7 +96,8 @@ export function readConfig(env: Record<string, string | undefined> = process.env
   const e = parsed.data;
   const problems: string[] = [];
 
-  const ttl = { defaultMs: e.LOCK_TTL_DEFAULT_MS ?? 30_000, minMs: e.LOCK_TTL_MIN_MS ?? 1_000, maxMs: e.LOCK_TTL_MAX_MS ?? 900_000 };
+  const defaults = DEFAULT_SETTINGS;
+  const ttl = { defaultMs: e.LOCK_TTL_DEFAULT_MS ?? defaults.ttl.defaultMs, minMs: e.LOCK_TTL_MIN_MS ?? defaults.ttl.minMs, maxMs: e.LOCK_TTL_MAX_MS ?? defaults.ttl.maxMs };
   if (!(ttl.minMs <= ttl.defaultMs && ttl.defaultMs <= ttl.maxMs)) {
     problems.push(`LOCK_TTL_*: need LOCK_TTL_MIN_MS <= LOCK_TTL_DEFAULT_MS <= LOCK_TTL_MAX_MS (got ${ttl.minMs}, ${ttl.defaultMs}, ${ttl.maxMs})`);
   }
@@ -106,7 +108,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     problems.push(`ES_REQUEST_TIMEOUT_MS (${requestTimeoutMs}) must stay at least ${TIMEOUT_MARGIN_MS} ms below FUNCTION_TIMEOUT_MS (${functionTimeoutMs})`);
   }
   // A wait must leave room for the last attempt (a few Elasticsearch round trips) before the function times out.
-  const waitCeiling = functionTimeoutMs !== undefined ? Math.max(0, functionTimeoutMs - 2 * requestTimeoutMs - TIMEOUT_MARGIN_MS) : 60_000;
+  const waitCeiling = functionTimeoutMs !== undefined ? Math.max(0, functionTimeoutMs - 2 * requestTimeoutMs - TIMEOUT_MARGIN_MS) : DEFAULT_SETTINGS.maxWaitMs;
   const maxWaitMs = Math.min(e.LOCK_MAX_WAIT_MS ?? waitCeiling, waitCeiling);
 
   let tokenSigningKey: Uint8Array | undefined;
@@ -133,9 +135,9 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     },
     lockIndex: e.LOCK_INDEX ?? 'locks',
     ttl,
-    maxClockSkewMs: e.MAX_CLOCK_SKEW_MS ?? 500,
+    maxClockSkewMs: e.MAX_CLOCK_SKEW_MS ?? defaults.maxClockSkewMs,
     maxWaitMs,
-    sweep: { batchSize: e.SWEEP_BATCH_SIZE ?? 500, maxBatches: e.SWEEP_MAX_BATCHES ?? 20 },
+    sweep: { batchSize: e.SWEEP_BATCH_SIZE ?? defaults.sweep.batchSize, maxBatches: e.SWEEP_MAX_BATCHES ?? defaults.sweep.maxBatches },
     ...(tokenSigningKey ? { tokenSigningKey } : {}),
     ...(e.LOCK_TOKEN_SIGNING_KEY_PARAMETER ? { tokenSigningKeyParameter: e.LOCK_TOKEN_SIGNING_KEY_PARAMETER } : {}),
     ...(functionTimeoutMs !== undefined ? { functionTimeoutMs } : {}),

@@ -1,33 +1,24 @@
 /**
- * Input schemas of the read-only and maintenance functions (acquire, renew and release use the
- * core's own). The engine validates targets in depth (paths, id sizes); these fix the shape.
+ * Input schemas of list and the sweeper (acquire, renew, release and inspect use the core's own),
+ * with the engine's limits.
  */
 import { z } from 'zod';
+import type { LockSettings } from '../core/settings.js';
 import { NAMESPACE_PATTERN } from '../core/validation.js';
 import type { HttpRequest } from './handler.js';
 
-const granularity = z.enum(['global', 'document', 'tree']);
-
-export const inspectSchema = z
-  .object({
-    namespace: z.string().min(1),
-    granularity,
-    ids: z.array(z.string().min(1)).min(1).optional(),
-    path: z.string().optional(),
-    mode: z.enum(['exclusive', 'shared']).default('exclusive'),
-  })
-  .strict();
-
-export const listSchema = z
-  .object({
-    namespace: z.string().min(1).max(64).regex(NAMESPACE_PATTERN, { error: 'is not a valid namespace' }).optional(),
-    granularity: granularity.optional(),
-    owner: z.string().min(1).max(128).optional(),
-    pathPrefix: z.string().startsWith('/', { error: 'must start with "/"' }).max(2_048).optional(),
-    limit: z.number().int().min(1).max(1_000).default(100),
-    includeExpired: z.boolean().default(false),
-  })
-  .strict();
+export function listSchema({ limits }: Readonly<LockSettings>) {
+  return z
+    .object({
+      namespace: z.string().min(1).max(limits.namespaceMax).regex(NAMESPACE_PATTERN, { error: 'is not a valid namespace' }).optional(),
+      granularity: z.enum(['global', 'document', 'tree']).optional(),
+      owner: z.string().min(1).max(limits.ownerMax).optional(),
+      pathPrefix: z.string().startsWith('/', { error: 'must start with "/"' }).max(limits.pathBytes).optional(),
+      limit: z.number().int().min(1).max(1_000).default(100),
+      includeExpired: z.boolean().default(false),
+    })
+    .strict();
+}
 
 export const sweepSchema = z
   .object({

@@ -1,0 +1,29 @@
+/** Document locks: one or many ids of a namespace, taken all or nothing. */
+import { targetMode } from '../compatibility.js';
+import type { GranularityRules } from './rules.js';
+import { checkText, issue, LOG_KEY_CHARS, toNfc } from './text.js';
+
+export const documentRules: GranularityRules<'document'> = {
+  name: 'document',
+  tag: 'd',
+  fields: ['ids'],
+  check(input, ctx, limits) {
+    if (!input.ids) return issue(ctx, ['ids'], 'required', 'is required for the document granularity');
+    const seen = new Set<string>();
+    input.ids.forEach((id, index) => {
+      checkText(ctx, ['ids', index], id, limits.idBytes);
+      const normalized = toNfc(id);
+      if (seen.has(normalized)) issue(ctx, ['ids', index], 'unique', normalized === id ? 'duplicates an earlier id' : 'duplicates an earlier id once both are in Unicode NFC');
+      seen.add(normalized);
+    });
+  },
+  target: (namespace, input) => ({ namespace, granularity: 'document', ids: (input.ids ?? []).map(toNfc) }),
+  plan: (target, mode) => target.ids.map((id) => ({ key: id, mode: targetMode(mode) })),
+  toFields: (target) => ({ ids: target.ids }),
+  identity: (target) => JSON.stringify([...target.ids].sort()),
+  describe: (target) => `${target.namespace} ids ${target.ids.length === 1 ? target.ids[0] : `[${target.ids.length}]`}`,
+  logKey(fields) {
+    const joined = (fields.ids ?? []).join(',');
+    return joined.length > LOG_KEY_CHARS ? `${joined.slice(0, LOG_KEY_CHARS)}…(${fields.ids!.length} ids)` : joined;
+  },
+};

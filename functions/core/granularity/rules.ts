@@ -1,0 +1,42 @@
+/**
+ * What differs between the three granularities, in one shape: how a request names the target, how
+ * it is checked, which lock documents it takes in which modes, and how a lease token and the logs
+ * name it. Everything else in the engine is the same for all three.
+ */
+import type { z } from 'zod';
+import type { Granularity, HolderMode, LockTarget, RequestedMode } from '../model.js';
+import type { LockSettings } from '../settings.js';
+
+export type TargetOf<G extends Granularity> = Extract<LockTarget, { granularity: G }>;
+
+/** The target fields of a raw request, as the schema has typed them. */
+export interface RawTargetFields {
+  ids?: string[] | undefined;
+  path?: string | undefined;
+}
+
+export type TargetField = keyof RawTargetFields;
+
+export type RefineContext = z.core.$RefinementCtx<unknown>;
+
+export interface GranularityRules<G extends Granularity> {
+  readonly name: G;
+  /** One letter in lock document ids: `<namespace>|<tag>|<key>`. */
+  readonly tag: string;
+  /** The request fields that name the target (the others are refused). */
+  readonly fields: readonly TargetField[];
+  /** Checks the target fields of a raw request, reporting each problem with its field and rule. */
+  check(input: RawTargetFields, ctx: RefineContext, limits: LockSettings['limits']): void;
+  /** The target of a request that passed `check`, in its canonical form. */
+  target(namespace: string, input: RawTargetFields): TargetOf<G>;
+  /** The lock documents the target takes, by key, and the mode each gets. */
+  plan(target: TargetOf<G>, mode: RequestedMode): Array<{ key: string; mode: HolderMode }>;
+  /** The target's fields as a request carries them. */
+  toFields(target: TargetOf<G>): RawTargetFields;
+  /** What two requests must share to be the same target (document ids in any order). */
+  identity(target: TargetOf<G>): string;
+  /** For messages. */
+  describe(target: TargetOf<G>): string;
+  /** The `key` of log lines and metrics, from a request's fields (checked or not), kept short. */
+  logKey(fields: RawTargetFields): string;
+}

@@ -1,0 +1,42 @@
+/**
+ * Tree locks over slash-separated paths: the requested mode on the path, the matching intention
+ * mode (IS or IX) on every ancestor, so that a lock on `/a` and a lock anywhere below it meet on `/a`.
+ */
+import { intentionMode, targetMode } from '../compatibility.js';
+import type { GranularityRules } from './rules.js';
+import { checkText, issue, LOG_KEY_CHARS, toNfc, utf8Bytes } from './text.js';
+
+/** `/a/b/c` → `/a`, `/a/b` (the root is not a lock: use the global granularity). */
+export function ancestorsOf(path: string): string[] {
+  const segments = path.slice(1).split('/');
+  return segments.slice(0, -1).map((_, index) => `/${segments.slice(0, index + 1).join('/')}`);
+}
+
+export const treeRules: GranularityRules<'tree'> = {
+  name: 'tree',
+  tag: 't',
+  fields: ['path'],
+  check(input, ctx, limits) {
+    const path = input.path;
+    if (path === undefined) return issue(ctx, ['path'], 'required', 'is required for the tree granularity');
+    const at = ['path'];
+    if (!path.startsWith('/')) return issue(ctx, at, 'absolute_path', 'must be an absolute path starting with "/"');
+    if (path === '/') return issue(ctx, at, 'not_root', 'the root "/" cannot be locked on its own; use the global granularity');
+    if (path.endsWith('/')) return issue(ctx, at, 'no_trailing_slash', 'must not end with "/"');
+    if (utf8Bytes(path) > limits.pathBytes) return issue(ctx, at, 'too_long', `must be at most ${limits.pathBytes} bytes of UTF-8`);
+    const segments = path.slice(1).split('/');
+    if (segments.length > limits.pathDepth) return issue(ctx, at, 'too_deep', `must have at most ${limits.pathDepth} segments`);
+    for (const segment of segments) {
+      if (segment === '') return issue(ctx, at, 'no_empty_segments', 'must not contain empty segments ("//")');
+      if (segment === '.' || segment === '..') return issue(ctx, at, 'no_dot_segments', 'must not contain "." or ".." segments');
+      if (utf8Bytes(segment) > limits.segmentBytes) return issue(ctx, at, 'segment_too_long', `each segment must be at most ${limits.segmentBytes} bytes of UTF-8`);
+    }
+    checkText(ctx, at, path, limits.pathBytes);
+  },
+  target: (namespace, input) => ({ namespace, granularity: 'tree', path: toNfc(input.path ?? '') }),
+  plan: (target, mode) => [...ancestorsOf(target.path).map((ancestor) => ({ key: ancestor, mode: intentionMode(mode) })), { key: target.path, mode: targetMode(mode) }],
+  toFields: (target) => ({ path: target.path }),
+  identity: (target) => target.path,
+  describe: (target) => `${target.namespace} ${target.path}`,
+  logKey: (fields) => (fields.path ?? '').slice(0, LOG_KEY_CHARS),
+};

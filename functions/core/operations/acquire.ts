@@ -1,0 +1,198 @@
+/**
+ * Acquire: take every key of the target in its planned mode, or none. A free exclusive key costs one
+ * create; anything with holders is read first and written conditionally on what was read.
+ */
+import { createHash } from 'node:crypto';
+import { allExclusive } from '../compatibility.js';
+import { FencingRangeError, LockContentionError, LockHeldError, LockOutcomeUnknownError, StoreUnavailableError } from '../errors.js';
+import { encodable, maxFencingToken } from '../fencing.js';
+import { describeTarget, rulesFor } from '../granularity/index.js';
+import { encodeToken, hintFor, newLease, type NewLease } from '../lease-token.js';
+import { decideAcquire, fenceOf, type Claim } from '../lock-document.js';
+import { planKeys } from '../keys.js';
+import type { AcquireRequest, ConflictingKey, Grant, LockDocument, PlannedKey } from '../model.js';
+import type { StoredLock, WriteOp } from '../store.js';
+import { writeUntilSettled } from '../write-loop.js';
+import { rollback } from './remove-lease.js';
+import type { EngineContext } from './context.js';
+
+interface HeldKey {
+  key: PlannedKey;
+  lock: StoredLock;
+  /** Taken over from an earlier call with the same requestId. */
+  reused: boolean;
+}
+
+/** Tries until granted, refused for good, or `waitMs` has passed (jittered exponential backoff, as the conflict suggests). */
+export async function acquire(context: EngineContext, request: AcquireRequest): Promise<Grant> {
+  const { settings } = context;
+  const keys = planKeys(request.target, request.mode);
+  const lease = newLease();
+  const started = settings.now();
+  const deadline = started + request.waitMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await attemptOnce(context, request, keys, lease);
+    } catch (error) {
+      if (!(error instanceof LockHeldError || error instanceof LockContentionError)) throw error;
+      const remaining = deadline - settings.now();
+      if (remaining <= 0) {
+        if (error instanceof LockHeldError && request.waitMs > 0) {
+          throw new LockHeldError(error.conflicts, error.retryAfterMs, { cause: error, waitedMs: settings.now() - started });
+        }
+        throw error;
+      }
+      const ceiling = Math.min(settings.retry.maxDelayMs, settings.retry.baseDelayMs * 2 ** attempt);
+      const hinted = error instanceof LockHeldError ? error.retryAfterMs : ceiling;
+      await settings.sleep(Math.max(1, Math.min(remaining, Math.min(ceiling, hinted) * (0.5 + Math.random() / 2))));
+    }
+  }
+}
+
+async function attemptOnce(context: EngineContext, request: AcquireRequest, keys: PlannedKey[], lease: NewLease): Promise<Grant> {
+  const { store, settings } = context;
+  const skew = settings.maxClockSkewMs;
+  const held = new Map<string, HeldKey>();
+  const call = request.requestId === undefined ? null : callFingerprint(request);
+  const ours = (lock: StoredLock | null | undefined): lock is StoredLock => lock?.body.holders.some((holder) => holder.lease === lease.leaseId) ?? false;
+  const keep = (key: PlannedKey, lock: StoredLock, reused: boolean): void => void held.set(key.docId, { key, lock, reused: reused || (held.get(key.docId)?.reused ?? false) });
+  const reusedIn = new Set<string>();
+  let latestExpiry = 0;
+  let unresolved = false;
+  try {
+    let known = allExclusive(keys) ? new Map<string, StoredLock | null>() : await store.read(keys.map((key) => key.docId));
+    await writeUntilSettled(context, settings.contentionBudgetMs, keys, {
+      decide: (pending, now) => {
+        const claim: Claim = { leaseId: lease.leaseId, proof: lease.proof, owner: request.owner, requestId: request.requestId ?? null, call, expiresAt: now + request.ttlMs };
+        const writes: Array<{ item: PlannedKey; op: WriteOp }> = [];
+        const conflicts: ConflictingKey[] = [];
+        let clearsAt = now;
+        for (const key of pending) {
+          // A call that already holds keys yields to a concurrent delivery of itself rather than split the set with it.
+          const decision = decideAcquire(known.get(key.docId) ?? null, key, claim, now, skew, held.size === 0);
+          if (decision.kind === 'conflict') {
+            conflicts.push(decision.conflict);
+            clearsAt = Math.max(clearsAt, decision.clearsAt);
+          } else if (decision.kind === 'already-held') {
+            keep(key, decision.lock, false);
+          } else {
+            if (decision.reused) reusedIn.add(key.docId);
+            writes.push({ item: key, op: decision.op });
+          }
+        }
+        if (conflicts.length > 0) {
+          throw new LockHeldError(conflicts, Math.max(settings.retry.baseDelayMs, Math.min(settings.maxRetryAfterMs, clearsAt - now)));
+        }
+        if (writes.length > 0) latestExpiry = claim.expiresAt;
+        return writes;
+      },
+      applied: (key, outcome, op) => {
+        const body = (op as Extract<WriteOp, { body: LockDocument }>).body;
+        keep(key, { docId: key.docId, seqNo: outcome.seqNo, primaryTerm: outcome.primaryTerm, index: outcome.index, body }, reusedIn.has(key.docId));
+      },
+      reread: async (changed) => {
+        known = await store.read(changed.map((key) => key.docId));
+        return changed;
+      },
+      // The primary tells what landed (a copy cut off from the cluster could say "not there" for a
+      // write that did land); whatever holds our lease is ours to roll back if the call fails.
+      resolveLost: async (notApplied) => {
+        try {
+          known = await store.readPrimary(notApplied.map((key) => key.docId));
+        } catch (readError) {
+          unresolved = true;
+          throw readError;
+        }
+        for (const key of notApplied) {
+          const lock = known.get(key.docId);
+          if (ours(lock)) keep(key, lock, false);
+        }
+        return notApplied;
+      },
+      keysOf: (pending) => pending.map((key) => key.key),
+    });
+    return confirmedGrant(context, request, keys, held, lease);
+  } catch (error) {
+    throw await abandon(context, request, [...held.values()].map((entry) => entry.lock), lease.leaseId, error as Error, unresolved, latestExpiry + skew);
+  }
+}
+
+/**
+ * Never a grant for a key this call may have lost: every key was written (or found) with our lease,
+ * and no one can take a key over before its expiry (plus skew). If the call stalled so long that the
+ * earliest of them is near its end, or a write landed beyond what a fencing token encodes, it is not a grant.
+ */
+function confirmedGrant(context: EngineContext, request: AcquireRequest, keys: PlannedKey[], held: Map<string, HeldKey>, lease: NewLease): Grant {
+  for (const { lock } of held.values()) {
+    const mine = lock.body.holders.find((holder) => holder.lease === lease.leaseId);
+    if (mine?.fence === null && !encodable(lock.primaryTerm, lock.seqNo)) {
+      throw new FencingRangeError(`the lock index's write position (term ${lock.primaryTerm}, seq_no ${lock.seqNo}) is beyond what a fencing token encodes; create a new lock index`, {
+        primaryTerm: lock.primaryTerm,
+        seqNo: lock.seqNo,
+      });
+    }
+  }
+  const grant = grantFrom(context, request, keys, held, lease);
+  const left = grant.expiresAt - context.settings.now();
+  if (left < request.ttlMs / 2) {
+    throw new StoreUnavailableError(
+      `The acquire of ${describeTarget(request.target)} stalled (Elasticsearch or this process): its lease would have had ${Math.max(0, left)} ms of ${request.ttlMs} left, so it was rolled back. Retry.`,
+      { operation: 'acquire' },
+    );
+  }
+  return grant;
+}
+
+function grantFrom(context: EngineContext, request: AcquireRequest, keys: PlannedKey[], held: Map<string, HeldKey>, lease: NewLease): Grant {
+  const granted = keys.map((key) => {
+    const entry = held.get(key.docId)!;
+    const mine = entry.lock.body.holders.find((holder) => holder.lease === lease.leaseId)!;
+    return { key, entry, mine, fencingToken: fenceOf(mine, entry.lock) };
+  });
+  const expiresAt = Math.min(...granted.map(({ mine }) => mine.expiresAt));
+  const hints = granted.map(({ entry }) => hintFor(entry.lock));
+  return {
+    leaseToken: encodeToken({ leaseId: lease.leaseId, target: request.target, mode: request.mode, hints, expiresAt }, lease.secret, context.settings.tokenSigningKey),
+    leaseId: lease.leaseId,
+    fencingToken: maxFencingToken(granted.map(({ fencingToken }) => fencingToken)),
+    expiresAt,
+    ttlMs: request.ttlMs,
+    target: request.target,
+    mode: request.mode,
+    owner: request.owner,
+    keys: granted.map(({ key, fencingToken }) => ({ key: key.key, mode: key.mode, fencingToken })),
+    reused: granted.some(({ entry }) => entry.reused),
+  };
+}
+
+/**
+ * A failed acquire gives back whatever it took. When it cannot (the store is down) or cannot know
+ * what it took (a write's answer was lost and the read-back failed), the caller must hear that it
+ * may hold keys until `mayHoldUntil`, and that a retry with the same requestId recovers them.
+ */
+async function abandon(context: EngineContext, request: AcquireRequest, locks: StoredLock[], leaseId: string, error: Error, unresolved: boolean, mayHoldUntil: number): Promise<Error> {
+  const clean = await rollback(context, locks, leaseId);
+  const lost = error instanceof StoreUnavailableError && error.context.ambiguous;
+  if (clean && !unresolved) {
+    return lost
+      ? new StoreUnavailableError(`Elasticsearch failed twice during the acquire of ${describeTarget(request.target)}; nothing is held. Retry.`, { operation: 'acquire' }, { cause: error })
+      : error;
+  }
+  const retry = request.requestId
+    ? `Retry with the same requestId (${request.requestId}) to get it back.`
+    : `Without a requestId a retry cannot claim it: the keys stay blocked until ${new Date(mayHoldUntil).toISOString()}.`;
+  return new LockOutcomeUnknownError(
+    `The acquire of ${describeTarget(request.target)} failed (${error.message}) and may still hold some of its keys. ${retry}`,
+    { operation: 'acquire', ...(request.requestId ? { requestId: request.requestId } : {}), mayHoldUntil },
+    { cause: error },
+  );
+}
+
+/** What makes two acquires the same call: target, mode and owner. */
+function callFingerprint(request: AcquireRequest): string {
+  const { target } = request;
+  return createHash('sha256')
+    .update(JSON.stringify([target.namespace, target.granularity, rulesFor(target.granularity).identity(target), request.mode, request.owner]))
+    .digest('base64url')
+    .slice(0, 22);
+}

@@ -1,0 +1,47 @@
+/**
+ * Release: give the lease up on every key. Releasing something already gone is an outcome, not an
+ * error; a token whose secret does not match changes nothing (LeaseTokenMismatchError).
+ */
+import type { Release } from '../model.js';
+import type { WriteOp } from '../store.js';
+import type { EngineContext } from './context.js';
+import { readOwned, type OwnedToken } from './owned.js';
+import { removeLease } from './remove-lease.js';
+
+export async function release(context: EngineContext, token: OwnedToken): Promise<Release> {
+  const now = context.settings.now();
+  let remaining = token.keys;
+  // Past its end when released: for a document deleted on the fast path the token's own expiry is
+  // exact (the document was as the token's write left it); for the others the documents say.
+  let expired = false;
+
+  // Signed token, and we were alone on every document at our last write: each document is exactly as
+  // that write left it (then deleting it releases only us), or its delete fails and we read it.
+  const hints = new Map(token.hints.map((hint) => [hint.docId, hint]));
+  if (token.signed && token.keys.every((key) => hints.get(key.docId)?.sole)) {
+    const outcomes = await context.store.write(
+      token.keys.map((key) => {
+        const hint = hints.get(key.docId)!;
+        // Aimed at the incarnation the hint was made in: in a re-created index the same (seq_no, term) names someone else's lock.
+        return { kind: 'delete', docId: key.docId, ifSeqNo: hint.seqNo, ifPrimaryTerm: hint.primaryTerm, index: hint.index } satisfies WriteOp;
+      }),
+    );
+    remaining = token.keys.filter((_, index) => !outcomes[index]!.ok);
+    if (remaining.length < token.keys.length && token.expiresAt !== undefined && token.expiresAt <= now) expired = true;
+  }
+
+  let missing: string[] = [];
+  if (remaining.length > 0) {
+    const { owned, missingKeys } = await readOwned(context, token, remaining);
+    const afterRead = context.settings.now();
+    expired ||= owned.some((lock) => lock.body.holders.some((holder) => holder.lease === token.leaseId && holder.expiresAt <= afterRead));
+    const result = await removeLease(context, owned, token.leaseId);
+    missing = [...missingKeys, ...result.missing];
+  }
+  return {
+    leaseId: token.leaseId,
+    outcome: missing.length === token.keys.length ? 'not_held' : missing.length > 0 ? 'partially_held' : expired ? 'expired' : 'released',
+    releasedKeys: token.keys.map((key) => key.key).filter((key) => !missing.includes(key)),
+    missingKeys: missing,
+  };
+}

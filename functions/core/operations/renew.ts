@@ -1,0 +1,48 @@
+/** Renew: extend every key of a lease to one new expiry, or report the lease lost. */
+import { LeaseLostError } from '../errors.js';
+import { maxFencingToken } from '../fencing.js';
+import { encodeToken, hintFor } from '../lease-token.js';
+import { fenceOf, lockDocument, settleFences } from '../lock-document.js';
+import type { LockDocument, Renewal } from '../model.js';
+import type { StoredLock, WriteOp } from '../store.js';
+import { writeUntilSettled } from '../write-loop.js';
+import { keepingBudget, type EngineContext } from './context.js';
+import { readOwned, type OwnedToken } from './owned.js';
+
+export async function renew(context: EngineContext, token: OwnedToken, ttlMs: number): Promise<Renewal> {
+  // Computed once: a key extended in an early round must not be reported as ending later than it does.
+  const expiresAt = context.settings.now() + ttlMs;
+  const first = await readOwned(context, token);
+  if (first.missingKeys.length > 0) throw new LeaseLostError(token.leaseId, first.missingKeys);
+  const written = new Map<string, StoredLock>();
+  await writeUntilSettled(context, keepingBudget(context.settings), first.owned, {
+    decide: (pending, now) =>
+      pending.map((lock) => {
+        const holders = settleFences(lock).map((holder) => (holder.lease === token.leaseId ? { ...holder, expiresAt } : holder));
+        const op: WriteOp = { kind: 'replace', docId: lock.docId, body: lockDocument({ ...lock.body, docId: lock.docId }, holders, now), ifSeqNo: lock.seqNo, ifPrimaryTerm: lock.primaryTerm };
+        return { item: lock, op };
+      }),
+    applied: (lock, outcome, op) => {
+      const body = (op as Extract<WriteOp, { body: LockDocument }>).body;
+      written.set(lock.docId, { docId: lock.docId, seqNo: outcome.seqNo, primaryTerm: outcome.primaryTerm, index: outcome.index, body });
+    },
+    // Another holder of a shared document wrote in between; our earlier writes in this call stand.
+    reread: async (changed) => {
+      const docIds = new Set(changed.map((lock) => lock.docId));
+      const again = await readOwned(context, token, token.keys.filter((key) => docIds.has(key.docId)));
+      if (again.missingKeys.length > 0) throw new LeaseLostError(token.leaseId, again.missingKeys);
+      return again.owned;
+    },
+    keysOf: (pending) => pending.map((lock) => lock.body.key),
+  });
+  const locks = token.keys.map((key) => written.get(key.docId)!);
+  const mine = locks.map((lock) => lock.body.holders.find((holder) => holder.lease === token.leaseId)!);
+  const earliest = Math.min(...mine.map((holder) => holder.expiresAt));
+  return {
+    leaseToken: encodeToken({ leaseId: token.leaseId, target: token.target, mode: token.mode, hints: locks.map(hintFor), expiresAt: earliest }, token.secret, context.settings.tokenSigningKey),
+    leaseId: token.leaseId,
+    fencingToken: maxFencingToken(locks.map((lock, index) => fenceOf(mine[index]!, lock))),
+    expiresAt: earliest,
+    ttlMs,
+  };
+}

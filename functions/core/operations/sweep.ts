@@ -1,0 +1,51 @@
+/**
+ * Sweep: delete expired locks and prune expired holders from shared ones, in bounded batches. Every
+ * write is conditioned on the version the search found, so a lock renewed meanwhile is skipped
+ * (counted as a conflict). Correctness never waits for it: expired locks are taken over at once.
+ */
+import { isLive, lockDocument, settleFences } from '../lock-document.js';
+import type { SweepReport } from '../model.js';
+import type { StoredLock, WriteOp } from '../store.js';
+import { writeUntilSettled } from '../write-loop.js';
+import type { EngineContext } from './context.js';
+
+export async function sweep(context: EngineContext, options: { batchSize?: number; maxBatches?: number } = {}): Promise<SweepReport> {
+  const { settings, store } = context;
+  const batchSize = options.batchSize ?? settings.sweep.batchSize;
+  const maxBatches = options.maxBatches ?? settings.sweep.maxBatches;
+  const report: SweepReport = { scanned: 0, deletedLocks: 0, prunedHolders: 0, conflicts: 0, batches: 0 };
+  let cursor: unknown;
+  while (report.batches < maxBatches) {
+    const page = await store.findExpired(settings.now() - settings.maxClockSkewMs, batchSize, cursor);
+    if (page.locks.length === 0) break;
+    report.batches++;
+    report.scanned += page.locks.length;
+    const pruned = new Map<string, number>();
+    await writeUntilSettled(context, settings.contentionBudgetMs, page.locks, {
+      decide: (pending, now) =>
+        pending.flatMap((lock): Array<{ item: StoredLock; op: WriteOp }> => {
+          const live = settleFences(lock).filter((holder) => isLive(holder, now, settings.maxClockSkewMs));
+          if (live.length === lock.body.holders.length) return [];
+          pruned.set(lock.docId, lock.body.holders.length - live.length);
+          const op: WriteOp =
+            live.length === 0
+              ? { kind: 'delete', docId: lock.docId, ifSeqNo: lock.seqNo, ifPrimaryTerm: lock.primaryTerm }
+              : { kind: 'replace', docId: lock.docId, body: lockDocument({ ...lock.body, docId: lock.docId }, live, now), ifSeqNo: lock.seqNo, ifPrimaryTerm: lock.primaryTerm };
+          return [{ item: lock, op }];
+        }),
+      applied: (lock, _, op) => {
+        report.prunedHolders += pruned.get(lock.docId) ?? 0;
+        if (op.kind === 'delete') report.deletedLocks++;
+      },
+      // Someone changed it since the search: it is alive, or the next run sees it again.
+      reread: async (changed) => {
+        report.conflicts += changed.length;
+        return [];
+      },
+      keysOf: (pending) => pending.map((lock) => lock.body.key),
+    });
+    if (page.next === undefined) break;
+    cursor = page.next;
+  }
+  return report;
+}

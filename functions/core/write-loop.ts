@@ -1,0 +1,94 @@
+/**
+ * The one loop every change goes through: decide conditional writes for what is pending, send them
+ * in one request, and for each that did not apply because its document changed meanwhile, read it
+ * again and decide anew, until nothing is pending or the contention budget is spent. Acquire, renew,
+ * release (and rollback) and sweep differ only in what they decide and how they read again.
+ */
+import { LockContentionError, StoreUnavailableError } from './errors.js';
+import type { LockSettings } from './settings.js';
+import type { LockStore, WriteOp, WriteOutcome } from './store.js';
+
+export type Applied = Extract<WriteOutcome, { ok: true }>;
+
+export interface WritePlan<T> {
+  /** The writes for the pending items; items that need none are finished (or have failed) and drop out. May throw to stop. */
+  decide(pending: readonly T[], now: number): Array<{ item: T; op: WriteOp }> | Promise<Array<{ item: T; op: WriteOp }>>;
+  /** One write applied. */
+  applied(item: T, outcome: Applied, op: WriteOp): void;
+  /** Items whose document changed under their write, read again for the next round (return [] to give them up). */
+  reread(items: T[]): Promise<T[]>;
+  /**
+   * The request's answer was lost: its writes may or may not have applied. Find out and return what
+   * is still pending; without it, the loss is thrown to the caller.
+   */
+  resolveLost?(items: T[], lost: StoreUnavailableError): Promise<T[]>;
+  /** The keys to name when the budget runs out. */
+  keysOf(items: readonly T[]): string[];
+}
+
+export interface LoopContext {
+  store: LockStore;
+  settings: Readonly<LockSettings>;
+}
+
+/**
+ * Jittered exponential pause between rounds (up to 1, 2, 4 ... 128 ms): N writers racing on one
+ * document need about N rounds, and spreading them out wastes fewer round trips than hammering.
+ */
+export const contentionPause = (settings: Readonly<LockSettings>, round: number): Promise<void> => settings.sleep(Math.random() * Math.min(128, 2 ** round));
+
+/**
+ * Runs `plan` to completion. Only contention spends `budgetMs`: a round that resolves a lost answer
+ * does not. One lost answer is resolved; a second is thrown. Throws the first item that failed on
+ * its own (after the others of its request were recorded), or LockContentionError.
+ */
+export async function writeUntilSettled<T>(context: LoopContext, budgetMs: number, initial: readonly T[], plan: WritePlan<T>): Promise<void> {
+  const { store, settings } = context;
+  const giveUpAt = settings.now() + budgetMs;
+  let pending: readonly T[] = initial;
+  let contended = false;
+  let lostAnswers = 0;
+  for (let round = 0; pending.length > 0; round++) {
+    if (contended && settings.now() > giveUpAt) throw new LockContentionError(plan.keysOf(pending), round);
+    const writes = await plan.decide(pending, settings.now());
+    if (writes.length === 0) return;
+    const { outcomes, lost, failure } = await writeAll(store, writes.map((write) => write.op));
+    const notApplied: T[] = [];
+    outcomes.forEach((outcome, index) => {
+      const { item, op } = writes[index]!;
+      if (outcome.ok) plan.applied(item, outcome, op);
+      else notApplied.push(item);
+    });
+    if (lost) {
+      if (!plan.resolveLost || ++lostAnswers > 1) throw lost;
+      pending = await plan.resolveLost(notApplied, lost);
+      contended = false;
+      continue;
+    }
+    if (failure) throw failure;
+    contended = notApplied.length > 0;
+    if (contended) await contentionPause(settings, round);
+    pending = contended ? await plan.reread(notApplied) : [];
+  }
+}
+
+/** One request; item failures and a lost answer come back as values, so that what did apply is recorded first. */
+async function writeAll(store: LockStore, ops: WriteOp[]): Promise<{ outcomes: WriteOutcome[]; lost?: StoreUnavailableError; failure?: Error }> {
+  const notApplied = (): WriteOutcome[] => ops.map((op) => ({ ok: false, docId: op.docId, reason: 'conflict' }));
+  let outcomes: WriteOutcome[];
+  try {
+    outcomes = await store.write(ops);
+  } catch (error) {
+    if (error instanceof StoreUnavailableError && error.context.ambiguous) return { outcomes: notApplied(), lost: error };
+    // Not sent, or refused as a whole: none of it applied.
+    return { outcomes: notApplied(), failure: error as Error };
+  }
+  let lost: StoreUnavailableError | undefined;
+  let failure: Error | undefined;
+  for (const outcome of outcomes) {
+    if (outcome.ok || outcome.reason !== 'error') continue;
+    if (outcome.error instanceof StoreUnavailableError && outcome.error.context.ambiguous) lost ??= outcome.error;
+    else failure ??= outcome.error;
+  }
+  return { outcomes, ...(lost ? { lost } : {}), ...(failure ? { failure } : {}) };
+}
