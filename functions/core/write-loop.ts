@@ -60,8 +60,10 @@ export async function writeUntilSettled<T>(context: LoopContext, budgetMs: numbe
       else notApplied.push(item);
     });
     if (lost) {
-      if (!plan.resolveLost || ++lostAnswers > 1) throw lost;
+      if (!plan.resolveLost) throw lost;
+      // Resolved even when it is the last straw: the caller must know what it holds to give it back.
       pending = await plan.resolveLost(notApplied, lost);
+      if (++lostAnswers > 1) throw lost;
       contended = false;
       continue;
     }

@@ -261,6 +261,24 @@ describe('timeouts and partial failures', () => {
     expect(await owners({ namespace: 'read-back', granularity: 'document', ids: ['a', 'b', 'c'] })).toEqual({ c: ['blocker'] });
   });
 
+  it('when two answers in a row are lost, what both writes took is rolled back (found by the interleaving tests)', async () => {
+    const ns = 'lost-twice';
+    await engine.acquire(tree(ns, '/a/c', 'neighbour', { ttlMs: 60_000 }));
+    const twice = over({
+      write: async (ops, next, call) => {
+        // A compatible writer changes /a first, so the victim needs a second round for it.
+        if (call === 1) await engine.acquire(tree(ns, '/a/d', 'passer-by', { ttlMs: 60_000 }));
+        const outcomes = await next(ops);
+        if (call <= 2) throw lostAnswer('bulk');
+        return outcomes;
+      },
+    });
+    const error = await failure(twice.acquire(tree(ns, '/a/b', 'victim')));
+    expect(error).toBeInstanceOf(StoreUnavailableError);
+    expect(error.message).toContain('nothing is held');
+    expect(await owners({ namespace: ns, granularity: 'tree', path: '/a/b' })).toEqual({ '/a': ['neighbour', 'passer-by'] });
+  });
+
   it('a bulk item refused on its own does not leave the other items of the bulk held', async () => {
     // The real node refuses one item (a field its strict mapping does not know); the others apply.
     const broken = over({

@@ -1,0 +1,28 @@
+/** The store contract against the Elasticsearch store (real node) and the in-memory store. */
+import { afterAll, beforeAll } from 'vitest';
+import type { Client } from '@elastic/elasticsearch';
+import { ElasticsearchLockStore, deleteLockIndex, ensureLockIndex } from '../../functions/store/index.js';
+import { closeTestClient, freshLockIndex, testClient } from '../support/engine.js';
+import { MemoryLockStore } from '../support/memory-store.js';
+import { storeContract } from './contract.js';
+
+let client: Client;
+beforeAll(() => {
+  client = testClient();
+});
+afterAll(async () => closeTestClient(client));
+
+storeContract('Elasticsearch', async () => {
+  const index = await freshLockIndex(client, 'contract');
+  return {
+    store: new ElasticsearchLockStore(client, index),
+    refresh: async () => void (await client.indices.refresh({ index })),
+    drop: () => deleteLockIndex(client, index),
+    recreate: async () => void (await ensureLockIndex(client, index)),
+  };
+});
+
+storeContract('in-memory', async () => {
+  const store = new MemoryLockStore();
+  return { store, refresh: async () => {}, drop: async () => store.drop(), recreate: async () => store.recreate() };
+});
