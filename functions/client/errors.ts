@@ -50,10 +50,6 @@ interface ErrorBody {
   }>;
 }
 
-function withMessage<T extends Error>(error: T, message: string | undefined): T {
-  if (message) Object.defineProperty(error, 'message', { value: message, enumerable: false, writable: true, configurable: true });
-  return error;
-}
 
 function retryAfterHeader(headers: Headers | undefined): number | undefined {
   const value = Number(headers?.get('retry-after'));
@@ -66,7 +62,7 @@ export function errorFromResponse(status: number, body: unknown, headers?: Heade
   const message = parsed.message ?? `HTTP ${status}`;
   switch (parsed.error) {
     case 'ValidationError':
-      return withMessage(new ValidationError(parsed.fields ?? []), message);
+      return new ValidationError(message, { fields: parsed.fields ?? [] });
     case 'LockHeldError': {
       const conflicts: ConflictingKey[] = (parsed.conflicts ?? []).map((conflict) => ({
         key: conflict.key,
@@ -80,16 +76,16 @@ export function errorFromResponse(status: number, body: unknown, headers?: Heade
         ...(conflict.reason ? { reason: conflict.reason } : {}),
       }));
       const retryAfterMs = parsed.retryAfterMs ?? retryAfterHeader(headers) ?? 1_000;
-      return withMessage(new LockHeldError(conflicts, retryAfterMs, parsed.waitedMs ? { waitedMs: parsed.waitedMs } : undefined), message);
+      return new LockHeldError(message, { conflicts, retryAfterMs, ...(parsed.waitedMs ? { waitedMs: parsed.waitedMs } : {}) });
     }
     case 'LeaseLostError':
-      return withMessage(new LeaseLostError('', parsed.lostKeys ?? []), message);
+      return new LeaseLostError(message, { leaseId: '', lostKeys: parsed.lostKeys ?? [] });
     case 'LeaseTokenMismatchError':
-      return withMessage(new LeaseTokenMismatchError(''), message);
+      return new LeaseTokenMismatchError(message, { leaseId: '' });
     case 'StoreUnavailableError':
       return new StoreUnavailableError(message, { operation: 'http', statusCode: status });
     case 'LockContentionError':
-      return withMessage(new LockContentionError([], 0), message);
+      return new LockContentionError(message, { keys: [], rounds: 0 });
     case 'StoreRejectedError':
       return new StoreRejectedError(message, { operation: 'http', statusCode: status });
     case 'LockOutcomeUnknownError':

@@ -77,14 +77,14 @@ function backendOf(locker: Locker): Backend {
 const now = (): number => performance.now();
 
 function lostError(message: string, keys: string[] = []): LeaseLostError {
-  const error = new LeaseLostError('', keys);
+  const error = new LeaseLostError(undefined, { leaseId: '', lostKeys: keys });
   Object.defineProperty(error, 'message', { value: message, enumerable: false, writable: true, configurable: true });
   return error;
 }
 
 export async function withLock<T>(locker: Locker, request: AcquireBody, work: (lease: LeaseContext) => Promise<T> | T, options: WithLockOptions = {}): Promise<T> {
   const fraction = options.renewFraction ?? 0.5;
-  if (!(fraction > 0 && fraction < 1)) throw new ValidationError([{ field: 'renewFraction', rule: 'range', message: 'must be between 0 and 1 (exclusive)' }]);
+  if (!(fraction > 0 && fraction < 1)) throw new ValidationError(undefined, { fields: [{ field: 'renewFraction', rule: 'range', message: 'must be between 0 and 1 (exclusive)' }] });
   options.signal?.throwIfAborted();
   const backend = backendOf(locker);
 

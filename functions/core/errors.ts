@@ -1,6 +1,10 @@
 /**
  * Every error the lock engine can raise. Handlers map these by `name` (HTTP status, or the error
  * name a Step Functions `Retry`/`Catch` matches), so names are part of the public contract.
+ *
+ * One constructor shape for all: `(message, details)`, where `details` carries the error's own
+ * fields and an optional `cause`. A message left undefined is written from the details; the HTTP
+ * client passes the server's message instead.
  */
 import type { ConflictingKey } from './model.js';
 
@@ -12,17 +16,27 @@ export interface FieldIssue {
   message: string;
 }
 
+export interface ErrorCause {
+  cause?: unknown;
+}
+
 export abstract class LockError extends Error {
   /** Whether repeating the same call later can succeed. */
   abstract readonly retryable: boolean;
+
+  constructor(message: string, details: ErrorCause) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+  }
 }
 
 /** Bad input. Nothing was read or written. */
 export class ValidationError extends LockError {
   override readonly name = 'ValidationError';
   readonly retryable = false;
-  constructor(readonly fields: FieldIssue[]) {
-    super(`Invalid request: ${fields.map((issue) => `${issue.field}: ${issue.message}`).join('; ')}`);
+  readonly fields: FieldIssue[];
+  constructor(message: string | undefined, details: { fields: FieldIssue[] } & ErrorCause) {
+    super(message ?? `Invalid request: ${details.fields.map((issue) => `${issue.field}: ${issue.message}`).join('; ')}`, details);
+    this.fields = details.fields;
   }
 }
 
@@ -30,32 +44,30 @@ export class ValidationError extends LockError {
 export class LockHeldError extends LockError {
   override readonly name = 'LockHeldError';
   readonly retryable = true;
-  constructor(
-    readonly conflicts: ConflictingKey[],
-    /** A suggested delay before trying again. */
-    readonly retryAfterMs: number,
-    options?: { cause?: unknown; waitedMs?: number },
-  ) {
-    super(
-      `Lock held: ${conflicts
-        .map((conflict) => `${conflict.key} (${conflict.holders.map((h) => `${h.mode} by ${h.owner}`).join(', ')})`)
-        .join('; ')}`,
-      { cause: options?.cause },
-    );
-    this.waitedMs = options?.waitedMs ?? 0;
-  }
+  readonly conflicts: ConflictingKey[];
+  /** A suggested delay before trying again. */
+  readonly retryAfterMs: number;
+  /** How long the call waited (`waitMs`) before giving up; 0 when it did not wait. */
   readonly waitedMs: number;
+  constructor(message: string | undefined, details: { conflicts: ConflictingKey[]; retryAfterMs: number; waitedMs?: number } & ErrorCause) {
+    const held = details.conflicts.map((conflict) => `${conflict.key} (${conflict.holders.map((holder) => `${holder.mode} by ${holder.owner}`).join(', ')})`);
+    super(message ?? `Lock held: ${held.join('; ')}`, details);
+    this.conflicts = details.conflicts;
+    this.retryAfterMs = details.retryAfterMs;
+    this.waitedMs = details.waitedMs ?? 0;
+  }
 }
 
 /** The lease this token names is gone: released, or expired and taken over or swept. */
 export class LeaseLostError extends LockError {
   override readonly name = 'LeaseLostError';
   readonly retryable = false;
-  constructor(
-    readonly leaseId: string,
-    readonly lostKeys: string[],
-  ) {
-    super(`Lease ${leaseId} is no longer held on ${lostKeys.join(', ')}`);
+  readonly leaseId: string;
+  readonly lostKeys: string[];
+  constructor(message: string | undefined, details: { leaseId: string; lostKeys: string[] } & ErrorCause) {
+    super(message ?? `Lease ${details.leaseId} is no longer held on ${details.lostKeys.join(', ')}`, details);
+    this.leaseId = details.leaseId;
+    this.lostKeys = details.lostKeys;
   }
 }
 
@@ -63,8 +75,10 @@ export class LeaseLostError extends LockError {
 export class LeaseTokenMismatchError extends LockError {
   override readonly name = 'LeaseTokenMismatchError';
   readonly retryable = false;
-  constructor(readonly leaseId: string) {
-    super(`The token does not own lease ${leaseId}`);
+  readonly leaseId: string;
+  constructor(message: string | undefined, details: { leaseId: string } & ErrorCause) {
+    super(message ?? `The token does not own lease ${details.leaseId}`, details);
+    this.leaseId = details.leaseId;
   }
 }
 
@@ -76,12 +90,11 @@ export class LeaseTokenMismatchError extends LockError {
 export class StoreUnavailableError extends LockError {
   override readonly name = 'StoreUnavailableError';
   readonly retryable = true;
-  constructor(
-    message: string,
-    readonly context: { operation: string; statusCode?: number; ambiguous?: boolean },
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+  readonly context: { operation: string; statusCode?: number; ambiguous?: boolean };
+  constructor(message: string, details: { operation: string; statusCode?: number; ambiguous?: boolean } & ErrorCause) {
+    super(message, details);
+    const { cause: _, ...context } = details;
+    this.context = context;
   }
 }
 
@@ -89,12 +102,11 @@ export class StoreUnavailableError extends LockError {
 export class StoreRejectedError extends LockError {
   override readonly name = 'StoreRejectedError';
   readonly retryable = false;
-  constructor(
-    message: string,
-    readonly context: { operation: string; statusCode?: number; reason?: string },
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+  readonly context: { operation: string; statusCode?: number; reason?: string };
+  constructor(message: string, details: { operation: string; statusCode?: number; reason?: string } & ErrorCause) {
+    super(message, details);
+    const { cause: _, ...context } = details;
+    this.context = context;
   }
 }
 
@@ -107,12 +119,11 @@ export class StoreRejectedError extends LockError {
 export class LockOutcomeUnknownError extends LockError {
   override readonly name = 'LockOutcomeUnknownError';
   readonly retryable = true;
-  constructor(
-    message: string,
-    readonly context: { operation: string; requestId?: string; mayHoldUntil?: number },
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+  readonly context: { operation: string; requestId?: string; mayHoldUntil?: number };
+  constructor(message: string, details: { operation: string; requestId?: string; mayHoldUntil?: number } & ErrorCause) {
+    super(message, details);
+    const { cause: _, ...context } = details;
+    this.context = context;
   }
 }
 
@@ -123,11 +134,11 @@ export class LockOutcomeUnknownError extends LockError {
 export class FencingRangeError extends LockError {
   override readonly name = 'FencingRangeError';
   readonly retryable = false;
-  constructor(
-    message: string,
-    readonly context: { primaryTerm: number; seqNo: number },
-  ) {
-    super(message);
+  readonly context: { primaryTerm: number; seqNo: number };
+  constructor(message: string, details: { primaryTerm: number; seqNo: number } & ErrorCause) {
+    super(message, details);
+    const { cause: _, ...context } = details;
+    this.context = context;
   }
 }
 
@@ -135,10 +146,11 @@ export class FencingRangeError extends LockError {
 export class LockContentionError extends LockError {
   override readonly name = 'LockContentionError';
   readonly retryable = true;
-  constructor(
-    readonly keys: string[],
-    readonly rounds: number,
-  ) {
-    super(`Gave up after ${rounds} rounds of concurrent updates on ${keys.join(', ')}`);
+  readonly keys: string[];
+  readonly rounds: number;
+  constructor(message: string | undefined, details: { keys: string[]; rounds: number } & ErrorCause) {
+    super(message ?? `Gave up after ${details.rounds} rounds of concurrent updates on ${details.keys.join(', ')}`, details);
+    this.keys = details.keys;
+    this.rounds = details.rounds;
   }
 }

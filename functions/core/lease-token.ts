@@ -109,7 +109,7 @@ export function encodeToken(claims: LeaseClaims, secret: string, signingKey?: Ui
 }
 
 function malformed(reason: string): ValidationError {
-  return new ValidationError([{ field: 'leaseToken', rule: 'lease_token', message: `is not a lease token issued by this service (${reason})` }]);
+  return new ValidationError(undefined, { fields: [{ field: 'leaseToken', rule: 'lease_token', message: `is not a lease token issued by this service (${reason})` }] });
 }
 
 const isString = (value: unknown): value is string => typeof value === 'string';

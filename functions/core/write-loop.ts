@@ -49,7 +49,7 @@ export async function writeUntilSettled<T>(context: LoopContext, budgetMs: numbe
   let contended = false;
   let lostAnswers = 0;
   for (let round = 0; pending.length > 0; round++) {
-    if (contended && settings.now() > giveUpAt) throw new LockContentionError(plan.keysOf(pending), round);
+    if (contended && settings.now() > giveUpAt) throw new LockContentionError(undefined, { keys: plan.keysOf(pending), rounds: round });
     const writes = await plan.decide(pending, settings.now());
     if (writes.length === 0) return;
     const { outcomes, lost, failure } = await writeAll(store, writes.map((write) => write.op));

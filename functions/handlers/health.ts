@@ -19,7 +19,8 @@ export async function handler(event: unknown, context?: Partial<Context>): Promi
   const http = isHttpApiEvent(event);
   const correlationId = correlationIdOf(event, context);
   try {
-    const { client } = await rt.store();
+    // The client alone: a health check must not create the lock index (LOCK_ENSURE_INDEX) as a side effect.
+    const client = await rt.client();
     const health = await client.cluster.health({ index: rt.config.lockIndex, timeout: '1s' }, { requestTimeout: Math.min(rt.config.es.requestTimeoutMs, 2_500) });
     if (health.status === 'red') throw Object.assign(new Error(`lock index ${rt.config.lockIndex} is red`), { red: true });
     const body: HealthBody = { status: 'ok', elasticsearch: { status: health.status, timedOut: health.timed_out }, index: rt.config.lockIndex };

@@ -9,6 +9,7 @@ import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { z } from 'zod';
 import { LeaseLostError, LockContentionError, LockHeldError, StoreUnavailableError, ValidationError, toFieldIssues, type LockEngine } from '../core/index.js';
+import { withOpaqueId } from '../store/index.js';
 import { errorReply, invocationError } from './errors.js';
 import type { Runtime } from './runtime.js';
 
@@ -25,8 +26,6 @@ export interface Scope {
 export interface Call {
   kind: InvocationKind;
   correlationId: string;
-  /** Lambda's remaining time, when known. */
-  remainingMs?: number;
 }
 
 export interface Operation<TSchema extends z.ZodType, TResult, TBody> {
@@ -66,13 +65,13 @@ export function httpRequest(event: APIGatewayProxyEventV2): HttpRequest {
     event,
     json() {
       if (event.body === undefined || event.body === null || event.body === '') {
-        throw new ValidationError([{ field: '(body)', rule: 'required', message: 'a JSON object body is required' }]);
+        throw new ValidationError(undefined, { fields: [{ field: '(body)', rule: 'required', message: 'a JSON object body is required' }] });
       }
       const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
       try {
         return JSON.parse(text) as unknown;
       } catch {
-        throw new ValidationError([{ field: '(body)', rule: 'json', message: 'must be valid JSON' }]);
+        throw new ValidationError(undefined, { fields: [{ field: '(body)', rule: 'json', message: 'must be valid JSON' }] });
       }
     },
     query: new URLSearchParams(event.rawQueryString ?? ''),
@@ -85,7 +84,7 @@ export function validate<TSchema extends z.ZodType>(schema: TSchema, data: unkno
   if (result.success) return result.data as z.output<TSchema>;
   const issues = (result.error.cause ?? []) as z.core.$ZodIssue[];
   // The input lets the core tell a missing field (required) from one of the wrong type.
-  throw new ValidationError(toFieldIssues(new z.ZodError(issues), data));
+  throw new ValidationError(undefined, { fields: toFieldIssues(new z.ZodError(issues), data) });
 }
 
 /** A subsegment around the engine call when tracing is on; the call alone otherwise. */
@@ -150,7 +149,7 @@ export function lockHandler<TSchema extends z.ZodType, TResult, TBody>(
       tracer.annotateColdStart();
     }
     metrics.addDimension('operation', operation.name);
-    const call: Call = { kind, correlationId, ...(context?.getRemainingTimeInMillis ? { remainingMs: context.getRemainingTimeInMillis() } : {}) };
+    const call: Call = { kind, correlationId };
     let scope: Scope = {};
     const started = performance.now();
     let engineMs: number | undefined;
@@ -163,7 +162,7 @@ export function lockHandler<TSchema extends z.ZodType, TResult, TBody>(
       const { engine } = await runtime.store();
       const engineStarted = performance.now();
       try {
-        const result = await traced(tracer, operation.name, scope, () => operation.run(engine, input, call));
+        const result = await traced(tracer, operation.name, scope, () => withOpaqueId(correlationId, () => operation.run(engine, input, call)));
         engineMs = performance.now() - engineStarted;
         operation.record?.(metrics, result);
         const body = operation.present(result);

@@ -3,11 +3,12 @@ import { errors, type Client, type estypes } from '@elastic/elasticsearch';
 import type { LockDocument } from '../core/model.js';
 import { StoreRejectedError, StoreUnavailableError } from '../core/errors.js';
 import type { ExpiredPage, ListQuery, LockStore, StoredLock, WriteOp, WriteOutcome } from '../core/store.js';
+import { opaqueIdOption } from './correlation.js';
 import { isIndexNotFound, missingLockIndex, translateError } from './errors.js';
 
 /** Writes are never resent by the client: a resent write is ambiguous, and the engine resolves that by reading back. */
-const WRITE_OPTIONS = { maxRetries: 0 } as const;
-const READ_OPTIONS = { maxRetries: 1 } as const;
+const writeOptions = () => ({ maxRetries: 0, ...opaqueIdOption() });
+const readOptions = () => ({ maxRetries: 1, ...opaqueIdOption() });
 
 interface ItemResult {
   status: number;
@@ -34,14 +35,14 @@ export class ElasticsearchLockStore implements LockStore {
     try {
       if (docIds.length === 1) {
         const docId = docIds[0]!;
-        const response = await this.client.get<LockDocument>({ index: this.index, id: docId }, { ...READ_OPTIONS, ignore: [404] });
+        const response = await this.client.get<LockDocument>({ index: this.index, id: docId }, { ...readOptions(), ignore: [404] });
         // With 404 ignored, a missing index comes back as an error body, not as "no such document".
         const error = (response as unknown as { error?: { type?: string } }).error;
         if (error) throw isIndexNotFound(error.type) ? missingLockIndex(this.index, 'read') : new StoreRejectedError(`get ${docId} failed: ${error.type}`, { operation: 'read' });
         found.set(docId, this.toStored(response));
         return found;
       }
-      const response = await this.client.mget<LockDocument>({ index: this.index, ids: [...docIds] }, READ_OPTIONS);
+      const response = await this.client.mget<LockDocument>({ index: this.index, ids: [...docIds] }, readOptions());
       for (const doc of response.docs) {
         if ('error' in doc) {
           if (isIndexNotFound(doc.error.type)) throw missingLockIndex(this.index, 'read');
@@ -70,7 +71,7 @@ export class ElasticsearchLockStore implements LockStore {
     for (const docId of docIds) operations.push({ update: { _id: docId } }, { doc: {}, detect_noop: true });
     let response: estypes.BulkResponse;
     try {
-      response = await this.client.bulk({ index: this.index, operations, require_alias: true, _source: true }, WRITE_OPTIONS);
+      response = await this.client.bulk({ index: this.index, operations, require_alias: true, _source: true }, writeOptions());
     } catch (error) {
       throw translateError(error, 'primary read', this.index);
     }
@@ -101,7 +102,7 @@ export class ElasticsearchLockStore implements LockStore {
     let response: estypes.BulkResponse;
     try {
       // require_alias applies to create and index actions; a delete never creates an index.
-      response = await this.client.bulk({ index: this.index, operations, require_alias: true }, WRITE_OPTIONS);
+      response = await this.client.bulk({ index: this.index, operations, require_alias: true }, writeOptions());
     } catch (error) {
       throw translateError(error, 'bulk write', this.index, true);
     }
@@ -124,13 +125,13 @@ export class ElasticsearchLockStore implements LockStore {
     try {
       const response =
         op.kind === 'create'
-          ? await this.client.create({ index: this.index, id: op.docId, document: op.body, require_alias: true }, WRITE_OPTIONS)
+          ? await this.client.create({ index: this.index, id: op.docId, document: op.body, require_alias: true }, writeOptions())
           : op.kind === 'replace'
             ? await this.client.index(
                 { index: this.index, id: op.docId, document: op.body, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm, require_alias: true },
-                WRITE_OPTIONS,
+                writeOptions(),
               )
-            : await this.client.delete({ index: op.index ?? this.index, id: op.docId, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm }, WRITE_OPTIONS);
+            : await this.client.delete({ index: op.index ?? this.index, id: op.docId, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm }, writeOptions());
       return this.outcome(op, {
         status: op.kind === 'create' ? 201 : 200,
         index: response._index,
@@ -213,7 +214,7 @@ export class ElasticsearchLockStore implements LockStore {
 
   private async search(operation: string, request: Omit<estypes.SearchRequest, 'index'>): Promise<Array<{ lock: StoredLock; sort?: estypes.SortResults }>> {
     try {
-      const response = await this.client.search<LockDocument>({ index: this.index, seq_no_primary_term: true, ...request }, READ_OPTIONS);
+      const response = await this.client.search<LockDocument>({ index: this.index, seq_no_primary_term: true, ...request }, readOptions());
       return response.hits.hits.map((hit) => ({
         lock: { docId: hit._id!, seqNo: hit._seq_no!, primaryTerm: hit._primary_term!, index: hit._index, body: hit._source! },
         ...(hit.sort ? { sort: hit.sort } : {}),

@@ -34,8 +34,7 @@ export function translateError(error: unknown, operation: string, lockIndex?: st
   if (error instanceof errors.ConnectionError || error instanceof errors.TimeoutError || error instanceof errors.NoLivingConnectionsError) {
     return new StoreUnavailableError(
       `Elasticsearch is unreachable during ${operation}: ${error.message}`,
-      { operation, ...(write && mayHaveApplied(error) ? { ambiguous: true } : {}) },
-      { cause: error },
+      { operation, ...(write && mayHaveApplied(error) ? { ambiguous: true } : {}), cause: error },
     );
   }
   if (error instanceof errors.ResponseError) {
@@ -45,18 +44,16 @@ export function translateError(error: unknown, operation: string, lockIndex?: st
     if (RETRYABLE_STATUS.has(statusCode)) {
       return new StoreUnavailableError(
         `Elasticsearch answered ${statusCode} during ${operation}`,
-        { operation, statusCode, ...(write && mayHaveApplied(error) ? { ambiguous: true } : {}) },
-        { cause: error },
+        { operation, statusCode, ...(write && mayHaveApplied(error) ? { ambiguous: true } : {}), cause: error },
       );
     }
     return new StoreRejectedError(
       `Elasticsearch refused ${operation}: ${statusCode} ${reason?.type ?? ''} ${reason?.reason ?? ''}`.trim(),
-      { operation, statusCode, ...(reason?.type ? { reason: reason.type } : {}) },
-      { cause: error },
+      { operation, statusCode, ...(reason?.type ? { reason: reason.type } : {}), cause: error },
     );
   }
   if (error instanceof errors.ProductNotSupportedError || error instanceof errors.ElasticsearchClientError) {
-    return new StoreRejectedError(`Elasticsearch client error during ${operation}: ${error.message}`, { operation }, { cause: error });
+    return new StoreRejectedError(`Elasticsearch client error during ${operation}: ${error.message}`, { operation, cause: error });
   }
   return error instanceof Error ? error : new Error(String(error));
 }

@@ -28,6 +28,26 @@ const logs = (message: string) => records().filter((record) => record.message ==
 const emf = () => records().filter((record) => record._aws?.CloudWatchMetrics);
 
 describe('observability', () => {
+  it('sends the correlation id to Elasticsearch as X-Opaque-Id (it shows in its slow logs and tasks)', async () => {
+    const { runtime } = await import('../../functions/runtime/runtime.js');
+    const client = await runtime().client();
+    const seen: unknown[] = [];
+    const listener = (_: unknown, event: { meta?: { request?: { params?: { headers?: Record<string, unknown> } } } } | null) => seen.push(event?.meta?.request?.params?.headers?.['x-opaque-id']);
+    client.diagnostic.on('request', listener);
+    try {
+      const grant = (await handlers.acquire({ namespace: 'obs', granularity: 'global', owner: 'me', requestId: 'run-opaque' }, lambdaContext('acquire'))) as { leaseToken: string };
+      const releasing = lambdaContext('release');
+      await handlers.release({ leaseToken: grant.leaseToken }, releasing);
+      // The lock index is created at the container's first call, outside any one call: no id there.
+      const [acquired, ...released] = seen.filter(Boolean);
+      expect(acquired).toBe('run-opaque');
+      expect(released.length).toBeGreaterThan(0);
+      expect(new Set(released)).toEqual(new Set([releasing.awsRequestId]));
+    } finally {
+      client.diagnostic.off('request', listener);
+    }
+  });
+
   it('logs the call with namespace, granularity, key and the API Gateway request id as correlation id', async () => {
     const event = httpEvent('POST', '/acquire', { body: { namespace: 'obs', granularity: 'tree', path: '/x/y', owner: 'me' } });
     const context = lambdaContext('acquire');

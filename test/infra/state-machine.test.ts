@@ -75,13 +75,13 @@ describe('state machine structure', () => {
 
   it('Retry and Catch match only error names the functions throw (or Step Functions / Lambda ones)', () => {
     const thrown = [
-      new ValidationError([]),
-      new LockHeldError([], 1),
-      new LeaseLostError('l', []),
-      new LeaseTokenMismatchError('l'),
+      new ValidationError(undefined, { fields: [] }),
+      new LockHeldError(undefined, { conflicts: [], retryAfterMs: 1 }),
+      new LeaseLostError(undefined, { leaseId: 'l', lostKeys: [] }),
+      new LeaseTokenMismatchError(undefined, { leaseId: 'l' }),
       new StoreUnavailableError('x', { operation: 'x' }),
       new StoreRejectedError('x', { operation: 'x' }),
-      new LockContentionError([], 1),
+      new LockContentionError(undefined, { keys: [], rounds: 1 }),
       new LockOutcomeUnknownError('x', { operation: 'acquire' }),
       new FencingRangeError('x', { primaryTerm: 1, seqNo: 0 }),
       new InternalError(),

@@ -38,7 +38,7 @@ export async function acquire(context: EngineContext, request: AcquireRequest): 
       const remaining = deadline - settings.now();
       if (remaining <= 0) {
         if (error instanceof LockHeldError && request.waitMs > 0) {
-          throw new LockHeldError(error.conflicts, error.retryAfterMs, { cause: error, waitedMs: settings.now() - started });
+          throw new LockHeldError(undefined, { conflicts: error.conflicts, retryAfterMs: error.retryAfterMs, waitedMs: settings.now() - started, cause: error });
         }
         throw error;
       }
@@ -81,7 +81,7 @@ async function attemptOnce(context: EngineContext, request: AcquireRequest, keys
           }
         }
         if (conflicts.length > 0) {
-          throw new LockHeldError(conflicts, Math.max(settings.retry.baseDelayMs, Math.min(settings.maxRetryAfterMs, clearsAt - now)));
+          throw new LockHeldError(undefined, { conflicts, retryAfterMs: Math.max(settings.retry.baseDelayMs, Math.min(settings.maxRetryAfterMs, clearsAt - now)) });
         }
         if (writes.length > 0) latestExpiry = claim.expiresAt;
         return writes;
@@ -175,7 +175,7 @@ async function abandon(context: EngineContext, request: AcquireRequest, locks: S
   const lost = error instanceof StoreUnavailableError && error.context.ambiguous;
   if (clean && !unresolved) {
     return lost
-      ? new StoreUnavailableError(`Elasticsearch failed twice during the acquire of ${describeTarget(request.target)}; nothing is held. Retry.`, { operation: 'acquire' }, { cause: error })
+      ? new StoreUnavailableError(`Elasticsearch failed twice during the acquire of ${describeTarget(request.target)}; nothing is held. Retry.`, { operation: 'acquire', cause: error })
       : error;
   }
   const retry = request.requestId
@@ -183,8 +183,7 @@ async function abandon(context: EngineContext, request: AcquireRequest, locks: S
     : `Without a requestId a retry cannot claim it: the keys stay blocked until ${new Date(mayHoldUntil).toISOString()}.`;
   return new LockOutcomeUnknownError(
     `The acquire of ${describeTarget(request.target)} failed (${error.message}) and may still hold some of its keys. ${retry}`,
-    { operation: 'acquire', ...(request.requestId ? { requestId: request.requestId } : {}), mayHoldUntil },
-    { cause: error },
+    { operation: 'acquire', ...(request.requestId ? { requestId: request.requestId } : {}), mayHoldUntil, cause: error },
   );
 }
 

@@ -29,7 +29,7 @@ export async function readOwned(context: EngineContext, token: OwnedToken, keys:
       missingKeys.push(key.key);
       continue;
     }
-    if (!proofMatches(mine.proof, token.leaseId, token.secret)) throw new LeaseTokenMismatchError(token.leaseId);
+    if (!proofMatches(mine.proof, token.leaseId, token.secret)) throw new LeaseTokenMismatchError(undefined, { leaseId: token.leaseId });
     owned.push(lock);
   }
   return { owned, missingKeys };

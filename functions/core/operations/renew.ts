@@ -13,7 +13,7 @@ export async function renew(context: EngineContext, token: OwnedToken, ttlMs: nu
   // Computed once: a key extended in an early round must not be reported as ending later than it does.
   const expiresAt = context.settings.now() + ttlMs;
   const first = await readOwned(context, token);
-  if (first.missingKeys.length > 0) throw new LeaseLostError(token.leaseId, first.missingKeys);
+  if (first.missingKeys.length > 0) throw new LeaseLostError(undefined, { leaseId: token.leaseId, lostKeys: first.missingKeys });
   const written = new Map<string, StoredLock>();
   await writeUntilSettled(context, keepingBudget(context.settings), first.owned, {
     decide: (pending, now) =>
@@ -30,7 +30,7 @@ export async function renew(context: EngineContext, token: OwnedToken, ttlMs: nu
     reread: async (changed) => {
       const docIds = new Set(changed.map((lock) => lock.docId));
       const again = await readOwned(context, token, token.keys.filter((key) => docIds.has(key.docId)));
-      if (again.missingKeys.length > 0) throw new LeaseLostError(token.leaseId, again.missingKeys);
+      if (again.missingKeys.length > 0) throw new LeaseLostError(undefined, { leaseId: token.leaseId, lostKeys: again.missingKeys });
       return again.owned;
     },
     keysOf: (pending) => pending.map((lock) => lock.body.key),
