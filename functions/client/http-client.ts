@@ -1,5 +1,5 @@
 /**
- * A small typed client for the lock service's HTTP API (fetch; Node 20+ and browsers). Error
+ * A small typed client for the lock service's HTTP API (fetch; Node.js 24 and browsers). Error
  * answers come back as the engine's error classes (LockHeldError, LeaseLostError, ...).
  */
 import { StoreUnavailableError } from '../core/errors.js';

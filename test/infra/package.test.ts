@@ -48,12 +48,19 @@ const resourcesOf = (template: Template, type: string) => Object.entries(templat
 const logicalId = (name: string) => `${name[0]!.toUpperCase()}${name.slice(1)}LambdaFunction`;
 
 describe('serverless package', () => {
-  it('declares every function on nodejs20.x with the Elasticsearch timeout below the function timeout', () => {
+  it('bundles for the runtime it deploys: esbuild targets node24', () => {
+    const config = readFileSync('serverless.yml', 'utf8');
+    expect(config).toMatch(/^\s+runtime: nodejs24\.x$/m);
+    expect(config).toMatch(/^\s+target: node24$/m);
+    expect(config).not.toMatch(/nodejs20|node20/);
+  });
+
+  it('declares every function on nodejs24.x (Lambda refuses new nodejs20.x functions) with the Elasticsearch timeout below the function timeout', () => {
     const { template } = packaged.dev!;
     expect(resourcesOf(template, 'AWS::Lambda::Function')).toHaveLength(FUNCTIONS.length);
     for (const name of FUNCTIONS) {
       const fn = template.Resources[logicalId(name)]!.Properties;
-      expect(fn.Runtime).toBe('nodejs20.x');
+      expect(fn.Runtime).toBe('nodejs24.x');
       expect(fn.Handler).toBe(`functions/handlers/${name}.handler`);
       const env = fn.Environment.Variables as Record<string, string>;
       expect(env.ES_URL).toBe('https://es.example.com:9243');
