@@ -129,14 +129,26 @@ describe('serverless package', () => {
     }
   });
 
-  it('the bundle loads in a fresh Node process without the AWS SDK and exports the handler', async () => {
+  it('every bundle loads in a fresh Node process without the AWS SDK and exports an async (event, context) handler', async () => {
+    // Lambda's nodejs24.x runtime refuses callback-style handlers, (event, context, callback): each
+    // handler must be an async function of at most two parameters, whatever the wrapper around it.
     const { dir } = packaged.dev!;
     const out = join(work, 'unzipped');
-    await run('unzip', ['-q', '-o', join(dir, 'acquire.zip'), '-d', out]);
-    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(join(out, 'functions/handlers/acquire.mjs'))}); console.log(typeof m.handler);`], {
-      env: { PATH: process.env.PATH, ES_URL: 'http://127.0.0.1:9', POWERTOOLS_TRACE_ENABLED: 'false' },
-      cwd: tmpdir(),
-    });
-    expect(stdout.trim()).toBe('function');
+    for (const name of FUNCTIONS) {
+      await run('unzip', ['-q', '-o', join(dir, `${name}.zip`), '-d', out]);
+      const probe = `const m = await import(${JSON.stringify(join(out, `functions/handlers/${name}.mjs`))}); console.log(typeof m.handler, m.handler.constructor.name, m.handler.length);`;
+      const { stdout } = await run(process.execPath, ['--input-type=module', '-e', probe], {
+        env: { PATH: process.env.PATH, ES_URL: 'http://127.0.0.1:9', POWERTOOLS_TRACE_ENABLED: 'false' },
+        cwd: tmpdir(),
+      });
+      const [type, constructor, arity] = stdout.trim().split(' ');
+      expect([type, constructor], name).toEqual(['function', 'AsyncFunction']);
+      expect(Number(arity), name).toBeLessThanOrEqual(2);
+    }
+  });
+
+  it('loads those bundles on the Node.js major the functions deploy on (nodejs24.x)', () => {
+    const major = Number(process.versions.node.split('.')[0]);
+    expect(major, `tests run on Node.js ${process.version}; put Node.js 24 first on PATH (. scripts/node24.sh)`).toBe(24);
   });
 });
