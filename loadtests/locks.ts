@@ -15,6 +15,7 @@ import { sleep } from 'k6';
 import exec from 'k6/execution';
 import { Counter, Rate, Trend } from 'k6/metrics';
 import { LockApi } from './lib/api.ts';
+import { backoffDelayMs, retryDelayMs } from './lib/backoff.ts';
 import { defaultRetry, defaultSchedule, defaultWorkload, runConfig } from './lib/defaults.ts';
 import {
   HOLD_MARKER,
@@ -23,7 +24,6 @@ import {
   operationSource,
   rampLevelAt,
   rampStages,
-  retryDelayMs,
   stageTag,
   type HoldRecord,
   type K6RunConfig,
@@ -141,6 +141,10 @@ export function setup(): { startedAt: number } {
   return { startedAt: Date.now() };
 }
 
+/** A release is retried for up to about 6 s: a lock left held would only lapse with its TTL and skew the run. */
+const RELEASE_ATTEMPTS = 6;
+const RELEASE_BACKOFF = { baseMs: 100, maxMs: 3200 };
+
 let errorsLogged = 0;
 function logError(what: string, detail: string): void {
   // A few samples per VU are enough to diagnose; the counters carry the totals.
@@ -218,7 +222,7 @@ export default function (): void {
   } finally {
     end = Date.now();
     // Always release, even when the critical section failed; retry only what is retryable.
-    for (let attempt = 0; attempt < 6; attempt++) {
+    for (let attempt = 0; attempt < RELEASE_ATTEMPTS; attempt++) {
       const released = api.release(grant.leaseToken, tags);
       if (released.ok) {
         releaseOutcome = released.outcome;
@@ -228,7 +232,7 @@ export default function (): void {
         logError(`release ${released.status}`, released.body);
         break;
       }
-      sleep((100 * 2 ** attempt * (0.5 + Math.random() / 2)) / 1000);
+      sleep(backoffDelayMs(RELEASE_BACKOFF, attempt, Math.random) / 1000);
     }
     const record: HoldRecord = {
       strategy: cfg.strategy,

@@ -12,7 +12,8 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { isRunning, localNode } from '../infra/es/local.js';
+import { localNode } from '../infra/es/node.js';
+import { isRunning } from '../infra/es/probe.js';
 import { ROOT } from './stack.js';
 
 const run = promisify(execFile);

@@ -6,9 +6,10 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { userCacheDir } from '../infra/lib/user-cache.js';
+import { which } from '../infra/lib/which.js';
 
 export const K6_VERSION = 'v1.8.1';
 export const K6_MODULE = 'go.k6.io/k6';
@@ -18,11 +19,9 @@ export class K6InstallError extends Error {
   override name = 'K6InstallError';
 }
 
-/** $K6_CACHE, else /var/cache/es-lease-locks/tools for root, else ${XDG_CACHE_HOME:-~/.cache}/es-lease-locks/tools. */
+/** $K6_CACHE, else tools/ in the user cache (next to Elasticsearch). */
 export function toolsCacheDir(): string {
-  if (process.env.K6_CACHE) return process.env.K6_CACHE;
-  if (process.getuid?.() === 0) return '/var/cache/es-lease-locks/tools';
-  return join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'es-lease-locks', 'tools');
+  return process.env.K6_CACHE ?? join(userCacheDir(), 'tools');
 }
 
 export function cachedK6Path(): string {
@@ -42,13 +41,8 @@ export function parseGoVersion(output: string): [number, number] | undefined {
   return match ? [Number(match[1]), Number(match[2])] : undefined;
 }
 
-function whichOnPath(command: string): string | undefined {
-  const result = spawnSync('sh', ['-c', `command -v ${command}`], { encoding: 'utf8' });
-  return result.status === 0 && result.stdout.trim() ? result.stdout.trim() : undefined;
-}
-
 function checkGo(): string {
-  const go = whichOnPath('go') ?? (existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined);
+  const go = which('go') ?? (existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined);
   const need = `${MINIMUM_GO[0]}.${MINIMUM_GO[1]}`;
   if (!go) {
     throw new K6InstallError(
@@ -110,7 +104,7 @@ async function build(log: (line: string) => void): Promise<string> {
 
 /** Path of a k6 binary at exactly K6_VERSION: the one on PATH if it matches, else the cached build (built on first use). */
 export async function ensureK6(log: (line: string) => void = (line) => console.error(`[k6] ${line}`)): Promise<string> {
-  const onPath = whichOnPath('k6');
+  const onPath = which('k6');
   if (onPath && k6VersionOf(onPath) === K6_VERSION) return onPath;
   const cached = cachedK6Path();
   if (existsSync(cached)) {

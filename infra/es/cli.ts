@@ -1,5 +1,7 @@
 /** npm run es:start | es:stop | es:status */
-import { isRunning, localNode, LocalEsError, startLocal, stopLocal } from './local.js';
+import { startLocal, stopLocal } from './local.js';
+import { localNode, LocalEsError } from './node.js';
+import { isRunning } from './probe.js';
 
 async function main(command: string | undefined): Promise<number> {
   const node = localNode();

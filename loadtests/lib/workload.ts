@@ -296,14 +296,6 @@ export function lockPlan(strategy: Strategy, op: Operation): LockPlan {
   }
 }
 
-/** Exponential backoff with equal jitter, at least the server's (capped) retryAfterMs hint. */
-export function retryDelayMs(policy: RetryPolicy, attempt: number, retryAfterMs: number | undefined, random: () => number): number {
-  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
-  const hinted = policy.honourRetryAfter && retryAfterMs && retryAfterMs > 0 ? Math.min(retryAfterMs, policy.maxDelayMs) : 0;
-  const wait = Math.max(ceiling, hinted);
-  return Math.max(1, Math.round(wait / 2 + (random() * wait) / 2));
-}
-
 /**
  * The k6 stages of the ramp: for each level an optional linear transition from the previous level,
  * then a hold at the level (a zero-length stage when there is no transition makes the rate jump).

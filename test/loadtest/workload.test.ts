@@ -9,13 +9,13 @@ import {
   prng,
   rampLevelAt,
   rampStages,
-  retryDelayMs,
   skewedPicker,
   STRATEGIES,
   treeStats,
   validateWorkload,
   type Operation,
 } from '../../loadtests/lib/workload.js';
+import { retryDelayMs } from '../../loadtests/lib/backoff.js';
 
 describe('tree', () => {
   it('is generated deterministically from its shape', () => {

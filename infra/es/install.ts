@@ -1,0 +1,28 @@
+/** Fetches the distribution from Maven Central once per machine and unpacks it into the cache. */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { which } from '../lib/which.js';
+import { cacheDir, ES_VERSION, LocalEsError, type LocalNode } from './node.js';
+
+export function ensureInstalled(node: LocalNode, log: (line: string) => void): void {
+  if (existsSync(join(node.installDir, 'bin', 'elasticsearch'))) return;
+  if (!which('mvn')) {
+    throw new LocalEsError('Maven (mvn) is needed once to fetch Elasticsearch from Maven Central; install it or set ES_URL.');
+  }
+  const downloads = join(cacheDir(), 'downloads');
+  mkdirSync(downloads, { recursive: true });
+  const artifact = `org.elasticsearch.distribution.integ-test-zip:elasticsearch:${ES_VERSION}:zip`;
+  log(`fetching ${artifact} with mvn (once per machine, about 120 MB)`);
+  execFileSync('mvn', ['-q', '-B', 'dependency:copy', `-Dartifact=${artifact}`, `-DoutputDirectory=${downloads}`], {
+    stdio: 'inherit',
+  });
+  const zip = join(downloads, `elasticsearch-${ES_VERSION}.zip`);
+  const staging = `${node.installDir}.partial`;
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging, { recursive: true });
+  execFileSync('unzip', ['-q', zip, '-d', staging], { stdio: 'inherit' });
+  // Rename last so that an interrupted unpack is never mistaken for an install.
+  execFileSync('mv', [join(staging, `elasticsearch-${ES_VERSION}`), node.installDir]);
+  rmSync(staging, { recursive: true, force: true });
+}

@@ -1,0 +1,43 @@
+/** What answers on the node's port: this project's Elasticsearch, something else, or nothing. */
+import { existsSync, readFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { httpGet } from '../lib/http-probe.js';
+import { waitUntil } from '../lib/wait.js';
+import { LocalEsError, localNode } from './node.js';
+
+/** Whether something accepts connections on 127.0.0.1:port. */
+export async function portAnswers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export async function isRunning(node = localNode()): Promise<boolean> {
+  // This minimal build has no `GET /` handler; cluster health names the cluster too.
+  const answer = await httpGet(`${node.url}/_cluster/health`, 2000);
+  if (answer.status !== 200 || !('body' in answer)) return false;
+  try {
+    return (JSON.parse(answer.body) as { cluster_name?: string }).cluster_name === 'es-lease-locks';
+  } catch {
+    return false;
+  }
+}
+
+/** Waits for the cluster to be at least yellow; on timeout the error carries the end of the node's log. */
+export async function waitForCluster(url: string, timeoutMs: number, logFile?: string): Promise<void> {
+  const outcome = await waitUntil(
+    async () => {
+      const answer = await httpGet(`${url}/_cluster/health?wait_for_status=yellow&timeout=2s`, 4000);
+      return answer.status === 200 || ('error' in answer ? answer.error : `status ${answer.status}`);
+    },
+    { timeoutMs, intervalMs: 500 },
+  );
+  if (outcome.ready) return;
+  const tail = logFile && existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-30).join('\n') : '';
+  throw new LocalEsError(`Elasticsearch at ${url} was not ready within ${timeoutMs} ms.${tail ? `\nLast log lines (${logFile}):\n${tail}` : ''}`);
+}
