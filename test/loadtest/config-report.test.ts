@@ -3,18 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseGoVersion } from '../../scripts/k6.js';
-import { barChart, lineChart, niceTicks } from '../../scripts/loadtest/charts.js';
-import { ConfigError, defaultConfig, parseCli, parseMix, parseSkew, strategySeconds } from '../../scripts/loadtest/config.js';
-import {
-  extractResult,
-  goodputChart,
-  recommend,
-  renderHtml,
-  renderMarkdown,
-  saturationOf,
-  type K6Summary,
-  type StrategyResult,
-} from '../../scripts/loadtest/report.js';
+import { parseCli, parseMix, parseSkew } from '../../scripts/loadtest/cli.js';
+import { ConfigError, defaultConfig, strategySeconds } from '../../scripts/loadtest/config.js';
+import { barChart, lineChart, niceTicks } from '../../scripts/loadtest/render/charts.js';
+import { renderHtml } from '../../scripts/loadtest/render/html.js';
+import { renderMarkdown } from '../../scripts/loadtest/render/markdown.js';
+import { recommend } from '../../scripts/loadtest/render/recommendation.js';
+import { goodputChart } from '../../scripts/loadtest/render/result-charts.js';
+import { extractResult, saturationOf, type K6Summary, type StrategyResult } from '../../scripts/loadtest/summary.js';
 import type { Strategy } from '../../loadtests/lib/workload.js';
 
 describe('config', () => {
@@ -62,6 +58,18 @@ describe('config', () => {
     expect(() => parseCli(['--depth', '5', '--fanout', '4', '--files', '10'])).toThrow(ConfigError);
     expect(() => parseCli(['--mix', 'lots'])).toThrow(/--mix/);
     expect(() => parseCli(['--bogus'])).toThrow();
+  });
+
+  it('refuses a config file with unknown keys or wrong types, naming the place', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'lt-config-')), 'config.json');
+    writeFileSync(file, JSON.stringify({ stedy: { rate: 5 }, ramp: { levels: [10, 'x'] } }));
+    expect(() => parseCli(['--config', file])).toThrow(ConfigError);
+    expect(() => parseCli(['--config', file])).toThrow(/Unrecognized key: "stedy"/);
+    expect(() => parseCli(['--config', file])).toThrow(/config\.json ramp\.levels\.1: /);
+    writeFileSync(file, JSON.stringify({ target: 'https://stage.example/', workload: { skew: { kind: 'zipf' } } }));
+    const { config } = parseCli(['--config', file]);
+    expect(config.target).toBe('https://stage.example');
+    expect(config.workloads[0]!.skew).toEqual({ kind: 'zipf', s: 1 });
   });
 
   it('parses mixes and skews', () => {

@@ -65,12 +65,27 @@ export interface LineChartOptions {
 
 const FONT = 'font-family="system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif"';
 
+interface Margin {
+  top: number;
+  right: number;
+  bottom: number;
+  left: number;
+}
+
+function plotSize(width: number, height: number, margin: Margin): { plotW: number; plotH: number } {
+  return { plotW: width - margin.left - margin.right, plotH: height - margin.top - margin.bottom };
+}
+
+/** The y axis title, turned to run along the axis, centred at `y`. */
+function yAxisLabel(label: string, y: number): string {
+  return `<text x="18" y="${y}" text-anchor="middle" font-size="13" transform="rotate(-90 18 ${y})" ${FONT}>${escapeXml(label)}</text>`;
+}
+
 export function lineChart(options: LineChartOptions): string {
   const width = options.width ?? 720;
   const height = options.height ?? 420;
   const margin = { top: 48, right: 150, bottom: 56, left: 70 };
-  const plotW = width - margin.left - margin.right;
-  const plotH = height - margin.top - margin.bottom;
+  const { plotW, plotH } = plotSize(width, height, margin);
   const all = options.series.flatMap((s) => s.points).filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y));
   const xTicks = niceTicks(Math.max(1, ...all.map((p) => p.x)));
   const yTicks = niceTicks(Math.max(1, ...all.map((p) => p.y)));
@@ -87,9 +102,7 @@ export function lineChart(options: LineChartOptions): string {
   parts.push(`<line x1="${margin.left}" y1="${margin.top + plotH}" x2="${margin.left + plotW}" y2="${margin.top + plotH}" stroke="#333"/>`);
   parts.push(`<line x1="${margin.left}" y1="${margin.top}" x2="${margin.left}" y2="${margin.top + plotH}" stroke="#333"/>`);
   parts.push(`<text x="${margin.left + plotW / 2}" y="${height - 14}" text-anchor="middle" font-size="13" ${FONT}>${escapeXml(options.xLabel)}</text>`);
-  parts.push(
-    `<text x="18" y="${margin.top + plotH / 2}" text-anchor="middle" font-size="13" transform="rotate(-90 18 ${margin.top + plotH / 2})" ${FONT}>${escapeXml(options.yLabel)}</text>`,
-  );
+  parts.push(yAxisLabel(options.yLabel, margin.top + plotH / 2));
   options.series.forEach((series, index) => {
     const color = series.color ?? colorFor(series.name, index);
     const points = series.points.filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y)).sort((a, b) => a.x - b.x);
@@ -129,8 +142,7 @@ export function barChart(options: BarChartOptions): string {
   const width = options.width ?? 720;
   const height = options.height ?? 380;
   const margin = { top: 48, right: 24, bottom: 64, left: 70 };
-  const plotW = width - margin.left - margin.right;
-  const plotH = height - margin.top - margin.bottom;
+  const { plotW, plotH } = plotSize(width, height, margin);
   const values = options.groups.flatMap((g) => g.values).filter(Number.isFinite);
   const yTicks = niceTicks(Math.max(1, ...values));
   const yMax = yTicks[yTicks.length - 1]!;
@@ -140,9 +152,7 @@ export function barChart(options: BarChartOptions): string {
   const shades = ['0.45', '0.7', '1'];
   const parts = chartFrame({ width, height, title: options.title, left: margin.left, plotW, yTicks, sy });
   parts.push(`<line x1="${margin.left}" y1="${margin.top + plotH}" x2="${margin.left + plotW}" y2="${margin.top + plotH}" stroke="#333"/>`);
-  parts.push(
-    `<text x="18" y="${margin.top + plotH / 2}" text-anchor="middle" font-size="13" transform="rotate(-90 18 ${margin.top + plotH / 2})" ${FONT}>${escapeXml(options.yLabel)}</text>`,
-  );
+  parts.push(yAxisLabel(options.yLabel, margin.top + plotH / 2));
   options.groups.forEach((group, gi) => {
     const gx = margin.left + gi * groupW + groupW * 0.15;
     const color = colorFor(group.name, gi);

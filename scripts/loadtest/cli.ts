@@ -1,0 +1,198 @@
+/**
+ * The command line of `npm run loadtest`: flags read with node's parseArgs, their values checked and
+ * converted by zod, then laid over the defaults and the --config file.
+ */
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { defaultRetry, defaultSchedule, defaultWorkload, smokeSchedule } from '../../loadtests/lib/defaults.js';
+import type { Mix, Skew } from '../../loadtests/lib/workload.js';
+import { ConfigError, configErrorFrom, defaultConfig, validateConfig, type LoadtestConfig } from './config.js';
+import { applyConfigFile, readConfigFile, strategySchema, targetSchema } from './config-file.js';
+
+export const USAGE = `usage: npm run loadtest -- [options]
+
+Runs the k6 lock workload once per strategy (global, document, tree) with the same offered load,
+checks every critical section for safety, and writes results/<timestamp>/ (report.md, report.html,
+goodput.svg, k6 summaries). Without --target it starts Elasticsearch and serverless-offline itself.
+
+  --config FILE        JSON file with any of: strategies, workload, workloads[], steady, ramp, vus,
+                       retry, ttlMs, target, resultsDir, seed, port, warmup (flags override it)
+  --target URL         run against a deployed stage; start nothing
+  --smoke              a few seconds per strategy (what CI runs)
+  --strategies LIST    e.g. global,document,tree
+  --rate N             steady offered load, operations/s (default ${defaultSchedule().steady.rate})
+  --duration S         steady phase length in seconds (default ${defaultSchedule().steady.durationS})
+  --levels LIST        ramp levels in operations/s, e.g. 20,40,80,160; "none" skips the ramp
+  --step S             seconds per ramp level (default ${defaultSchedule().ramp.stepS})
+  --max-vus N          k6 VU ceiling per scenario (default ${defaultSchedule().vus.max})
+  --depth N --fanout N --files N --tree-seed N
+                       tree shape: directory levels, subdirectories per directory, files per directory
+  --mix R/E/N          weights of read/edit/rename, e.g. 70/25/5 or read=70,edit=25,rename=5
+  --cs-ms N            critical-section time in ms (default ${defaultWorkload().criticalSectionMs})
+  --skew S             uniform | zipf[:s] | hotspot[:hotFraction:hotTraffic] (default hotspot:0.1:0.9)
+  --budget-ms N        per-operation retry budget (default ${defaultRetry().budgetMs})
+  --ttl-ms N           lease TTL (default 15000)
+  --results DIR        base folder for results (default results)
+  --port N             serverless-offline port when started here
+  --warmup N           concurrent acquire/release pairs that warm the functions before each run
+                       (default: --max-vus; 0 disables)
+  --no-seed            do not write the tree into an Elasticsearch data index
+  --help`;
+
+const MIX_HINT = 'expected read/edit/rename weights such as 70/25/5 or read=70,edit=25,rename=5';
+const SKEW_HINT = 'expected uniform, zipf[:s] or hotspot[:hotFraction:hotTraffic]';
+
+function readMix(text: string): Mix | undefined {
+  const named = /^\s*read\s*=\s*([\d.]+)\s*,\s*edit\s*=\s*([\d.]+)\s*,\s*rename\s*=\s*([\d.]+)\s*$/i.exec(text);
+  const positional = /^\s*([\d.]+)\s*[/,:]\s*([\d.]+)\s*[/,:]\s*([\d.]+)\s*$/.exec(text);
+  const match = named ?? positional;
+  return match ? { read: Number(match[1]), edit: Number(match[2]), rename: Number(match[3]) } : undefined;
+}
+
+function readSkew(text: string): Skew | undefined {
+  const [kind, ...rest] = text.trim().split(':');
+  const numbers = rest.map(Number);
+  if (kind === 'uniform' && rest.length === 0) return { kind: 'uniform' };
+  if (kind === 'zipf' && rest.length <= 1) return { kind: 'zipf', s: numbers[0] ?? 1 };
+  if ((kind === 'hotspot' || kind === 'hot') && (rest.length === 0 || rest.length === 2)) {
+    return { kind: 'hotspot', hotFraction: numbers[0] ?? 0.1, hotTraffic: numbers[1] ?? 0.9 };
+  }
+  return undefined;
+}
+
+function readNumber(text: string): number | undefined {
+  const value = Number(text);
+  return Number.isFinite(value) ? value : undefined;
+}
+
+function readLevels(text: string): number[] | undefined {
+  if (text.trim() === '' || text.trim() === 'none') return [];
+  const levels = text.split(',').map(readNumber);
+  return levels.every((level) => level !== undefined) ? (levels as number[]) : undefined;
+}
+
+export function parseMix(text: string): Mix {
+  const mix = readMix(text);
+  if (!mix) throw new ConfigError(`--mix "${text}": ${MIX_HINT}`);
+  return mix;
+}
+
+export function parseSkew(text: string): Skew {
+  const skew = readSkew(text);
+  if (!skew) throw new ConfigError(`--skew "${text}": ${SKEW_HINT}`);
+  return skew;
+}
+
+/** A flag whose text `read` turns into a value, or into an issue saying `hint`. */
+function flagValue<T>(read: (text: string) => T | undefined, hint: string) {
+  return z.string().transform((text, ctx): T => {
+    const value = read(text);
+    if (value === undefined) ctx.addIssue({ code: 'custom', message: `${hint} (got "${text}")` });
+    return value as T;
+  });
+}
+
+const number = flagValue(readNumber, 'not a number');
+
+const flagsSchema = z
+  .strictObject({
+    config: z.string(),
+    target: targetSchema,
+    smoke: z.boolean(),
+    strategies: z
+      .string()
+      .transform((list) => list.split(',').map((name) => name.trim()))
+      .pipe(z.array(strategySchema)),
+    rate: number,
+    duration: number,
+    levels: flagValue(readLevels, 'expected numbers separated by commas, or "none"'),
+    step: number,
+    'max-vus': number,
+    depth: number,
+    fanout: number,
+    files: number,
+    'tree-seed': number,
+    mix: flagValue(readMix, MIX_HINT),
+    'cs-ms': number,
+    skew: flagValue(readSkew, SKEW_HINT),
+    'budget-ms': number,
+    'ttl-ms': number,
+    results: z.string(),
+    port: number,
+    'no-seed': z.boolean(),
+    warmup: number,
+    help: z.boolean(),
+  })
+  .partial();
+type Flags = z.infer<typeof flagsSchema>;
+
+const BOOLEAN_FLAGS = new Set(['smoke', 'no-seed', 'help']);
+
+function readFlags(argv: string[]): Flags {
+  let values: unknown;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: Object.fromEntries(
+        Object.keys(flagsSchema.shape).map((name) => [name, { type: BOOLEAN_FLAGS.has(name) ? 'boolean' : 'string', ...(name === 'help' ? { short: 'h' } : {}) }]),
+      ) as Record<string, { type: 'string' | 'boolean'; short?: string }>,
+    }));
+  } catch (error) {
+    throw new ConfigError(`${(error as Error).message} (see --help)`);
+  }
+  const parsed = flagsSchema.safeParse({ ...(values as object) });
+  if (!parsed.success) throw configErrorFrom(parsed.error, (at) => `--${at[0] ?? ''}`);
+  return parsed.data;
+}
+
+/** Flags win over the file and --smoke; a tree or workload flag applies to every workload. */
+function applyFlags(base: LoadtestConfig, flags: Flags): LoadtestConfig {
+  const config = structuredClone(base);
+  const { schedule } = config;
+  if (flags.target !== undefined) config.target = flags.target;
+  if (flags.strategies !== undefined) config.strategies = flags.strategies;
+  if (flags.rate !== undefined) schedule.steady.rate = flags.rate;
+  if (flags.duration !== undefined) schedule.steady.durationS = flags.duration;
+  if (flags.levels !== undefined) schedule.ramp.levels = flags.levels;
+  if (flags.step !== undefined) {
+    schedule.ramp.stepS = flags.step;
+    schedule.ramp.transitionS = Math.min(schedule.ramp.transitionS, Math.max(0, flags.step - 1));
+  }
+  if (flags['max-vus'] !== undefined) {
+    schedule.vus.max = flags['max-vus'];
+    schedule.vus.preAllocated = Math.min(schedule.vus.preAllocated, flags['max-vus']);
+  }
+  config.workloads = config.workloads.map((workload) => ({
+    ...workload,
+    tree: {
+      depth: flags.depth ?? workload.tree.depth,
+      fanout: flags.fanout ?? workload.tree.fanout,
+      filesPerDir: flags.files ?? workload.tree.filesPerDir,
+      seed: flags['tree-seed'] ?? workload.tree.seed,
+    },
+    mix: flags.mix ?? workload.mix,
+    criticalSectionMs: flags['cs-ms'] ?? workload.criticalSectionMs,
+    skew: flags.skew ?? workload.skew,
+  }));
+  if (flags['budget-ms'] !== undefined) config.retry.budgetMs = flags['budget-ms'];
+  if (flags['ttl-ms'] !== undefined) config.ttlMs = flags['ttl-ms'];
+  if (flags.results !== undefined) config.resultsDir = flags.results;
+  if (flags.port !== undefined) config.port = flags.port;
+  if (flags['no-seed']) config.seed = false;
+  if (flags.warmup !== undefined) config.warmup = flags.warmup;
+  return config;
+}
+
+/** Defaults, then the --config file, then --smoke, then the other flags. */
+export function parseCli(argv: string[]): { config: LoadtestConfig; help: boolean } {
+  const flags = readFlags(argv);
+  let config = defaultConfig();
+  if (flags.config) config = applyConfigFile(config, readConfigFile(flags.config));
+  if (flags.smoke) config = { ...config, smoke: true, schedule: smokeSchedule() };
+  config = applyFlags(config, flags);
+  const problems = validateConfig(config);
+  if (problems.length > 0 && !flags.help) throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  return { config, help: flags.help ?? false };
+}

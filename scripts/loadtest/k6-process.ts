@@ -1,0 +1,73 @@
+/** One k6 run as a child process: its summary and hold log go to files, a watchdog stops it if it overruns. */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { stopProcess } from '../../infra/lib/stop-process.js';
+import type { K6RunConfig } from '../../loadtests/lib/workload.js';
+import { ROOT } from '../lib/root.js';
+import type { Interrupt } from './interrupt.js';
+import { warn } from './log.js';
+
+const K6_SCRIPT = join(ROOT, 'loadtests', 'locks.ts');
+/** k6 needs a moment to start and to write its summary beyond the scheduled time. */
+const K6_OVERHEAD_S = 90;
+/** After SIGINT, how long k6 gets to write its summary before it is killed. */
+const K6_SUMMARY_GRACE_MS = 15_000;
+
+const K6_EXIT: Record<number, string> = {
+  99: 'thresholds failed',
+  105: 'k6 was interrupted',
+  107: 'script error',
+  108: 'test aborted (setup health check failed?)',
+};
+/** The code k6 exits with when its setup() aborts the test (our health check). */
+export const K6_ABORTED = 108;
+
+export interface K6Run {
+  exitCode: number | null;
+  summaryPath: string;
+  holdsPath: string;
+}
+
+/** "k6 exited 99 (thresholds failed)". */
+export function describeK6Exit(code: number | null): string {
+  return `k6 exited ${code}${code !== null && K6_EXIT[code] ? ` (${K6_EXIT[code]})` : ''}`;
+}
+
+export function runK6(args: { k6: string; k6Config: K6RunConfig; stem: string; baseUrl: string; outDir: string; scheduledS: number; interrupt: Interrupt }): Promise<K6Run> {
+  const summaryPath = join(args.outDir, `summary-${args.stem}.json`);
+  const holdsPath = join(args.outDir, `holds-${args.stem}.log`);
+  const argv = [
+    'run',
+    '--address',
+    '',
+    '--no-usage-report',
+    `--console-output=${holdsPath}`,
+    '-e',
+    `LT_CONFIG=${JSON.stringify(args.k6Config)}`,
+    '-e',
+    `BASE_URL=${args.baseUrl}`,
+    '-e',
+    `SUMMARY_PATH=${summaryPath}`,
+    K6_SCRIPT,
+  ];
+  const budgetMs = (args.scheduledS + K6_OVERHEAD_S) * 1000;
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(args.k6, argv, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, K6_NO_USAGE_REPORT: 'true' } });
+    let exited = false;
+    args.interrupt.child = child;
+    const watchdog = setTimeout(() => {
+      warn(`k6 ran past ${budgetMs / 1000} s; stopping it`);
+      void stopProcess({ signal: (signal) => child.kill(signal), isGone: () => exited }, { first: 'SIGINT', graceMs: K6_SUMMARY_GRACE_MS });
+    }, budgetMs);
+    child.once('error', (error) => {
+      clearTimeout(watchdog);
+      reject(error);
+    });
+    child.once('exit', (code, signal) => {
+      exited = true;
+      clearTimeout(watchdog);
+      args.interrupt.child = undefined;
+      resolveRun({ exitCode: code ?? (signal ? 128 : null), summaryPath, holdsPath });
+    });
+  });
+}

@@ -1,0 +1,17 @@
+/** Writes a run's report files: report.md, report.html, and goodput/latency SVGs per workload (the first without a suffix). */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { renderHtml } from './html.js';
+import { renderMarkdown } from './markdown.js';
+import { workloadsOf, type ReportInput } from './report-input.js';
+import { goodputChart, latencyBars } from './result-charts.js';
+
+export function writeReports(outDir: string, input: ReportInput): void {
+  workloadsOf(input).forEach(({ workload, results }, i) => {
+    const suffix = i === 0 ? '' : `-${workload.name}`;
+    writeFileSync(join(outDir, `goodput${suffix}.svg`), `${goodputChart(workload, results)}\n`);
+    writeFileSync(join(outDir, `latency${suffix}.svg`), `${latencyBars(workload, results)}\n`);
+  });
+  writeFileSync(join(outDir, 'report.md'), renderMarkdown(input, { goodput: 'goodput.svg' }));
+  writeFileSync(join(outDir, 'report.html'), renderHtml(input));
+}

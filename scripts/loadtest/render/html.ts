@@ -1,0 +1,46 @@
+/** report.html: the same content as report.md with every chart inline, readable without other files. */
+import { escapeXml } from './charts.js';
+import { recommendations } from './recommendation.js';
+import { settingsLines, workloadsOf, type ReportInput } from './report-input.js';
+import { goodputChart, latencyBars, latencyByLoadChart } from './result-charts.js';
+import { htmlTable } from './tables.js';
+import { describeWorkload } from './workload.js';
+
+const STYLE = `body { font-family: system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif; margin: 2rem auto; max-width: 1100px; color: #222; }
+table { border-collapse: collapse; margin: 1rem 0; font-size: 14px; }
+th, td { border: 1px solid #ddd; padding: 4px 8px; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+th { background: #f6f6f6; }
+.headline { font-weight: 600; font-size: 1.1rem; }
+.chart { margin: 1rem 0; }`;
+
+export function renderHtml(input: ReportInput): string {
+  const { perWorkload, note } = recommendations(input);
+  const body: string[] = [];
+  body.push('<h1>Lock strategy load test</h1>');
+  body.push(`<ul>${settingsLines(input.info).map((line) => `<li>${escapeXml(line.replace(/^- /, '').replace(/`/g, ''))}</li>`).join('')}</ul>`);
+  body.push('<h2>Recommendation</h2>');
+  for (const rec of perWorkload) {
+    body.push(`<p class="headline">${escapeXml(`${perWorkload.length > 1 ? `${rec.workload}: ` : ''}${rec.headline}.`)}</p>`);
+    body.push(`<ul>${rec.reasons.map((reason) => `<li>${escapeXml(reason)}</li>`).join('')}</ul>`);
+  }
+  if (note) body.push(`<p>${escapeXml(note)}</p>`);
+  for (const { workload, results } of workloadsOf(input)) {
+    body.push(`<h2>Workload "${escapeXml(workload.name)}"</h2>`);
+    body.push(`<p>${escapeXml(describeWorkload(workload))}</p>`);
+    body.push(htmlTable(results));
+    body.push(`<div class="chart">${goodputChart(workload, results)}</div>`);
+    body.push(`<div class="chart">${latencyBars(workload, results)}</div>`);
+    const byLoad = latencyByLoadChart(workload, results);
+    if (byLoad) body.push(`<div class="chart">${byLoad}</div>`);
+  }
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Lock strategy load test ${escapeXml(input.info.runId)}</title>
+<style>
+${STYLE}
+</style></head>
+<body>
+${body.join('\n')}
+</body></html>
+`;
+}

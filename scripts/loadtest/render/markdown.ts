@@ -1,0 +1,32 @@
+/** report.md: settings, recommendation, and per workload its tables. */
+import { recommendations } from './recommendation.js';
+import { settingsLines, workloadsOf, type ReportInput } from './report-input.js';
+import { markdownTable, perOperationTable, rampTable } from './tables.js';
+import { describeWorkload } from './workload.js';
+
+export function renderMarkdown(input: ReportInput, charts: { goodput: string }): string {
+  const { perWorkload, note } = recommendations(input);
+  const lines: string[] = ['# Lock strategy load test', '', ...settingsLines(input.info), ''];
+  lines.push('## Recommendation', '');
+  for (const rec of perWorkload) {
+    lines.push(`**${perWorkload.length > 1 ? `${rec.workload}: ` : ''}${rec.headline}.**`, '');
+    for (const reason of rec.reasons) lines.push(`- ${reason}`);
+    lines.push('');
+  }
+  if (note) lines.push(note, '');
+  lines.push(`![goodput against offered load](${charts.goodput})`, '');
+  for (const { workload, results } of workloadsOf(input)) {
+    lines.push(`## Workload "${workload.name}"`, '', describeWorkload(workload), '');
+    lines.push(markdownTable(results), '');
+    const ramp = rampTable(results);
+    if (ramp) lines.push('Ramp (goodput in ops/s per offered level):', '', ramp, '');
+    lines.push('Per operation (steady phase): goodput / gave up / acquire p95 ms', '', perOperationTable(results), '');
+    const failed = results.filter((r) => !r.thresholdsOk || (r.k6ExitCode !== 0 && r.k6ExitCode !== null));
+    for (const r of failed) {
+      lines.push(`- ${r.strategy}: k6 exit ${r.k6ExitCode}${r.failedThresholds.length ? `, failed thresholds: ${r.failedThresholds.join('; ')}` : ''}`);
+    }
+    if (failed.length) lines.push('');
+  }
+  lines.push('Files: `summary-<workload>-<strategy>.json` (k6 summaries), `safety-<workload>-<strategy>.json`, `holds-<workload>-<strategy>.log`, `report.html`.', '');
+  return lines.join('\n');
+}

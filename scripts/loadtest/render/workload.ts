@@ -1,0 +1,23 @@
+/** A workload in words, for the terminal and the reports. */
+import type { Mix, Skew, WorkloadConfig } from '../../../loadtests/lib/workload.js';
+
+export function describeSkew(skew: Skew): string {
+  if (skew.kind === 'uniform') return 'uniform';
+  if (skew.kind === 'zipf') return `zipf s=${skew.s}`;
+  return `hot spot: ${Math.round(skew.hotFraction * 100)}% of targets get ${Math.round(skew.hotTraffic * 100)}% of traffic`;
+}
+
+export function mixPercentages(mix: Mix): { read: number; edit: number; rename: number } {
+  const total = mix.read + mix.edit + mix.rename;
+  const pct = (value: number): number => Math.round((value / total) * 1000) / 10;
+  return { read: pct(mix.read), edit: pct(mix.edit), rename: pct(mix.rename) };
+}
+
+/** One line, e.g. "read/edit/rename 70/25/5%, 20 ms critical sections, hot spot: ..., tree depth 3 x fan-out 3 x 4 files per directory". */
+export function describeWorkload(workload: WorkloadConfig): string {
+  const mix = mixPercentages(workload.mix);
+  return (
+    `read/edit/rename ${mix.read}/${mix.edit}/${mix.rename}%, ${workload.criticalSectionMs} ms critical sections, ` +
+    `${describeSkew(workload.skew)}, tree depth ${workload.tree.depth} x fan-out ${workload.tree.fanout} x ${workload.tree.filesPerDir} files per directory`
+  );
+}

@@ -1,0 +1,79 @@
+/**
+ * The service under test: a deployed stage (--target), checked once, or the local stack
+ * (Elasticsearch, lock index, serverless-offline) started here with the tree seeded next to it.
+ * close() undoes whatever was started, also when the start failed half-way.
+ */
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { answers200 } from '../../infra/lib/http-probe.js';
+import { ConfigError, type LoadtestConfig } from './config.js';
+import type { Interrupt } from './interrupt.js';
+import { log, phase, warn } from './log.js';
+import { dropSeedIndex, seedIndexName, seedTree } from './seed.js';
+
+export interface Service {
+  baseUrl: string;
+  /** What the report should say about the service (e.g. the seeded index). */
+  notes: string[];
+  close(): Promise<void>;
+}
+
+export async function openService(config: LoadtestConfig, run: { runId: string; outDir: string; interrupt: Interrupt }): Promise<Service> {
+  return config.target ? checkTarget(config.target) : startLocal(config, run);
+}
+
+async function checkTarget(baseUrl: string): Promise<Service> {
+  phase(`target ${baseUrl}: nothing is started locally`);
+  const health = await answers200(`${baseUrl}/health`);
+  if (health !== true) throw new ConfigError(`GET ${baseUrl}/health answered ${health}; is the stage deployed and reachable?`);
+  return { baseUrl, notes: [], close: async () => {} };
+}
+
+/** The stack's module is loaded only here, so --target runs without serverless-offline and the Elasticsearch client installed. */
+async function loadStartStack(): Promise<typeof import('../stack.js').startStack> {
+  try {
+    return (await import('../stack.js')).startStack;
+  } catch (error) {
+    throw new ConfigError(`the local stack cannot be started (${(error as Error).message}); use --target URL against a running service.`);
+  }
+}
+
+async function startLocal(config: LoadtestConfig, run: { runId: string; outDir: string; interrupt: Interrupt }): Promise<Service> {
+  phase('starting the stack (Elasticsearch, lock index, serverless-offline)');
+  const startStack = await loadStartStack();
+  const started = Date.now();
+  mkdirSync(run.outDir, { recursive: true });
+  const stackLog = join(run.outDir, 'stack.log');
+  const stack = await startStack({
+    ...(config.port ? { port: config.port, lambdaPort: config.port + 1 } : {}),
+    // One warm handler instance serving requests concurrently: the run measures the locks, not
+    // serverless-offline starting a worker per concurrent request. LOADTEST_LAMBDA_WORKERS=1 restores that.
+    inProcess: process.env.LOADTEST_LAMBDA_WORKERS !== '1',
+    // Everything goes to stack.log; the terminal gets the Elasticsearch lines.
+    log: (line) => {
+      appendFileSync(stackLog, `${line}\n`);
+      if (line.startsWith('[es]')) log(`stack: ${line}`);
+    },
+  });
+  const baseUrl = stack.baseUrl.replace(/\/+$/, '');
+  log(`stack up in ${Math.round((Date.now() - started) / 1000)} s: ${baseUrl} (Elasticsearch ${stack.esUrl})`);
+  let seeded: string | undefined;
+  const close = async (): Promise<void> => {
+    if (seeded) await dropSeedIndex(stack.esUrl, seeded).catch((error: unknown) => log(`could not delete ${seeded}: ${(error as Error).message}`));
+    phase('stopping the stack');
+    await stack.stop().catch((error: unknown) => warn(`stopping the stack failed: ${(error as Error).message}`));
+  };
+  const notes: string[] = [];
+  try {
+    if (config.seed && !run.interrupt.interrupted) {
+      seeded = seedIndexName(run.runId);
+      const documents = await seedTree(stack.esUrl, seeded, config.workloads);
+      log(`seeded ${documents} file documents into ${seeded}`);
+      notes.push(`tree seeded into Elasticsearch index ${seeded} (${documents} documents), deleted after the run`);
+    }
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { baseUrl, notes, close };
+}

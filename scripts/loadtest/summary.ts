@@ -1,0 +1,171 @@
+/**
+ * The numbers of one strategy run, read from the k6 summary (handleSummary's JSON) and the safety
+ * check: per-stage goodput, latency and conflicts, and the saturation point of the ramp.
+ */
+import type { Strategy } from '../../loadtests/lib/workload.js';
+
+/** A level "keeps up" while goodput stays at or above this share of the offered load. */
+export const KEEP_UP_RATIO = 0.9;
+
+interface SummaryMetric {
+  type?: string;
+  values: Record<string, number>;
+  thresholds?: Record<string, { ok: boolean }>;
+}
+
+export interface K6Summary {
+  metrics: Record<string, SummaryMetric | undefined>;
+}
+
+export interface Latency {
+  p50: number;
+  p95: number;
+  p99: number;
+  count: number;
+}
+
+export interface StageStats {
+  stage: string;
+  /** Nominal offered load of the stage, operations/s. */
+  offeredRate: number;
+  offered: number;
+  goodput: number;
+  goodputRate: number;
+  gaveUp: number;
+  conflicts: number;
+  retries: number;
+  errors: number;
+  /** Share of acquire requests answered 409. */
+  conflictRate: number;
+  acquire: Latency;
+}
+
+export interface SafetySummary {
+  ok: boolean;
+  holds: number;
+  violationCount: number;
+  warningCount: number;
+}
+
+export interface StrategyResult {
+  workload: string;
+  strategy: Strategy;
+  steady: StageStats & { dropped: number; durationS: number };
+  ramp: StageStats[];
+  rampDropped: number;
+  perOp: Record<'read' | 'edit' | 'rename', { goodput: number; gaveUp: number; acquireP95: number }>;
+  saturation: Saturation;
+  /** Errors over all operations of the run (threshold: 1%). */
+  errorRate: number;
+  errorCount: number;
+  droppedTotal: number;
+  thresholdsOk: boolean;
+  failedThresholds: string[];
+  k6ExitCode: number | null;
+  safety: SafetySummary | null;
+}
+
+export interface Saturation {
+  /** Highest ramp level (ops/s) that was kept up with; null when none was. */
+  sustainedRate: number | null;
+  /** First ramp level above sustainedRate (the lowest when none was kept up with); null when every level above kept up. */
+  saturatedAt: number | null;
+  /** Levels below sustainedRate that fell short anyway (a transient stall rather than the capacity limit). */
+  shortBelow: number[];
+  /** Highest goodput measured in any ramp level, ops/s. */
+  peakGoodputRate: number;
+  /** The ramp had levels at all. */
+  measured: boolean;
+}
+
+const count = (summary: K6Summary, name: string): number => summary.metrics[name]?.values.count ?? 0;
+const value = (summary: K6Summary, name: string, stat: string): number => summary.metrics[name]?.values[stat] ?? 0;
+
+function latency(summary: K6Summary, name: string): Latency {
+  return { p50: value(summary, name, 'med'), p95: value(summary, name, 'p(95)'), p99: value(summary, name, 'p(99)'), count: count(summary, name) };
+}
+
+function stage(summary: K6Summary, tag: string, offeredRate: number, seconds: number): StageStats {
+  const goodput = count(summary, `goodput{stage:${tag}}`);
+  return {
+    stage: tag,
+    offeredRate,
+    offered: count(summary, `ops_offered{stage:${tag}}`),
+    goodput,
+    goodputRate: seconds > 0 ? goodput / seconds : 0,
+    gaveUp: count(summary, `gave_up{stage:${tag}}`),
+    conflicts: count(summary, `conflicts{stage:${tag}}`),
+    retries: count(summary, `retries{stage:${tag}}`),
+    errors: count(summary, `error_count{stage:${tag}}`),
+    conflictRate: value(summary, `conflict_rate{stage:${tag}}`, 'rate'),
+    acquire: latency(summary, `acquire_latency{stage:${tag}}`),
+  };
+}
+
+export function keptUp(level: StageStats): boolean {
+  return level.goodputRate >= KEEP_UP_RATIO * level.offeredRate;
+}
+
+export function saturationOf(levels: StageStats[]): Saturation {
+  const sorted = [...levels].sort((a, b) => a.offeredRate - b.offeredRate);
+  let highest = -1;
+  sorted.forEach((level, index) => {
+    if (keptUp(level)) highest = index;
+  });
+  const sustained = highest >= 0 ? sorted[highest]! : undefined;
+  const above = sorted[highest + 1];
+  return {
+    sustainedRate: sustained?.offeredRate ?? null,
+    saturatedAt: above?.offeredRate ?? null,
+    shortBelow: sorted.slice(0, Math.max(0, highest)).filter((level) => !keptUp(level)).map((level) => level.offeredRate),
+    peakGoodputRate: Math.max(0, ...levels.map((level) => level.goodputRate)),
+    measured: levels.length > 0,
+  };
+}
+
+export function extractResult(args: {
+  summary: K6Summary;
+  workload: string;
+  strategy: Strategy;
+  steady: { rate: number; durationS: number };
+  ramp: { levels: number[]; stepS: number; transitionS: number };
+  k6ExitCode: number | null;
+  safety: SafetySummary | null;
+}): StrategyResult {
+  const { summary } = args;
+  const steady = { ...stage(summary, 'steady', args.steady.rate, args.steady.durationS), dropped: count(summary, 'dropped_iterations{scenario:steady}'), durationS: args.steady.durationS };
+  // Rates over the hold only: iterations started during a transition belong to no level.
+  const ramp = args.ramp.levels.map((level) => stage(summary, `r${level}`, level, args.ramp.stepS - args.ramp.transitionS));
+  const perOp = Object.fromEntries(
+    (['read', 'edit', 'rename'] as const).map((op) => [
+      op,
+      {
+        goodput: count(summary, `goodput{stage:steady,op:${op}}`),
+        gaveUp: count(summary, `gave_up{stage:steady,op:${op}}`),
+        acquireP95: value(summary, `acquire_latency{stage:steady,op:${op}}`, 'p(95)'),
+      },
+    ]),
+  ) as StrategyResult['perOp'];
+  const failedThresholds: string[] = [];
+  for (const [name, metric] of Object.entries(summary.metrics)) {
+    for (const [expression, result] of Object.entries(metric?.thresholds ?? {})) {
+      if (!result.ok) failedThresholds.push(`${name}: ${expression}`);
+    }
+  }
+  return {
+    workload: args.workload,
+    strategy: args.strategy,
+    steady,
+    ramp,
+    rampDropped: count(summary, 'dropped_iterations{scenario:ramp}'),
+    perOp,
+    saturation: saturationOf(ramp),
+    errorRate: value(summary, 'errors', 'rate'),
+    errorCount: count(summary, 'error_count'),
+    droppedTotal: count(summary, 'dropped_iterations'),
+    thresholdsOk: failedThresholds.length === 0,
+    failedThresholds,
+    k6ExitCode: args.k6ExitCode,
+    safety: args.safety,
+  };
+}
