@@ -23,7 +23,10 @@ export interface WriteHint {
   primaryTerm: number;
   /** The lock index's incarnation that (seqNo, primaryTerm) belong to: they repeat in a re-created index. */
   index: string;
-  /** Our lease was the only holder after that write: if the document is unchanged, deleting it releases exactly us. */
+  /**
+   * Our lease was the only holder after that write and the document need not outlive it (not `lockedBelow`):
+   * if the document is unchanged, deleting it releases exactly us.
+   */
   sole: boolean;
 }
 
@@ -172,5 +175,5 @@ export function decodeToken(token: string, signingKey?: Uint8Array): DecodedToke
 
 /** What a token notes of its holder's last write to a document. */
 export function hintFor(lock: StoredLock): WriteHint {
-  return { docId: lock.docId, seqNo: lock.seqNo, primaryTerm: lock.primaryTerm, index: lock.index, sole: lock.body.holders.length === 1 };
+  return { docId: lock.docId, seqNo: lock.seqNo, primaryTerm: lock.primaryTerm, index: lock.index, sole: lock.body.holders.length === 1 && lock.body.lockedBelow !== true };
 }

@@ -33,7 +33,10 @@ export function fenceOf(holder: StoredHolder, written: { primaryTerm: number; se
   return encodable(written.primaryTerm, written.seqNo) ? fencingToken(written.primaryTerm, written.seqNo) : BEYOND_RANGE;
 }
 
-export function lockDocument(key: Pick<PlannedKey, 'docId' | 'namespace' | 'granularity' | 'key'>, holders: StoredHolder[], now: number): LockDocument {
+type DocumentKey = Pick<PlannedKey, 'docId' | 'namespace' | 'granularity' | 'key'>;
+
+/** `lockedBelow` is explicit: a rewrite that dropped it would let a tree lock skip the locks below it. */
+export function lockDocument(key: DocumentKey, holders: StoredHolder[], now: number, lockedBelow: boolean): LockDocument {
   const expiries = holders.map((holder) => holder.expiresAt);
   return {
     namespace: key.namespace,
@@ -41,9 +44,9 @@ export function lockDocument(key: Pick<PlannedKey, 'docId' | 'namespace' | 'gran
     key: key.key,
     lockId: key.docId,
     holders,
-    minExpiresAt: Math.min(...expiries),
-    maxExpiresAt: Math.max(...expiries),
+    ...(holders.length > 0 ? { minExpiresAt: Math.min(...expiries), maxExpiresAt: Math.max(...expiries) } : {}),
     updatedAt: now,
+    ...(lockedBelow ? { lockedBelow: true } : {}),
   };
 }
 
@@ -69,16 +72,18 @@ export function decideAcquire(existing: StoredLock | null, key: PlannedKey, clai
     request: claim.requestId,
     call: claim.call,
   };
-  if (!existing) return { kind: 'write', op: { kind: 'create', docId: key.docId, body: lockDocument(key, [fresh], now) }, reused: false };
+  if (!existing) return { kind: 'write', op: { kind: 'create', docId: key.docId, body: lockDocument(key, [fresh], now, false) }, reused: false };
 
   const holders = settleFences(existing);
   const ours = holders.find((holder) => holder.lease === claim.leaseId);
   if (ours) {
     // An earlier round of this call landed (its answer was lost, or a later key needed more rounds).
-    // If that write left less than half a TTL, extend it in place: a grant must never return with a
-    // key whose lease is about to end (or has ended: the conditional write proves nobody took it since).
+    // If that write left less than half a TTL, insert it again with a full one: a grant must never
+    // return with a key whose lease is about to end. Again, not extended: if it ran out meanwhile, a
+    // lock that does not write this document (one below a tree path) may have come and gone with a
+    // larger fencing token, so ours must come from this write.
     if (ours.expiresAt - now >= (claim.expiresAt - now) / 2) return { kind: 'already-held', lock: existing };
-    const extended = holders.map((holder) => (holder === ours ? { ...holder, expiresAt: claim.expiresAt } : holder));
+    const extended = holders.map((holder) => (holder === ours ? { ...holder, expiresAt: claim.expiresAt, grantedAt: now, fence: null } : holder));
     return { kind: 'write', op: replaceOp(existing, key, extended, now), reused: false };
   }
 
@@ -115,14 +120,15 @@ export function decideAcquire(existing: StoredLock | null, key: PlannedKey, clai
   };
 }
 
-export function replaceOp(existing: StoredLock, key: Pick<PlannedKey, 'docId' | 'namespace' | 'granularity' | 'key'>, holders: StoredHolder[], now: number): WriteOp {
-  if (holders.length === 0) {
+/** The conditional write that leaves `holders` on the document; a document marked `lockedBelow` is kept, even empty. */
+export function replaceOp(existing: StoredLock, key: DocumentKey, holders: StoredHolder[], now: number, lockedBelow = existing.body.lockedBelow === true): WriteOp {
+  if (holders.length === 0 && !lockedBelow) {
     return { kind: 'delete', docId: existing.docId, ifSeqNo: existing.seqNo, ifPrimaryTerm: existing.primaryTerm };
   }
   return {
     kind: 'replace',
     docId: existing.docId,
-    body: lockDocument(key, holders, now),
+    body: lockDocument(key, holders, now, lockedBelow),
     ifSeqNo: existing.seqNo,
     ifPrimaryTerm: existing.primaryTerm,
   };

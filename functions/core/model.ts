@@ -59,9 +59,16 @@ export interface LockDocument {
   key: string;
   lockId: string;
   holders: StoredHolder[];
-  minExpiresAt: number;
-  maxExpiresAt: number;
+  /** Absent when nobody holds the document (a tree node kept for `lockedBelow`): sweeps and live searches skip it. */
+  minExpiresAt?: number;
+  maxExpiresAt?: number;
   updatedAt: number;
+  /**
+   * Tree locks: some lock below this path has been taken, so a lock on it must look for live locks
+   * below (docs/tree-locks.md). Set once by the first lock below, never cleared: a document that has
+   * it is kept, with no holders, when its last holder goes.
+   */
+  lockedBelow?: boolean;
 }
 
 export interface HolderView {

@@ -47,6 +47,22 @@ export interface ExpiredPage {
   next?: unknown;
 }
 
+export interface BelowQuery {
+  namespace: string;
+  /** A tree path: the search covers the documents whose key starts with `<path>/`. */
+  path: string;
+  /** The path's own document: returned as the copy that answered sees it (`self`), whatever its holders. */
+  selfDocId: string;
+  /** Only documents with a holder whose lease ends after this instant. */
+  liveAfter: number;
+}
+
+export interface BelowResult {
+  /** The path's own document as the answering copy sees it: shows whether that copy has seen our latest write. */
+  self: StoredLock | null;
+  below: StoredLock[];
+}
+
 export interface LockStore {
   /**
    * Realtime reads: a write is visible to the next read without a refresh. Missing documents map to
@@ -68,4 +84,11 @@ export interface LockStore {
   /** Documents holding at least one lease that ended before `before` (search: sees refreshed data only). */
   findExpired(before: number, size: number, after?: unknown): Promise<ExpiredPage>;
   list(query: ListQuery): Promise<StoredLock[]>;
+  /**
+   * Makes every acknowledged write searchable (a refresh of the lock index), then finds the tree
+   * documents below a path that have a live holder. The answering copy may still lag (a replica the
+   * refresh did not reach, or one cut off from the cluster): `self` tells the caller whether it saw
+   * the caller's own acknowledged write.
+   */
+  findLiveBelow(query: BelowQuery): Promise<BelowResult>;
 }

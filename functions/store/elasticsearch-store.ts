@@ -2,13 +2,17 @@
 import { errors, type Client, type estypes } from '@elastic/elasticsearch';
 import type { LockDocument } from '../core/model.js';
 import { StoreRejectedError, StoreUnavailableError } from '../core/errors.js';
-import type { ExpiredPage, ListQuery, LockStore, StoredLock, WriteOp, WriteOutcome } from '../core/store.js';
+import type { BelowQuery, BelowResult, ExpiredPage, ListQuery, LockStore, StoredLock, WriteOp, WriteOutcome } from '../core/store.js';
 import { opaqueIdOption } from './correlation.js';
 import { isIndexNotFound, missingLockIndex, translateError } from './errors.js';
 
 /** Writes are never resent by the client: a resent write is ambiguous, and the engine resolves that by reading back. */
 const writeOptions = () => ({ maxRetries: 0, ...opaqueIdOption() });
 const readOptions = () => ({ maxRetries: 1, ...opaqueIdOption() });
+
+/** A lock on a directory waits for at most this many live locks below it (pages of search_after). */
+const BELOW_PAGE_SIZE = 1_000;
+const BELOW_PAGES = 100;
 
 interface ItemResult {
   status: number;
@@ -210,6 +214,50 @@ export class ElasticsearchLockStore implements LockStore {
     }
     const hits = await this.search('list', { query: { bool: { filter } }, sort: [{ key: 'asc' }], size: query.limit });
     return hits.map((hit) => hit.lock);
+  }
+
+  async findLiveBelow(query: BelowQuery): Promise<BelowResult> {
+    try {
+      // A refresh reaches every started copy of the shard; any write acknowledged before it began is then searchable there.
+      await this.client.indices.refresh({ index: this.index }, readOptions());
+    } catch (error) {
+      throw translateError(error, 'refresh before search below', this.index);
+    }
+    const below: StoredLock[] = [];
+    let self: StoredLock | null = null;
+    let after: estypes.SortResults | undefined;
+    for (let page = 0; page < BELOW_PAGES; page++) {
+      const hits = await this.search('search below', {
+        query: {
+          bool: {
+            should: [
+              { ids: { values: [query.selfDocId] } },
+              {
+                bool: {
+                  filter: [
+                    { term: { namespace: query.namespace } },
+                    { term: { granularity: 'tree' } },
+                    { prefix: { key: `${query.path}/` } },
+                    { range: { maxExpiresAt: { gt: query.liveAfter } } },
+                  ],
+                },
+              },
+            ],
+            minimum_should_match: 1,
+          },
+        },
+        sort: [{ lockId: 'asc' }],
+        size: BELOW_PAGE_SIZE,
+        ...(after ? { search_after: after } : {}),
+      });
+      for (const hit of hits) {
+        if (hit.lock.docId === query.selfDocId) self = hit.lock;
+        else below.push(hit.lock);
+      }
+      if (hits.length < BELOW_PAGE_SIZE) return { self, below };
+      after = hits.at(-1)!.sort;
+    }
+    throw new StoreRejectedError(`More than ${BELOW_PAGES * BELOW_PAGE_SIZE} live locks below ${query.path}: too many for a lock on it to wait for`, { operation: 'search below' });
   }
 
   private async search(operation: string, request: Omit<estypes.SearchRequest, 'index'>): Promise<Array<{ lock: StoredLock; sort?: estypes.SortResults }>> {

@@ -4,7 +4,7 @@
  * lock index by accident, and a lease token's note of a write names the incarnation it was made in.
  */
 import { randomBytes } from 'node:crypto';
-import type { Client } from '@elastic/elasticsearch';
+import type { Client, estypes } from '@elastic/elasticsearch';
 import definition from '../../infra/index/lock-index.json' with { type: 'json' };
 import { translateError } from './errors.js';
 
@@ -58,22 +58,34 @@ export async function ensureLockIndex(
         if (!(await lockIndexIncarnation(client, alias))) throw error;
       }
     }
-    const mapping = await client.indices.getMapping({ index: alias });
-    const properties = Object.values(mapping)[0]?.mappings.properties ?? {};
-    const missing = Object.keys(definition.mappings.properties.holders.properties)
-      .map((field) => `holders.${field}`)
-      .concat(Object.keys(definition.mappings.properties))
-      .filter((field) => {
-        const [top, sub] = field.split('.');
-        const entry = properties[top!] as { properties?: Record<string, unknown> } | undefined;
-        return !entry || (sub !== undefined && !(sub in (entry.properties ?? {})));
-      });
+    let missing = await missingFields(client, alias);
+    if (missing.length > 0 && !missing.some((field) => LOCK_DOCUMENT_CORE.includes(field))) {
+      // A lock index of an earlier version lacks only fields added since: adding a field to a mapping is safe while in use.
+      await client.indices.putMapping({ index: alias, properties: definition.mappings.properties as Record<string, estypes.MappingProperty> });
+      missing = await missingFields(client, alias);
+    }
     if (missing.length > 0) throw new Error(`Index ${alias} exists but is not a lock index of this version (missing fields: ${missing.join(', ')}).`);
     return 'exists';
   } catch (error) {
     if (errorType(error) === undefined && error instanceof Error && !('meta' in error)) throw error;
     throw translateError(error, 'create lock index');
   }
+}
+
+/** Fields whose absence means "not a lock index" rather than "a lock index of an earlier version". */
+const LOCK_DOCUMENT_CORE = ['namespace', 'granularity', 'key', 'holders', 'holders.lease', 'holders.expiresAt'];
+
+async function missingFields(client: Client, alias: string): Promise<string[]> {
+  const mapping = await client.indices.getMapping({ index: alias });
+  const properties = Object.values(mapping)[0]?.mappings.properties ?? {};
+  return Object.keys(definition.mappings.properties.holders.properties)
+    .map((field) => `holders.${field}`)
+    .concat(Object.keys(definition.mappings.properties))
+    .filter((field) => {
+      const [top, sub] = field.split('.');
+      const entry = properties[top!] as { properties?: Record<string, unknown> } | undefined;
+      return !entry || (sub !== undefined && !(sub in (entry.properties ?? {})));
+    });
 }
 
 async function liveLeases(client: Client, index: string): Promise<number> {

@@ -39,6 +39,20 @@ const TARGETS: TargetFields[] = [
 const MAY_SHARE: Record<HolderMode, readonly HolderMode[]> = { IS: ['IS', 'IX', 'S'], IX: ['IS', 'IX'], S: ['IS', 'S'], X: [] };
 const compatible = (a: HolderMode, b: HolderMode): boolean => MAY_SHARE[a].includes(b);
 
+/**
+ * What a hold covers, by the model rather than by what the engine writes: a tree lock on `/r/x`
+ * holds `/r` in intention mode too (the engine never writes it there: docs/tree-locks.md), so two
+ * tree holds conflict exactly when the table says their modes on a shared path do.
+ */
+function coveredKeys(path: string, mode: 'exclusive' | 'shared', fencingToken: string): Hold['keys'] {
+  const segments = path.slice(1).split('/');
+  const above = segments.slice(0, -1).map((_, index) => `/${segments.slice(0, index + 1).join('/')}`);
+  return [
+    ...above.map((ancestor) => ({ docId: lockDocId(NAMESPACE, 'tree', ancestor), mode: (mode === 'exclusive' ? 'IX' : 'IS') as HolderMode, fencingToken })),
+    { docId: lockDocId(NAMESPACE, 'tree', path), mode: (mode === 'exclusive' ? 'X' : 'S') as HolderMode, fencingToken },
+  ];
+}
+
 /** What a caller may meet in a schedule with faults and contention, besides a conflict. */
 const expectedTrouble = (error: unknown): boolean => error instanceof StoreUnavailableError || error instanceof LockContentionError;
 
@@ -89,7 +103,10 @@ async function runSchedule(seed: number): Promise<{ outcome: Outcome; store: Mem
         const hold: Hold = {
           owner,
           token: grant.leaseToken,
-          keys: grant.keys.map((key) => ({ docId: lockDocId(NAMESPACE, target.granularity, key.key), mode: key.mode, fencingToken: key.fencingToken })),
+          keys:
+            target.granularity === 'tree'
+              ? coveredKeys(target.path, mode, grant.fencingToken)
+              : grant.keys.map((key) => ({ docId: lockDocId(NAMESPACE, target.granularity, key.key), mode: key.mode, fencingToken: key.fencingToken })),
           segments: [[scheduler.now, grant.expiresAt]],
         };
         outcome.holds.push(hold);

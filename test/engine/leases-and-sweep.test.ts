@@ -62,6 +62,7 @@ describe('the sweeper', () => {
       read: (ids) => store.read(ids),
       readPrimary: (ids) => store.readPrimary(ids),
       list: (query) => store.list(query),
+      findLiveBelow: (query) => store.findLiveBelow(query),
       findExpired: async (before, size, after) => {
         const page = await store.findExpired(before, size, after);
         // ...and the holder renews before the sweeper's delete lands.
@@ -120,6 +121,7 @@ describe('when Elasticsearch is down or fails mid-write', () => {
       read: (ids) => store.read(ids),
       readPrimary: (ids) => store.readPrimary(ids),
       list: (query) => store.list(query),
+      findLiveBelow: (query) => store.findLiveBelow(query),
       findExpired: (before, size, after) => store.findExpired(before, size, after),
       write: async (ops) => {
         const outcomes = await store.write(ops);

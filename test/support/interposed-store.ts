@@ -25,5 +25,6 @@ export function interpose(store: LockStore, hooks: StoreHooks): LockStore & { ca
     write: (ops) => (hooks.write ? hooks.write(ops, (again) => store.write(again), ++calls.write) : (calls.write++, store.write(ops))),
     findExpired: (before, size, after) => store.findExpired(before, size, after),
     list: (query) => store.list(query),
+    findLiveBelow: (query) => store.findLiveBelow(query),
   };
 }

@@ -8,7 +8,7 @@
  */
 import { StoreRejectedError } from '../../functions/core/errors.js';
 import type { LockDocument } from '../../functions/core/model.js';
-import type { ExpiredPage, ListQuery, LockStore, StoredLock, WriteOp, WriteOutcome } from '../../functions/core/store.js';
+import type { BelowQuery, BelowResult, ExpiredPage, ListQuery, LockStore, StoredLock, WriteOp, WriteOutcome } from '../../functions/core/store.js';
 
 interface Entry {
   seqNo: number;
@@ -98,9 +98,9 @@ export class MemoryLockStore implements LockStore {
     if (!this.exists) throw this.missingIndex('sweep search');
     const [afterExpiry, afterId] = (after as [number, string] | undefined) ?? [-Infinity, ''];
     const hits = this.snapshot()
-      .filter((lock) => lock.body.minExpiresAt < before)
-      .sort((a, b) => a.body.minExpiresAt - b.body.minExpiresAt || (a.body.lockId < b.body.lockId ? -1 : a.body.lockId > b.body.lockId ? 1 : 0))
-      .filter((lock) => lock.body.minExpiresAt > afterExpiry || (lock.body.minExpiresAt === afterExpiry && lock.body.lockId > afterId))
+      .filter((lock) => lock.body.minExpiresAt !== undefined && lock.body.minExpiresAt < before)
+      .sort((a, b) => a.body.minExpiresAt! - b.body.minExpiresAt! || (a.body.lockId < b.body.lockId ? -1 : a.body.lockId > b.body.lockId ? 1 : 0))
+      .filter((lock) => lock.body.minExpiresAt! > afterExpiry || (lock.body.minExpiresAt === afterExpiry && lock.body.lockId > afterId))
       .slice(0, size);
     const last = hits.at(-1);
     return { locks: hits, ...(hits.length === size && last ? { next: [last.body.minExpiresAt, last.body.lockId] } : {}) };
@@ -113,9 +113,23 @@ export class MemoryLockStore implements LockStore {
       .filter((lock) => !query.namespace || lock.body.namespace === query.namespace)
       .filter((lock) => !query.granularity || lock.body.granularity === query.granularity)
       .filter((lock) => !query.owner || lock.body.holders.some((holder) => holder.owner === query.owner))
-      .filter((lock) => query.liveAfter === undefined || lock.body.maxExpiresAt > query.liveAfter)
+      .filter((lock) => query.liveAfter === undefined || (lock.body.maxExpiresAt ?? -Infinity) > query.liveAfter)
       .filter((lock) => prefix === undefined || lock.body.key === prefix || lock.body.key.startsWith(`${prefix}/`))
       .sort((a, b) => (a.body.key < b.body.key ? -1 : a.body.key > b.body.key ? 1 : 0))
       .slice(0, query.limit);
+  }
+
+  /** Every write here is searchable at once, so the refresh is implied and `self` is always current. */
+  async findLiveBelow(query: BelowQuery): Promise<BelowResult> {
+    if (!this.exists) throw this.missingIndex('search below');
+    const entry = this.docs.get(query.selfDocId);
+    const below = this.snapshot().filter(
+      (lock) =>
+        lock.body.namespace === query.namespace &&
+        lock.body.granularity === 'tree' &&
+        lock.body.key.startsWith(`${query.path}/`) &&
+        (lock.body.maxExpiresAt ?? -Infinity) > query.liveAfter,
+    );
+    return { self: entry ? this.stored(query.selfDocId, entry) : null, below };
   }
 }

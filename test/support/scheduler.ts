@@ -101,5 +101,6 @@ export function scheduledStore(store: LockStore, scheduler: Scheduler, faults: {
     }),
     findExpired: (before, size, after) => scheduler.schedule('findExpired', () => store.findExpired(before, size, after)),
     list: (query) => scheduler.schedule('list', () => store.list(query)),
+    findLiveBelow: (query) => scheduler.schedule(`findLiveBelow ${query.path}`, () => store.findLiveBelow(query)),
   };
 }

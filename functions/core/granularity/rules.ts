@@ -5,7 +5,9 @@
  */
 import type { z } from 'zod';
 import type { Granularity, HolderMode, LockTarget, RequestedMode } from '../model.js';
+import type { EngineContext } from '../operations/context.js';
 import type { LockSettings } from '../settings.js';
+import type { StoredLock } from '../store.js';
 
 export type TargetOf<G extends Granularity> = Extract<LockTarget, { granularity: G }>;
 
@@ -16,6 +18,17 @@ export interface RawTargetFields {
 }
 
 export type TargetField = keyof RawTargetFields;
+
+export interface HeldTarget<G extends Granularity> {
+  target: TargetOf<G>;
+  mode: RequestedMode;
+  ttlMs: number;
+  leaseId: string;
+  /** The planned documents, in plan order, each holding our lease. */
+  locks: StoredLock[];
+  /** Until when the acquire may wait (its `waitMs`). */
+  deadline: number;
+}
 
 export type RefineContext = z.core.$RefinementCtx<unknown>;
 
@@ -31,6 +44,20 @@ export interface GranularityRules<G extends Granularity> {
   target(namespace: string, input: RawTargetFields): TargetOf<G>;
   /** The lock documents the target takes, by key, and the mode each gets. */
   plan(target: TargetOf<G>, mode: RequestedMode): Array<{ key: string; mode: HolderMode }>;
+  /**
+   * Whether a lease that has run out may still be renewed while its documents are untouched. True
+   * where taking a lock over means writing the same document (the conditional renewal then proves
+   * nobody did); false for tree locks, where a lock below takes over without writing ours.
+   */
+  readonly renewsAfterExpiry: boolean;
+  /** Keys outside the plan whose holders can block the target (tree: its ancestors), shown by inspect. */
+  guards?(target: TargetOf<G>): string[];
+  /**
+   * Runs once every planned key holds the lease, before the grant: checks what the plan does not
+   * write (tree: ancestors and locks below). Returns the planned documents as they then stand
+   * (re-written when the grant needs a newer fencing token); throws LockHeldError on a conflict.
+   */
+  confirm?(context: EngineContext, held: HeldTarget<G>): Promise<StoredLock[]>;
   /** The target's fields as a request carries them. */
   toFields(target: TargetOf<G>): RawTargetFields;
   /** What two requests must share to be the same target (document ids in any order). */

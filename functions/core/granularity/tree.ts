@@ -1,20 +1,19 @@
 /**
- * Tree locks over slash-separated paths: the requested mode on the path, the matching intention
- * mode (IS or IX) on every ancestor, so that a lock on `/a` and a lock anywhere below it meet on `/a`.
+ * Tree locks over slash-separated paths: the requested mode on the path covers everything below it.
+ * A lock writes only its own path's document; it meets locks above and below it by reading after
+ * that write (tree-scope.ts, docs/tree-locks.md), so writers that share a directory never contend.
  */
-import { intentionMode, targetMode } from '../compatibility.js';
+import { targetMode } from '../compatibility.js';
 import type { GranularityRules } from './rules.js';
 import { checkText, issue, LOG_KEY_CHARS, toNfc, utf8Bytes } from './text.js';
+import { ancestorsOf, confirmTreeScope } from './tree-scope.js';
 
-/** `/a/b/c` → `/a`, `/a/b` (the root is not a lock: use the global granularity). */
-export function ancestorsOf(path: string): string[] {
-  const segments = path.slice(1).split('/');
-  return segments.slice(0, -1).map((_, index) => `/${segments.slice(0, index + 1).join('/')}`);
-}
+export { ancestorsOf } from './tree-scope.js';
 
 export const treeRules: GranularityRules<'tree'> = {
   name: 'tree',
   tag: 't',
+  renewsAfterExpiry: false,
   fields: ['path'],
   check(input, ctx, limits) {
     const path = input.path;
@@ -34,7 +33,22 @@ export const treeRules: GranularityRules<'tree'> = {
     checkText(ctx, at, path, limits.pathBytes);
   },
   target: (namespace, input) => ({ namespace, granularity: 'tree', path: toNfc(input.path ?? '') }),
-  plan: (target, mode) => [...ancestorsOf(target.path).map((ancestor) => ({ key: ancestor, mode: intentionMode(mode) })), { key: target.path, mode: targetMode(mode) }],
+  plan: (target, mode) => [{ key: target.path, mode: targetMode(mode) }],
+  guards: (target) => ancestorsOf(target.path),
+  async confirm(context, held) {
+    const { settings } = context;
+    const lock = await confirmTreeScope(context, {
+      namespace: held.target.namespace,
+      path: held.target.path,
+      mode: held.mode,
+      ttlMs: held.ttlMs,
+      leaseId: held.leaseId,
+      lock: held.locks[0]!,
+      // Locks below that saw us back off within a round trip or two: worth a short wait even when the caller wants none.
+      waitBelowUntil: Math.max(held.deadline, settings.now() + settings.retry.maxDelayMs / 4),
+    });
+    return [lock];
+  },
   toFields: (target) => ({ path: target.path }),
   identity: (target) => target.path,
   describe: (target) => `${target.namespace} ${target.path}`,

@@ -32,7 +32,7 @@ export async function acquire(context: EngineContext, request: AcquireRequest): 
   const deadline = started + request.waitMs;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await attemptOnce(context, request, keys, lease);
+      return await attemptOnce(context, request, keys, lease, deadline);
     } catch (error) {
       if (!(error instanceof LockHeldError || error instanceof LockContentionError)) throw error;
       const remaining = deadline - settings.now();
@@ -49,7 +49,7 @@ export async function acquire(context: EngineContext, request: AcquireRequest): 
   }
 }
 
-async function attemptOnce(context: EngineContext, request: AcquireRequest, keys: PlannedKey[], lease: NewLease): Promise<Grant> {
+async function attemptOnce(context: EngineContext, request: AcquireRequest, keys: PlannedKey[], lease: NewLease, deadline: number): Promise<Grant> {
   const { store, settings } = context;
   const skew = settings.maxClockSkewMs;
   const held = new Map<string, HeldKey>();
@@ -111,10 +111,23 @@ async function attemptOnce(context: EngineContext, request: AcquireRequest, keys
       },
       keysOf: (pending) => pending.map((key) => key.key),
     });
+    await confirmScope(context, request, keys, held, lease.leaseId, deadline);
     return confirmedGrant(context, request, keys, held, lease);
   } catch (error) {
     throw await abandon(context, request, [...held.values()].map((entry) => entry.lock), lease.leaseId, error as Error, unresolved, latestExpiry + skew);
   }
+}
+
+/** What the granularity checks beyond the documents it wrote (tree: ancestors, locks below); may re-write them. */
+async function confirmScope(context: EngineContext, request: AcquireRequest, keys: PlannedKey[], held: Map<string, HeldKey>, leaseId: string, deadline: number): Promise<void> {
+  const rules = rulesFor(request.target.granularity);
+  if (!rules.confirm) return;
+  const locks = keys.map((key) => held.get(key.docId)!.lock);
+  const confirmed = await rules.confirm(context, { target: request.target, mode: request.mode, ttlMs: request.ttlMs, leaseId, locks, deadline });
+  confirmed.forEach((lock, index) => {
+    const entry = held.get(keys[index]!.docId)!;
+    held.set(entry.key.docId, { ...entry, lock });
+  });
 }
 
 /**

@@ -1,6 +1,7 @@
 /** Inspect (realtime, by target) and list (search, by namespace, owner or path prefix). */
 import { holderViews } from '../lock-document.js';
-import { planKeys } from '../keys.js';
+import { rulesFor } from '../granularity/index.js';
+import { lockDocId, planKeys } from '../keys.js';
 import type { LockState, LockTarget, RequestedMode } from '../model.js';
 import type { ListQuery, StoredLock } from '../store.js';
 import type { EngineContext } from './context.js';
@@ -9,14 +10,15 @@ function toState(lock: StoredLock, now: number, skewMs: number): LockState {
   return { key: lock.body.key, granularity: lock.body.granularity, namespace: lock.body.namespace, holders: holderViews(lock, now, skewMs) };
 }
 
-/** Who holds each key of a target now. Keys nobody holds are left out. A plain read: during a partition it may lag. */
+/** Who holds each key of a target, and each key above it that can block it (tree ancestors), now. Keys nobody holds are left out. A plain read: during a partition it may lag. */
 export async function inspect(context: EngineContext, target: LockTarget, mode: RequestedMode): Promise<LockState[]> {
-  const keys = planKeys(target, mode);
-  const found = await context.store.read(keys.map((key) => key.docId));
+  const guards = rulesFor(target.granularity).guards?.(target as never) ?? [];
+  const docIds = [...guards.map((key) => lockDocId(target.namespace, target.granularity, key)), ...planKeys(target, mode).map((key) => key.docId)];
+  const found = await context.store.read(docIds);
   const now = context.settings.now();
-  return keys.flatMap((key) => {
-    const lock = found.get(key.docId);
-    return lock ? [toState(lock, now, context.settings.maxClockSkewMs)] : [];
+  return docIds.flatMap((docId) => {
+    const lock = found.get(docId);
+    return lock && lock.body.holders.length > 0 ? [toState(lock, now, context.settings.maxClockSkewMs)] : [];
   });
 }
 

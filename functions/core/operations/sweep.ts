@@ -3,7 +3,7 @@
  * write is conditioned on the version the search found, so a lock renewed meanwhile is skipped
  * (counted as a conflict). Correctness never waits for it: expired locks are taken over at once.
  */
-import { isLive, lockDocument, settleFences } from '../lock-document.js';
+import { isLive, replaceOp, settleFences } from '../lock-document.js';
 import type { SweepReport } from '../model.js';
 import type { StoredLock, WriteOp } from '../store.js';
 import { writeUntilSettled } from '../write-loop.js';
@@ -27,11 +27,7 @@ export async function sweep(context: EngineContext, options: { batchSize?: numbe
           const live = settleFences(lock).filter((holder) => isLive(holder, now, settings.maxClockSkewMs));
           if (live.length === lock.body.holders.length) return [];
           pruned.set(lock.docId, lock.body.holders.length - live.length);
-          const op: WriteOp =
-            live.length === 0
-              ? { kind: 'delete', docId: lock.docId, ifSeqNo: lock.seqNo, ifPrimaryTerm: lock.primaryTerm }
-              : { kind: 'replace', docId: lock.docId, body: lockDocument({ ...lock.body, docId: lock.docId }, live, now), ifSeqNo: lock.seqNo, ifPrimaryTerm: lock.primaryTerm };
-          return [{ item: lock, op }];
+          return [{ item: lock, op: replaceOp(lock, { ...lock.body, docId: lock.docId }, live, now) }];
         }),
       applied: (lock, _, op) => {
         report.prunedHolders += pruned.get(lock.docId) ?? 0;
