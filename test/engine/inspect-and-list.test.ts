@@ -15,18 +15,18 @@ beforeAll(async () => {
 afterAll(async () => closeTestClient(client));
 
 describe('inspect and list', () => {
-  it('inspect tells who holds each key of a target, in real time, without secrets', async () => {
+  it('inspect tells who holds each key of a target, and each ancestor that can block it, in real time, without secrets', async () => {
     const grant = await engine.acquire({ namespace: 'look', granularity: 'tree', path: '/a/b', mode: 'shared', owner: 'reader' });
+    const directory = await engine.acquire({ namespace: 'look', granularity: 'tree', path: '/a', mode: 'shared', owner: 'dir-reader' });
     const states = await engine.inspect({ namespace: 'look', granularity: 'tree', path: '/a/b' });
-    expect(states.map((state) => [state.key, state.holders[0]?.mode, state.holders[0]?.owner])).toEqual(
-      expect.arrayContaining([
-        ['/a', 'IS', 'reader'],
-        ['/a/b', 'S', 'reader'],
-      ]),
-    );
+    expect(states.map((state) => [state.key, state.holders[0]?.mode, state.holders[0]?.owner])).toEqual([
+      ['/a', 'S', 'dir-reader'],
+      ['/a/b', 'S', 'reader'],
+    ]);
     expect(JSON.stringify(states)).not.toContain(grant.leaseToken.split('.')[2]);
     expect(states.every((state) => state.holders.every((holder) => BigInt(holder.fencingToken) > 0n))).toBe(true);
-    await engine.release({ leaseToken: grant.leaseToken });
+    for (const lease of [grant, directory]) await engine.release({ leaseToken: lease.leaseToken });
+    expect(await engine.inspect({ namespace: 'look', granularity: 'tree', path: '/a/b' })).toEqual([]);
   });
 
   it('list finds locks by namespace, owner and path prefix once the index has refreshed', async () => {
@@ -38,9 +38,9 @@ describe('inspect and list', () => {
     ]);
     await client.indices.refresh({ index });
     const keys = async (query: Parameters<LockEngine['list']>[0]) => (await engine.list(query)).map((state) => state.key).sort();
-    expect(await keys({ namespace: 'listing', pathPrefix: '/projects/es' })).toEqual(['/projects/es', '/projects/es/readme']);
-    expect(await keys({ namespace: 'listing', pathPrefix: '/projects' })).toEqual(['/projects', '/projects/es', '/projects/es/readme', '/projects/kibana']);
-    expect(await keys({ owner: 'bob' })).toEqual(['/projects', '/projects/kibana', '/projectsX']);
+    expect(await keys({ namespace: 'listing', pathPrefix: '/projects/es' })).toEqual(['/projects/es/readme']);
+    expect(await keys({ namespace: 'listing', pathPrefix: '/projects' })).toEqual(['/projects/es/readme', '/projects/kibana']);
+    expect(await keys({ owner: 'bob' })).toEqual(['/projects/kibana', '/projectsX']);
     expect(await keys({ namespace: 'other' })).toEqual(['*']);
     for (const grant of grants) await engine.release({ leaseToken: grant.leaseToken });
   });

@@ -60,28 +60,29 @@ const lostAnswer = (operation: string) => new StoreUnavailableError(`${operation
 describe('a grant is never returned for a key the call may have lost', () => {
   it('a multi-round acquire that stalls past its lease while its first key is taken over fails and keeps nothing', async () => {
     const ns = 'stall-acquire';
-    await engine.acquire(tree(ns, '/a/c', 'neighbour', { ttlMs: 60_000 }));
+    const shared = (owner: string, ids: string[], ttlMs: number) => docs(ns, ids, owner, { mode: 'shared', ttlMs });
+    await engine.acquire(shared('neighbour', ['a'], 60_000));
     let taker: Grant | undefined;
     const victim = over({
       write: async (ops, next, call) => {
-        // A compatible writer changes /a between the victim's read and its first write: /a/b lands, /a conflicts.
-        if (call === 1) await engine.acquire(tree(ns, '/a/d', 'passer-by', { ttlMs: 60_000 }));
+        // A compatible reader changes a between the victim's read and its first write: b lands, a conflicts.
+        if (call === 1) await engine.acquire(shared('passer-by', ['a'], 60_000));
         return next(ops);
       },
       read: async (ids, next, call) => {
         // Before its second round the victim pauses past its lease (GC, a slow network), and a second
-        // caller takes /a/b over as expired.
+        // caller takes b over as expired.
         if (call === 2) {
           await sleep(1_000 + SKEW + 150);
-          taker = await engine.acquire(tree(ns, '/a/b', 'taker', { ttlMs: 60_000 }));
+          taker = await engine.acquire(docs(ns, ['b'], 'taker', { ttlMs: 60_000 }));
         }
         return next(ids);
       },
     });
-    const error = await failure(victim.acquire(tree(ns, '/a/b', 'victim', { ttlMs: 1_000 })));
+    const error = await failure(victim.acquire(shared('victim', ['a', 'b'], 1_000)));
     expect(error.retryable).toBe(true);
     expect(taker).toBeDefined();
-    expect(await owners({ namespace: ns, granularity: 'tree', path: '/a/b' })).toEqual({ '/a': ['neighbour', 'passer-by', 'taker'], '/a/b': ['taker'] });
+    expect(await owners({ namespace: ns, granularity: 'document', ids: ['a', 'b'] })).toEqual({ a: ['neighbour', 'passer-by'], b: ['taker'] });
   });
 
   it('a write whose answer arrives after the lease ran out is extended before the grant, never returned stale', async () => {
@@ -210,14 +211,14 @@ describe('requestIds', () => {
     const error = (await failure(engine.acquire(docs('reuse', ['y', 'z'], 'pipeline', { requestId: 'run-1' })))) as LockHeldError;
     expect(error).toBeInstanceOf(LockHeldError);
     expect(error.conflicts).toEqual([expect.objectContaining({ key: 'y', reason: 'request_id_reused' })]);
-    // Compatible modes too: two shared tree calls under one requestId meet on their common ancestor.
-    const reader = await engine.acquire(tree('reuse', '/r/a', 'reader', { mode: 'shared', requestId: 'run-2' }));
-    await expect(engine.acquire(tree('reuse', '/r/b', 'reader', { mode: 'shared', requestId: 'run-2' }))).rejects.toBeInstanceOf(LockHeldError);
+    // Compatible modes too: two shared calls under one requestId meet on the id they share.
+    const reader = await engine.acquire(docs('reuse', ['p', 'q'], 'reader', { mode: 'shared', requestId: 'run-2' }));
+    await expect(engine.acquire(docs('reuse', ['q', 's'], 'reader', { mode: 'shared', requestId: 'run-2' }))).rejects.toBeInstanceOf(LockHeldError);
     // The first calls still hold everything; z and /r/b were rolled back.
     expect((await engine.renew({ leaseToken: first.leaseToken })).leaseId).toBe(first.leaseId);
     expect((await engine.renew({ leaseToken: reader.leaseToken })).leaseId).toBe(reader.leaseId);
     expect(await owners({ namespace: 'reuse', granularity: 'document', ids: ['x', 'y', 'z'] })).toEqual({ x: ['pipeline'], y: ['pipeline'] });
-    expect(await owners({ namespace: 'reuse', granularity: 'tree', path: '/r/b' }, 'shared')).toEqual({ '/r': ['reader'] });
+    expect(await owners({ namespace: 'reuse', granularity: 'document', ids: ['p', 'q', 's'] }, 'shared')).toEqual({ p: ['reader'], q: ['reader'] });
   });
 });
 
@@ -267,20 +268,20 @@ describe('timeouts and partial failures', () => {
 
   it('when two answers in a row are lost, what both writes took is rolled back (found by the interleaving tests)', async () => {
     const ns = 'lost-twice';
-    await engine.acquire(tree(ns, '/a/c', 'neighbour', { ttlMs: 60_000 }));
+    await engine.acquire(docs(ns, ['a'], 'neighbour', { mode: 'shared', ttlMs: 60_000 }));
     const twice = over({
       write: async (ops, next, call) => {
-        // A compatible writer changes /a first, so the victim needs a second round for it.
-        if (call === 1) await engine.acquire(tree(ns, '/a/d', 'passer-by', { ttlMs: 60_000 }));
+        // A compatible reader changes a first, so the victim needs a second round for it.
+        if (call === 1) await engine.acquire(docs(ns, ['a'], 'passer-by', { mode: 'shared', ttlMs: 60_000 }));
         const outcomes = await next(ops);
         if (call <= 2) throw lostAnswer('bulk');
         return outcomes;
       },
     });
-    const error = await failure(twice.acquire(tree(ns, '/a/b', 'victim')));
+    const error = await failure(twice.acquire(docs(ns, ['a', 'b'], 'victim', { mode: 'shared' })));
     expect(error).toBeInstanceOf(StoreUnavailableError);
     expect(error.message).toContain('nothing is held');
-    expect(await owners({ namespace: ns, granularity: 'tree', path: '/a/b' })).toEqual({ '/a': ['neighbour', 'passer-by'] });
+    expect(await owners({ namespace: ns, granularity: 'document', ids: ['a', 'b'] }, 'shared')).toEqual({ a: ['neighbour', 'passer-by'] });
   });
 
   it('a bulk item refused on its own does not leave the other items of the bulk held', async () => {

@@ -3,14 +3,19 @@ import type { Client } from '@elastic/elasticsearch';
 import { LockHeldError } from '../../functions/core/errors.js';
 import type { LockEngine } from '../../functions/core/engine.js';
 import type { RequestedMode } from '../../functions/core/model.js';
+import { lockDocId } from '../../functions/core/keys.js';
+import { ElasticsearchLockStore } from '../../functions/store/elasticsearch-store.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
 let client: Client;
 let engine: LockEngine;
+let store: ElasticsearchLockStore;
 
 beforeAll(async () => {
   client = testClient();
-  engine = engineOn(client, await freshLockIndex(client, 'shared'));
+  const index = await freshLockIndex(client, 'shared');
+  engine = engineOn(client, index);
+  store = new ElasticsearchLockStore(client, index);
 });
 afterAll(async () => closeTestClient(client));
 
@@ -146,26 +151,30 @@ describe('tree locks', () => {
     }
   });
 
-  it('hold intention locks on every ancestor and the requested mode on the target', async () => {
-    const grant = await engine.acquire({ namespace: 'fs-shape', granularity: 'tree', path: '/clinton/projects/elasticsearch/README.txt', owner: 'editor' });
-    expect(grant.keys.map((key) => [key.key, key.mode]).sort()).toEqual([
-      ['/clinton', 'IX'],
-      ['/clinton/projects', 'IX'],
-      ['/clinton/projects/elasticsearch', 'IX'],
-      ['/clinton/projects/elasticsearch/README.txt', 'X'],
-    ]);
-    await engine.release({ leaseToken: grant.leaseToken });
+  it('write only the target path: each ancestor is marked once as having locks below, and holds nobody', async () => {
+    const path = '/clinton/projects/elasticsearch/README.txt';
+    const grant = await engine.acquire({ namespace: 'fs-shape', granularity: 'tree', path, owner: 'editor' });
+    expect(grant.keys.map((key) => [key.key, key.mode])).toEqual([[path, 'X']]);
+    const ancestors = ['/clinton', '/clinton/projects', '/clinton/projects/elasticsearch'];
+    const stored = await store.readPrimary(ancestors.map((ancestor) => lockDocId('fs-shape', 'tree', ancestor)));
+    expect([...stored.values()].map((lock) => [lock?.body.key, lock?.body.lockedBelow, lock?.body.holders.length])).toEqual(ancestors.map((ancestor) => [ancestor, true, 0]));
+    // The marks stay when the last lock below goes: a later lock on /clinton must know to look below.
+    expect((await engine.release({ leaseToken: grant.leaseToken })).outcome).toBe('released');
+    const after = await store.readPrimary([lockDocId('fs-shape', 'tree', '/clinton'), lockDocId('fs-shape', 'tree', path)]);
+    expect([...after.values()].map((lock) => lock?.body.lockedBelow ?? null)).toEqual([true, null]);
   });
 
-  it('grant 40 concurrent writers of different files in one hot directory at once, without waiting', async () => {
-    const writers = await Promise.all(
-      Array.from({ length: 40 }, (_, index) => engine.acquire({ namespace: 'fs-hot', granularity: 'tree', path: `/hot/dir/file${index}`, owner: `w${index}` })),
-    );
-    const [hot] = await engine.inspect({ namespace: 'fs-hot', granularity: 'tree', path: '/hot' });
-    expect(hot?.holders).toHaveLength(40);
-    expect(hot?.holders.every((holder) => holder.mode === 'IX')).toBe(true);
+  it('grant 40 concurrent writers of different files in one hot directory at once, without waiting, and without writing the directory', async () => {
+    const namespace = 'fs-hot';
+    const warm = await engine.acquire({ namespace, granularity: 'tree', path: '/hot/dir/warm-up', owner: 'first' });
+    await engine.release({ leaseToken: warm.leaseToken });
+    const [before] = [...(await store.readPrimary([lockDocId(namespace, 'tree', '/hot')])).values()];
+    const writers = await Promise.all(Array.from({ length: 40 }, (_, index) => engine.acquire({ namespace, granularity: 'tree', path: `/hot/dir/file${index}`, owner: `w${index}` })));
+    const [after] = [...(await store.readPrimary([lockDocId(namespace, 'tree', '/hot')])).values()];
+    expect(after?.seqNo).toBe(before?.seqNo);
+    expect(await engine.inspect({ namespace, granularity: 'tree', path: '/hot/dir/file7' })).toEqual([expect.objectContaining({ key: '/hot/dir/file7', holders: [expect.objectContaining({ owner: 'w7', mode: 'X' })] })]);
     await Promise.all(writers.map((writer) => engine.release({ leaseToken: writer.leaseToken })));
-    expect(await engine.inspect({ namespace: 'fs-hot', granularity: 'tree', path: '/hot/dir/file0' })).toEqual([]);
+    expect(await engine.inspect({ namespace, granularity: 'tree', path: '/hot/dir/file0' })).toEqual([]);
   });
 
   it('let writers in different subtrees run together under concurrency, and keep a subtree rename out', async () => {

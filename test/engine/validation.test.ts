@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@elastic/elasticsearch';
-import { ValidationError } from '../../functions/core/errors.js';
+import { LockHeldError, ValidationError } from '../../functions/core/errors.js';
 import type { LockEngine } from '../../functions/core/engine.js';
 import { closeTestClient, engineOn, freshLockIndex, testClient } from '../support/engine.js';
 
@@ -73,8 +73,11 @@ describe('bad input', () => {
 
   it('accepts unicode, long ids and deep paths that still map to valid document ids', async () => {
     const grant = await engine.acquire({ namespace: 'ns', granularity: 'document', ids: ['日本語/ファイル.txt', 'é'.repeat(256), 'a'.repeat(512)], owner: 'Zoë' });
-    const deep = await engine.acquire({ namespace: 'ns', granularity: 'tree', path: `/${Array.from({ length: 32 }, (_, i) => `段${i}`).join('/')}`, owner: 'me' });
-    expect(deep.keys).toHaveLength(32);
+    const path = `/${Array.from({ length: 32 }, (_, i) => `段${i}`).join('/')}`;
+    const deep = await engine.acquire({ namespace: 'ns', granularity: 'tree', path, owner: 'me' });
+    expect(deep.keys.map((key) => key.key)).toEqual([path]);
+    // 31 ancestors were checked (and marked) on the way: a lock at the top now sees it.
+    await expect(engine.acquire({ namespace: 'ns', granularity: 'tree', path: '/段0', owner: 'other' })).rejects.toBeInstanceOf(LockHeldError);
     await engine.release({ leaseToken: grant.leaseToken });
     await engine.release({ leaseToken: deep.leaseToken });
   });
