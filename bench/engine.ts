@@ -36,15 +36,23 @@ async function main(): Promise<void> {
   const client: Client = createElasticsearchClient({ url: es.url, ...(es.apiKey ? { apiKey: es.apiKey } : {}), requestTimeoutMs: 30_000 });
   const run = randomBytes(3).toString('hex');
   // One index per row, all with the lock index definition: no row pays for another's segments and merges.
-  const indices = ['raw', 'signed', 'unsigned', 'tree', 'recipe', 'rawcond'].map((row) => `bench-${row}-${run}`);
-  const [rawIndex, signedIndex, unsignedIndex, treeIndex, recipeIndex, rawCondIndex] = indices as [string, string, string, string, string, string];
+  const indices = ['raw', 'signed', 'unsigned', 'tree', 'recipe', 'rawcond', 'hot', 'spread', 'mix2', 'mix5'].map((row) => `bench-${row}-${run}`);
+  const [rawIndex, signedIndex, unsignedIndex, treeIndex, recipeIndex, rawCondIndex, hotIndex, spreadIndex, mix2Index, mix5Index] = indices as [string, string, string, string, string, string, string, string, string, string];
   for (const index of indices) await ensureLockIndex(client, index);
   const signingKey = randomBytes(32);
   const signed = createLockEngine({ client, index: signedIndex, settings: { tokenSigningKey: signingKey } }).engine;
   const unsigned = createLockEngine({ client, index: unsignedIndex }).engine;
-  const tree = createLockEngine({ client, index: treeIndex, settings: { tokenSigningKey: signingKey } }).engine;
+  const treeEngine = (index: string) => createLockEngine({ client, index, settings: { tokenSigningKey: signingKey } }).engine;
+  const tree = treeEngine(treeIndex);
+  const hot = treeEngine(hotIndex);
+  const spread = treeEngine(spreadIndex);
+  const mixed = new Map([
+    [0.02, treeEngine(mix2Index)],
+    [0.05, treeEngine(mix5Index)],
+  ]);
   const recipe = seedsTreeRecipe(client, recipeIndex);
 
+  const directoryLatencies = new Map<string, number[]>([0.02, 0.05].map((share) => [`engine tree, hot top directory, ${share * 100}% directory locks`, []]));
   const rows: Array<{ name: string; cycle: Cycle }> = [
     {
       name: 'raw ES create + delete (same lock document)',
@@ -78,6 +86,22 @@ async function main(): Promise<void> {
       },
     },
     {
+      name: 'engine tree, distinct files under one hot top directory (depth 3)',
+      cycle: async (worker, i) => {
+        const grant = await hot.acquire({ namespace: 'bench-hot', granularity: 'tree', path: `/hot/d${worker % 4}/f${worker}-${i % 50}`, owner: `w${worker}`, waitMs: 5_000 });
+        await hot.release({ leaseToken: grant.leaseToken });
+      },
+    },
+    {
+      name: 'engine tree, distinct files in distinct top directories (depth 3)',
+      cycle: async (worker, i) => {
+        const grant = await spread.acquire({ namespace: 'bench-spread', granularity: 'tree', path: `/top${worker}/d${i % 4}/f${i % 50}`, owner: `w${worker}`, waitMs: 5_000 });
+        await spread.release({ leaseToken: grant.leaseToken });
+      },
+    },
+    mixedRow(0.02),
+    mixedRow(0.05),
+    {
       name: 'engine tree acquire + release, depth 4',
       cycle: async (worker, i) => {
         const grant = await tree.acquire({ namespace: 'bench-tree', granularity: 'tree', path: `/w${worker}/projects/p${i % 5}/file${i % 50}`, owner: `w${worker}` });
@@ -92,6 +116,23 @@ async function main(): Promise<void> {
       },
     },
   ];
+
+  /** Files under one hot directory, with a share of the cycles locking one of its subdirectories exclusively (a rename). */
+  function mixedRow(share: number): { name: string; cycle: Cycle } {
+    const name = `engine tree, hot top directory, ${share * 100}% directory locks`;
+    return {
+      name,
+      cycle: async (worker, i) => {
+        const directory = Math.random() < share;
+        const started = performance.now();
+        const path = directory ? `/hot/d${i % 4}` : `/hot/d${worker % 4}/f${worker}-${i % 50}`;
+        const engine = mixed.get(share)!;
+        const grant = await engine.acquire({ namespace: 'bench-mixed', granularity: 'tree', path, owner: `w${worker}`, waitMs: 10_000 });
+        if (directory) directoryLatencies.get(name)!.push(performance.now() - started);
+        await engine.release({ leaseToken: grant.leaseToken });
+      },
+    };
+  }
 
   console.log(`Warming up (${CONCURRENCY} concurrent workers per row)...`);
   for (const row of rows) await measure(row.cycle, 1);
@@ -113,7 +154,15 @@ async function main(): Promise<void> {
   }
   const seconds = ROUNDS * SECONDS_PER_SLICE;
   const rate = (name: string) => totals.get(name)! / seconds;
-  const [raw, rawCond, signedRow, unsignedRow, treeRow, recipeRow] = rows.map((row) => rate(row.name)) as [number, number, number, number, number, number];
+  const byName = (prefix: string): number => rate(rows.find((row) => row.name.startsWith(prefix))!.name);
+  const raw = byName('raw ES create + delete');
+  const rawCond = byName('raw ES create + conditional');
+  const signedRow = byName('engine document acquire + release (signed');
+  const unsignedRow = byName('engine document acquire + release (unsigned');
+  const hotRow = byName('engine tree, distinct files under one hot');
+  const spreadRow = byName('engine tree, distinct files in distinct');
+  const treeRow = byName('engine tree acquire + release, depth 4');
+  const recipeRow = byName("seeds' tree recipe");
   const cpuPerCycle = (name: string) => clientCpu.get(name)! / totals.get(name)!;
 
   console.log(`\nEngine benchmark: ${CONCURRENCY} workers, ${ROUNDS} interleaved rounds of ${SECONDS_PER_SLICE}s per row\n`);
@@ -130,16 +179,26 @@ async function main(): Promise<void> {
     { label: 'engine document (unsigned) / raw create+delete', value: unsignedRow / raw },
     { label: 'engine document (signed) / raw create+conditional delete, same ids', value: signedRow / rawCond },
     { label: "engine tree depth 4 / seeds' recipe depth 4", value: treeRow / recipeRow, target: 3 },
+    { label: 'tree files under one hot directory / document (signed)', value: hotRow / signedRow, target: 0.7 },
+    { label: 'tree files in distinct top directories / document (signed)', value: spreadRow / signedRow, target: 0.7 },
+    { label: 'tree files under one hot directory / in distinct ones', value: hotRow / spreadRow, target: 0.85 },
+    ...[...directoryLatencies.keys()].map((name) => ({ label: `${name.replace('engine tree, ', '')} / document (signed)`, value: rate(name) / signedRow })),
   ];
   console.log('');
   for (const ratio of ratios) {
     const verdict = ratio.target === undefined ? '' : ratio.value >= ratio.target ? `  (target >= ${ratio.target}: met)` : `  (target >= ${ratio.target}: NOT met)`;
     console.log(`${ratio.label.padEnd(68)} ${ratio.value.toFixed(2)}${verdict}`);
   }
+  console.log('');
+  for (const [name, latencies] of directoryLatencies) {
+    const sorted = [...latencies].sort((a, b) => a - b);
+    const at = (q: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!);
+    console.log(`${`directory-lock acquire latency, ${name.replace('engine tree, ', '')}`.padEnd(68)} p50 ${at(0.5).toFixed(0)} ms, p95 ${at(0.95).toFixed(0)} ms, max ${at(1).toFixed(0)} ms (${sorted.length} locks)`);
+  }
   const outDir = join('results', 'bench');
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, 'engine.svg'), barChart(rows.map((row) => ({ label: row.name, value: rate(row.name) }))));
-  writeFileSync(join(outDir, 'engine.json'), JSON.stringify({ concurrency: CONCURRENCY, seconds, rows: rows.map((row) => ({ name: row.name, cyclesPerSecond: rate(row.name), clientCpuMicrosPerCycle: cpuPerCycle(row.name) })), ratios }, null, 2));
+  writeFileSync(join(outDir, 'engine.json'), JSON.stringify({ concurrency: CONCURRENCY, seconds, rows: rows.map((row) => ({ name: row.name, cyclesPerSecond: rate(row.name), clientCpuMicrosPerCycle: cpuPerCycle(row.name) })), ratios, directoryLatencies: Object.fromEntries(directoryLatencies) }, null, 2));
   console.log(`\nchart: ${join(outDir, 'engine.svg')}`);
 
   for (const index of indices) await deleteLockIndex(client, index);

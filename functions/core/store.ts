@@ -81,14 +81,20 @@ export interface LockStore {
    * may have applied: `ambiguous`), or refused.
    */
   write(ops: readonly WriteOp[]): Promise<WriteOutcome[]>;
+  /**
+   * `write`, then a primary read of `docIds` in the same request: each read sees the primary after
+   * the writes (the lock index has one shard, whose primary runs a request's items in order). A
+   * read that failed on its own is left out of `read`.
+   */
+  writeThenRead(ops: readonly WriteOp[], docIds: readonly string[]): Promise<{ outcomes: WriteOutcome[]; read: Map<string, StoredLock | null> }>;
   /** Documents holding at least one lease that ended before `before` (search: sees refreshed data only). */
   findExpired(before: number, size: number, after?: unknown): Promise<ExpiredPage>;
   list(query: ListQuery): Promise<StoredLock[]>;
   /**
-   * Makes every acknowledged write searchable (a refresh of the lock index), then finds the tree
-   * documents below a path that have a live holder. The answering copy may still lag (a replica the
-   * refresh did not reach, or one cut off from the cluster): `self` tells the caller whether it saw
-   * the caller's own acknowledged write.
+   * Makes every write searchable (a refresh of the lock index), then finds the tree documents below
+   * a path that have a live holder, on the primary: every write the primary applied before the
+   * caller's own is there. `self` shows whether the answering copy had the caller's write (a copy
+   * that is no longer the primary, cut off from the cluster, may not).
    */
   findLiveBelow(query: BelowQuery): Promise<BelowResult>;
 }

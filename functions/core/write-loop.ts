@@ -6,7 +6,7 @@
  */
 import { LockContentionError, StoreUnavailableError } from './errors.js';
 import type { LockSettings } from './settings.js';
-import type { LockStore, WriteOp, WriteOutcome } from './store.js';
+import type { LockStore, StoredLock, WriteOp, WriteOutcome } from './store.js';
 
 export type Applied = Extract<WriteOutcome, { ok: true }>;
 
@@ -24,6 +24,12 @@ export interface WritePlan<T> {
   resolveLost?(items: T[], lost: StoreUnavailableError): Promise<T[]>;
   /** The keys to name when the budget runs out. */
   keysOf(items: readonly T[]): string[];
+  /**
+   * Documents to read from the primary in the same request, after the writes (tree locks read their
+   * ancestors so). `readAlong` gets what a round read when its answer arrived.
+   */
+  alsoRead?: readonly string[];
+  readAlong?(read: Map<string, StoredLock | null>): void;
 }
 
 export interface LoopContext {
@@ -52,7 +58,8 @@ export async function writeUntilSettled<T>(context: LoopContext, budgetMs: numbe
     if (contended && settings.now() > giveUpAt) throw new LockContentionError(undefined, { keys: plan.keysOf(pending), rounds: round });
     const writes = await plan.decide(pending, settings.now());
     if (writes.length === 0) return;
-    const { outcomes, lost, failure } = await writeAll(store, writes.map((write) => write.op));
+    const { outcomes, lost, failure, read } = await writeAll(store, writes.map((write) => write.op), plan.alsoRead);
+    if (read) plan.readAlong?.(read);
     const notApplied: T[] = [];
     outcomes.forEach((outcome, index) => {
       const { item, op } = writes[index]!;
@@ -75,11 +82,17 @@ export async function writeUntilSettled<T>(context: LoopContext, budgetMs: numbe
 }
 
 /** One request; item failures and a lost answer come back as values, so that what did apply is recorded first. */
-async function writeAll(store: LockStore, ops: WriteOp[]): Promise<{ outcomes: WriteOutcome[]; lost?: StoreUnavailableError; failure?: Error }> {
+async function writeAll(
+  store: LockStore,
+  ops: WriteOp[],
+  alsoRead: readonly string[] = [],
+): Promise<{ outcomes: WriteOutcome[]; lost?: StoreUnavailableError; failure?: Error; read?: Map<string, StoredLock | null> }> {
   const notApplied = (): WriteOutcome[] => ops.map((op) => ({ ok: false, docId: op.docId, reason: 'conflict' }));
   let outcomes: WriteOutcome[];
+  let read: Map<string, StoredLock | null> | undefined;
   try {
-    outcomes = await store.write(ops);
+    if (alsoRead.length > 0) ({ outcomes, read } = await store.writeThenRead(ops, alsoRead));
+    else outcomes = await store.write(ops);
   } catch (error) {
     if (error instanceof StoreUnavailableError && error.context.ambiguous) return { outcomes: notApplied(), lost: error };
     // Not sent, or refused as a whole: none of it applied.
@@ -92,5 +105,5 @@ async function writeAll(store: LockStore, ops: WriteOp[]): Promise<{ outcomes: W
     if (outcome.error instanceof StoreUnavailableError && outcome.error.context.ambiguous) lost ??= outcome.error;
     else failure ??= outcome.error;
   }
-  return { outcomes, ...(lost ? { lost } : {}), ...(failure ? { failure } : {}) };
+  return { outcomes, ...(lost ? { lost } : {}), ...(failure ? { failure } : {}), ...(read ? { read } : {}) };
 }

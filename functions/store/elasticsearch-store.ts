@@ -10,6 +10,14 @@ import { isIndexNotFound, missingLockIndex, translateError } from './errors.js';
 const writeOptions = () => ({ maxRetries: 0, ...opaqueIdOption() });
 const readOptions = () => ({ maxRetries: 1, ...opaqueIdOption() });
 
+const primaryReadItem = (docId: string): unknown[] => [{ update: { _id: docId } }, { doc: {}, detect_noop: true }];
+
+function writeItem(op: WriteOp): unknown[] {
+  if (op.kind === 'create') return [{ create: { _id: op.docId } }, op.body];
+  if (op.kind === 'replace') return [{ index: { _id: op.docId, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm } }, op.body];
+  return [{ delete: { _id: op.docId, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm, ...(op.index ? { _index: op.index } : {}) } }];
+}
+
 /** A lock on a directory waits for at most this many live locks below it (pages of search_after). */
 const BELOW_PAGE_SIZE = 1_000;
 const BELOW_PAGES = 100;
@@ -71,25 +79,13 @@ export class ElasticsearchLockStore implements LockStore {
    * cut off from the master refuses it (the no-master block covers writes), where a GET would answer.
    */
   async readPrimary(docIds: readonly string[]): Promise<Map<string, StoredLock | null>> {
-    const operations: unknown[] = [];
-    for (const docId of docIds) operations.push({ update: { _id: docId } }, { doc: {}, detect_noop: true });
-    let response: estypes.BulkResponse;
-    try {
-      response = await this.client.bulk({ index: this.index, operations, require_alias: true, _source: true }, writeOptions());
-    } catch (error) {
-      throw translateError(error, 'primary read', this.index);
-    }
+    const response = await this.bulk(docIds.flatMap(primaryReadItem), 'primary read', false);
     const found = new Map<string, StoredLock | null>();
     response.items.forEach((item, position) => {
       const docId = docIds[position]!;
-      const result = item.update!;
-      if (result.status === 404 && result.error?.type === 'document_missing_exception') {
-        found.set(docId, null);
-        return;
-      }
-      const get = result.get as (estypes.InlineGet<LockDocument> & { _seq_no?: number; _primary_term?: number }) | undefined;
-      if (result.status >= 300 || !get?.found || !get._source) throw this.itemError('primary read', docId, this.itemResult(result));
-      found.set(docId, { docId, seqNo: get._seq_no ?? result._seq_no!, primaryTerm: get._primary_term ?? result._primary_term!, index: result._index, body: get._source });
+      const read = this.primaryRead(docId, item.update!);
+      if (read instanceof Error) throw read;
+      found.set(docId, read);
     });
     return found;
   }
@@ -97,20 +93,39 @@ export class ElasticsearchLockStore implements LockStore {
   async write(ops: readonly WriteOp[]): Promise<WriteOutcome[]> {
     if (ops.length === 0) return [];
     if (ops.length === 1) return [await this.writeOne(ops[0]!)];
-    const operations: unknown[] = [];
-    for (const op of ops) {
-      if (op.kind === 'create') operations.push({ create: { _id: op.docId } }, op.body);
-      else if (op.kind === 'replace') operations.push({ index: { _id: op.docId, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm } }, op.body);
-      else operations.push({ delete: { _id: op.docId, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm, ...(op.index ? { _index: op.index } : {}) } });
-    }
-    let response: estypes.BulkResponse;
-    try {
-      // require_alias applies to create and index actions; a delete never creates an index.
-      response = await this.client.bulk({ index: this.index, operations, require_alias: true }, writeOptions());
-    } catch (error) {
-      throw translateError(error, 'bulk write', this.index, true);
-    }
+    const response = await this.bulk(ops.flatMap(writeItem), 'bulk write', true);
     return response.items.map((item, position) => this.outcome(ops[position]!, this.itemResult(Object.values(item)[0] as estypes.BulkResponseItem)));
+  }
+
+  /**
+   * One bulk: the writes, then a no-op update per read. One shard executes the items in order on
+   * the primary, so each read sees the primary after the writes; a read item that failed is left out.
+   */
+  async writeThenRead(ops: readonly WriteOp[], docIds: readonly string[]): Promise<{ outcomes: WriteOutcome[]; read: Map<string, StoredLock | null> }> {
+    const response = await this.bulk([...ops.flatMap(writeItem), ...docIds.flatMap(primaryReadItem)], 'bulk write', true);
+    const outcomes = ops.map((op, position) => this.outcome(op, this.itemResult(Object.values(response.items[position]!)[0] as estypes.BulkResponseItem)));
+    const read = new Map<string, StoredLock | null>();
+    docIds.forEach((docId, position) => {
+      const found = this.primaryRead(docId, response.items[ops.length + position]!.update!);
+      if (!(found instanceof Error)) read.set(docId, found);
+    });
+    return { outcomes, read };
+  }
+
+  private async bulk(operations: unknown[], operation: string, mayHaveApplied: boolean): Promise<estypes.BulkResponse> {
+    try {
+      // require_alias applies to create, index and update actions; a delete never creates an index.
+      return await this.client.bulk({ index: this.index, operations, require_alias: true, _source: true }, writeOptions());
+    } catch (error) {
+      throw translateError(error, operation, this.index, mayHaveApplied);
+    }
+  }
+
+  private primaryRead(docId: string, result: estypes.BulkResponseItem): StoredLock | null | Error {
+    if (result.status === 404 && result.error?.type === 'document_missing_exception') return null;
+    const get = result.get as (estypes.InlineGet<LockDocument> & { _seq_no?: number; _primary_term?: number }) | undefined;
+    if (result.status >= 300 || !get?.found || !get._source) return this.itemError('primary read', docId, this.itemResult(result));
+    return { docId, seqNo: get._seq_no ?? result._seq_no!, primaryTerm: get._primary_term ?? result._primary_term!, index: result._index, body: get._source };
   }
 
   private itemResult(result: estypes.BulkResponseItem): ItemResult {
@@ -216,13 +231,47 @@ export class ElasticsearchLockStore implements LockStore {
     return hits.map((hit) => hit.lock);
   }
 
+  /**
+   * Searched on the primary copy only (`_only_nodes`, one copy of a shard per node), which applied
+   * every write in sequence-number order: a replica may have received a later write before an
+   * earlier one. The primary must be the same copy before and after, or the answer is refused.
+   */
   async findLiveBelow(query: BelowQuery): Promise<BelowResult> {
+    const primary = await this.primaryCopy();
     try {
-      // A refresh reaches every started copy of the shard; any write acknowledged before it began is then searchable there.
       await this.client.indices.refresh({ index: this.index }, readOptions());
     } catch (error) {
       throw translateError(error, 'refresh before search below', this.index);
     }
+    const result = await this.searchBelow(query, `_only_nodes:${primary.node}`);
+    const after = await this.primaryCopy();
+    if (after.allocationId !== primary.allocationId) {
+      throw new StoreUnavailableError(`The lock index's primary shard moved during the search below ${query.path}`, { operation: 'search below' });
+    }
+    return result;
+  }
+
+  private async primaryCopy(): Promise<{ node: string; allocationId: string }> {
+    let response: estypes.SearchShardsResponse;
+    try {
+      response = await this.client.searchShards({ index: this.index }, readOptions());
+    } catch (error) {
+      throw translateError(error, 'search shards', this.index);
+    }
+    const primaries = response.shards.flat().filter((copy) => copy.primary);
+    if (primaries.length !== 1) {
+      throw new StoreRejectedError(`The lock index must have exactly one primary shard (found ${primaries.length}): its writes must share one sequence`, { operation: 'search shards' });
+    }
+    const copy = primaries[0]!;
+    const node = copy.node;
+    const allocationId = copy.allocation_id?.id;
+    if (copy.state !== 'STARTED' || !node || !allocationId) {
+      throw new StoreUnavailableError(`The lock index's primary shard is ${copy.state.toLowerCase()}`, { operation: 'search shards' });
+    }
+    return { node, allocationId };
+  }
+
+  private async searchBelow(query: BelowQuery, preference: string): Promise<BelowResult> {
     const below: StoredLock[] = [];
     let self: StoredLock | null = null;
     let after: estypes.SortResults | undefined;
@@ -248,6 +297,7 @@ export class ElasticsearchLockStore implements LockStore {
         },
         sort: [{ lockId: 'asc' }],
         size: BELOW_PAGE_SIZE,
+        preference,
         ...(after ? { search_after: after } : {}),
       });
       for (const hit of hits) {

@@ -63,6 +63,7 @@ describe('the sweeper', () => {
       readPrimary: (ids) => store.readPrimary(ids),
       list: (query) => store.list(query),
       findLiveBelow: (query) => store.findLiveBelow(query),
+      writeThenRead: (ops, ids) => store.writeThenRead(ops, ids),
       findExpired: async (before, size, after) => {
         const page = await store.findExpired(before, size, after);
         // ...and the holder renews before the sweeper's delete lands.
@@ -122,6 +123,7 @@ describe('when Elasticsearch is down or fails mid-write', () => {
       readPrimary: (ids) => store.readPrimary(ids),
       list: (query) => store.list(query),
       findLiveBelow: (query) => store.findLiveBelow(query),
+      writeThenRead: (ops, ids) => store.writeThenRead(ops, ids),
       findExpired: (before, size, after) => store.findExpired(before, size, after),
       write: async (ops) => {
         const outcomes = await store.write(ops);

@@ -23,6 +23,17 @@ export function interpose(store: LockStore, hooks: StoreHooks): LockStore & { ca
     readPrimary: (ids) =>
       hooks.readPrimary ? hooks.readPrimary(ids, (again) => store.readPrimary(again), ++calls.readPrimary) : (calls.readPrimary++, store.readPrimary(ids)),
     write: (ops) => (hooks.write ? hooks.write(ops, (again) => store.write(again), ++calls.write) : (calls.write++, store.write(ops))),
+    // The write hook sees a write-then-read as its writes; the reads ride along with whatever `next` sent.
+    writeThenRead: async (ops, ids) => {
+      let read = new Map<string, StoredLock | null>();
+      const send = async (again: readonly WriteOp[]): Promise<WriteOutcome[]> => {
+        const result = await store.writeThenRead(again, ids);
+        read = result.read;
+        return result.outcomes;
+      };
+      const outcomes = hooks.write ? await hooks.write(ops, send, ++calls.write) : (calls.write++, await send(ops));
+      return { outcomes, read };
+    },
     findExpired: (before, size, after) => store.findExpired(before, size, after),
     list: (query) => store.list(query),
     findLiveBelow: (query) => store.findLiveBelow(query),

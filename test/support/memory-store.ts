@@ -76,6 +76,11 @@ export class MemoryLockStore implements LockStore {
     return ops.map((op) => this.apply(op));
   }
 
+  async writeThenRead(ops: readonly WriteOp[], docIds: readonly string[]): Promise<{ outcomes: WriteOutcome[]; read: Map<string, StoredLock | null> }> {
+    const outcomes = await this.write(ops);
+    return { outcomes, read: await this.read(docIds) };
+  }
+
   private apply(op: WriteOp): WriteOutcome {
     const { docId } = op;
     if (op.kind === 'delete' && op.index !== undefined && op.index !== this.incarnation) return { ok: false, docId, reason: 'missing' };

@@ -99,6 +99,12 @@ export function scheduledStore(store: LockStore, scheduler: Scheduler, faults: {
       if (scheduler.chance(faults.lostAnswers)) throw new StoreUnavailableError('write: answer lost (scheduled)', { operation: 'write', ambiguous: true });
       return outcomes;
     }),
+    writeThenRead: (ops, ids) => scheduler.schedule(`write ${ops.map((op) => `${op.kind}:${op.docId}`).join(' ')} then read ${ids.join(' ')}`, async () => {
+      if (scheduler.chance(faults.unavailable)) throw fail('write');
+      const result = await store.writeThenRead(ops, ids);
+      if (scheduler.chance(faults.lostAnswers)) throw new StoreUnavailableError('write: answer lost (scheduled)', { operation: 'write', ambiguous: true });
+      return result;
+    }),
     findExpired: (before, size, after) => scheduler.schedule('findExpired', () => store.findExpired(before, size, after)),
     list: (query) => scheduler.schedule('list', () => store.list(query)),
     findLiveBelow: (query) => scheduler.schedule(`findLiveBelow ${query.path}`, () => store.findLiveBelow(query)),

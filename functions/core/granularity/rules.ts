@@ -28,6 +28,8 @@ export interface HeldTarget<G extends Granularity> {
   locks: StoredLock[];
   /** Until when the acquire may wait (its `waitMs`). */
   deadline: number;
+  /** The `guards` as the primary had them right after our last write (read in the same request), when that answer arrived. */
+  guardsRead?: Map<string, StoredLock | null>;
 }
 
 export type RefineContext = z.core.$RefinementCtx<unknown>;

@@ -35,6 +35,8 @@ export interface ScopeHold {
   lock: StoredLock;
   /** Until when locks below may be waited for (the acquire's `waitMs`, or a short grace for ones about to back off). */
   waitBelowUntil: number;
+  /** The ancestors as the primary had them right after `lock` was written (same request): saves the first read. */
+  ancestorsRead?: Map<string, StoredLock | null>;
 }
 
 /** A search that does not show our own acknowledged write came from a copy that lags: ask again, a few times. */
@@ -51,13 +53,15 @@ export async function confirmTreeScope(context: EngineContext, hold: ScopeHold):
   const { settings } = context;
   const giveUpAt = settings.now() + settings.contentionBudgetMs;
   let lock = hold.lock;
+  let ancestorsRead = hold.ancestorsRead;
   for (let attempt = 0; ; attempt++) {
     if (attempt > 0 && settings.now() > giveUpAt) {
       throw new StoreUnavailableError(`The acquire of ${hold.path} kept stalling past its own lease while checking around it. Retry.`, { operation: 'acquire' });
     }
     if (attempt > 0) lock = await rewriteOurHolder(context, hold, lock, 'reissue');
     for (let round = 0; ; round++) {
-      const newestAbove = await checkAncestors(context, hold);
+      const newestAbove = await checkAncestors(context, hold, ancestorsRead);
+      ancestorsRead = undefined;
       if (newestAbove === undefined || compareFencingTokens(fenceOf(ourHolder(lock, hold.leaseId), lock), newestAbove) > 0) break;
       if (round > 0 && settings.now() > giveUpAt) throw new LockContentionError(undefined, { keys: ancestorsOf(hold.path), rounds: round });
       lock = await rewriteOurHolder(context, hold, lock, 'reissue');
@@ -103,13 +107,13 @@ function heldError(context: EngineContext, found: Array<{ conflict: ConflictingK
  * conditional write, once per directory), so that a later lock on it searches below. Returns the
  * newest version seen among the ancestors, as a fencing token.
  */
-async function checkAncestors(context: EngineContext, hold: ScopeHold): Promise<string | undefined> {
+async function checkAncestors(context: EngineContext, hold: ScopeHold, readAlong?: Map<string, StoredLock | null>): Promise<string | undefined> {
   const { store, settings } = context;
   const paths = ancestorsOf(hold.path);
   if (paths.length === 0) return undefined;
   const intention = intentionMode(hold.mode);
   const keys: PlannedKey[] = paths.map((path) => ({ docId: lockDocId(hold.namespace, 'tree', path), namespace: hold.namespace, granularity: 'tree', key: path, mode: intention }));
-  let known = await store.readPrimary(keys.map((key) => key.docId));
+  let known = readAlong && keys.every((key) => readAlong.has(key.docId)) ? readAlong : await store.readPrimary(keys.map((key) => key.docId));
   let newest: string | undefined;
   const observe = (position: { primaryTerm: number; seqNo: number }): void => {
     const token = fencingToken(position.primaryTerm, position.seqNo);

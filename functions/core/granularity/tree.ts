@@ -44,6 +44,7 @@ export const treeRules: GranularityRules<'tree'> = {
       ttlMs: held.ttlMs,
       leaseId: held.leaseId,
       lock: held.locks[0]!,
+      ...(held.guardsRead ? { ancestorsRead: held.guardsRead } : {}),
       // Locks below that saw us back off within a round trip or two: worth a short wait even when the caller wants none.
       waitBelowUntil: Math.max(held.deadline, settings.now() + settings.retry.maxDelayMs / 4),
     });

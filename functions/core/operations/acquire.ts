@@ -9,7 +9,7 @@ import { encodable, maxFencingToken } from '../fencing.js';
 import { describeTarget, rulesFor } from '../granularity/index.js';
 import { encodeToken, hintFor, newLease, type NewLease } from '../lease-token.js';
 import { decideAcquire, fenceOf, type Claim } from '../lock-document.js';
-import { planKeys } from '../keys.js';
+import { lockDocId, planKeys } from '../keys.js';
 import type { AcquireRequest, ConflictingKey, Grant, LockDocument, PlannedKey } from '../model.js';
 import type { StoredLock, WriteOp } from '../store.js';
 import { writeUntilSettled } from '../write-loop.js';
@@ -59,6 +59,10 @@ async function attemptOnce(context: EngineContext, request: AcquireRequest, keys
   const reusedIn = new Set<string>();
   let latestExpiry = 0;
   let unresolved = false;
+  // Read along with our writes (tree: the ancestors), valid while it came after our last write.
+  const rules = rulesFor(request.target.granularity);
+  const guards = rules.guards?.(request.target as never).map((key) => lockDocId(request.target.namespace, request.target.granularity, key)) ?? [];
+  let guardsRead: Map<string, StoredLock | null> | undefined;
   try {
     let known = allExclusive(keys) ? new Map<string, StoredLock | null>() : await store.read(keys.map((key) => key.docId));
     await writeUntilSettled(context, settings.contentionBudgetMs, keys, {
@@ -97,6 +101,7 @@ async function attemptOnce(context: EngineContext, request: AcquireRequest, keys
       // The primary tells what landed (a copy cut off from the cluster could say "not there" for a
       // write that did land); whatever holds our lease is ours to roll back if the call fails.
       resolveLost: async (notApplied) => {
+        guardsRead = undefined;
         try {
           known = await store.readPrimary(notApplied.map((key) => key.docId));
         } catch (readError) {
@@ -110,8 +115,9 @@ async function attemptOnce(context: EngineContext, request: AcquireRequest, keys
         return notApplied;
       },
       keysOf: (pending) => pending.map((key) => key.key),
+      ...(guards.length > 0 ? { alsoRead: guards, readAlong: (read: Map<string, StoredLock | null>) => void (guardsRead = read) } : {}),
     });
-    await confirmScope(context, request, keys, held, lease.leaseId, deadline);
+    await confirmScope(context, request, keys, held, lease.leaseId, deadline, guardsRead);
     return confirmedGrant(context, request, keys, held, lease);
   } catch (error) {
     throw await abandon(context, request, [...held.values()].map((entry) => entry.lock), lease.leaseId, error as Error, unresolved, latestExpiry + skew);
@@ -119,11 +125,19 @@ async function attemptOnce(context: EngineContext, request: AcquireRequest, keys
 }
 
 /** What the granularity checks beyond the documents it wrote (tree: ancestors, locks below); may re-write them. */
-async function confirmScope(context: EngineContext, request: AcquireRequest, keys: PlannedKey[], held: Map<string, HeldKey>, leaseId: string, deadline: number): Promise<void> {
+async function confirmScope(
+  context: EngineContext,
+  request: AcquireRequest,
+  keys: PlannedKey[],
+  held: Map<string, HeldKey>,
+  leaseId: string,
+  deadline: number,
+  guardsRead: Map<string, StoredLock | null> | undefined,
+): Promise<void> {
   const rules = rulesFor(request.target.granularity);
   if (!rules.confirm) return;
   const locks = keys.map((key) => held.get(key.docId)!.lock);
-  const confirmed = await rules.confirm(context, { target: request.target, mode: request.mode, ttlMs: request.ttlMs, leaseId, locks, deadline });
+  const confirmed = await rules.confirm(context, { target: request.target, mode: request.mode, ttlMs: request.ttlMs, leaseId, locks, deadline, ...(guardsRead ? { guardsRead } : {}) });
   confirmed.forEach((lock, index) => {
     const entry = held.get(keys[index]!.docId)!;
     held.set(entry.key.docId, { ...entry, lock });
