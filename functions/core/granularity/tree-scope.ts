@@ -51,7 +51,7 @@ const SEARCH_ATTEMPTS = 5;
  */
 export async function confirmTreeScope(context: EngineContext, hold: ScopeHold): Promise<StoredLock> {
   const { settings } = context;
-  const giveUpAt = settings.now() + settings.contentionBudgetMs;
+  const giveUpAt = Math.max(settings.now() + settings.contentionBudgetMs, hold.waitBelowUntil);
   let lock = hold.lock;
   let ancestorsRead = hold.ancestorsRead;
   for (let attempt = 0; ; attempt++) {
@@ -66,7 +66,8 @@ export async function confirmTreeScope(context: EngineContext, hold: ScopeHold):
       if (round > 0 && settings.now() > giveUpAt) throw new LockContentionError(undefined, { keys: ancestorsOf(hold.path), rounds: round });
       lock = await rewriteOurHolder(context, hold, lock, 'reissue');
     }
-    if (lock.body.lockedBelow === true) await waitForLocksBelow(context, { ...hold, lock });
+    // Waiting ends with our own lease at the latest: we then insert ourselves again and look again.
+    if (lock.body.lockedBelow === true && (await waitForLocksBelow(context, { ...hold, lock })) === 'lapsed') continue;
     // The checks count only if our holder was live throughout: only our own writes change its expiry,
     // so it was, from its insertion until now, if now is still before that expiry.
     const expiresAt = ourHolder(lock, hold.leaseId).expiresAt;
@@ -154,7 +155,7 @@ async function checkAncestors(context: EngineContext, hold: ScopeHold, readAlong
  * every lock below that could be granted without seeing us, and we wait (re-reading only those, from
  * the primary) until none of them blocks.
  */
-async function waitForLocksBelow(context: EngineContext, hold: ScopeHold): Promise<void> {
+async function waitForLocksBelow(context: EngineContext, hold: ScopeHold): Promise<'drained' | 'lapsed'> {
   const { store, settings } = context;
   const own = targetMode(hold.mode);
   const skew = settings.maxClockSkewMs;
@@ -173,9 +174,11 @@ async function waitForLocksBelow(context: EngineContext, hold: ScopeHold): Promi
     throw new StoreUnavailableError(`The search for locks below ${hold.path} kept answering from a copy that had not seen this acquire's write`, { operation: 'acquire' });
   }
   let blocking = below.filter((lock) => blockingIn(lock, settings.now()).length > 0);
-  if (blocking.length === 0) return;
+  if (blocking.length === 0) return 'drained';
+  const ourExpiry = ourHolder(hold.lock, hold.leaseId).expiresAt;
   for (let round = 0; ; round++) {
     const now = settings.now();
+    if (now >= ourExpiry && now <= hold.waitBelowUntil) return 'lapsed';
     if (now > hold.waitBelowUntil) {
       throw heldError(
         context,
@@ -190,13 +193,13 @@ async function waitForLocksBelow(context: EngineContext, hold: ScopeHold): Promi
       const current = fresh.get(lock.docId);
       return current && blockingIn(current, at).length > 0 ? [current] : [];
     });
-    if (blocking.length === 0) return;
+    if (blocking.length === 0) return 'drained';
   }
 }
 
 /**
- * `reissue`: inserts our holder again, so that its fencing token comes from this write. `extend`:
- * a full TTL from now, same token. Conditional on the version we know; re-read from the primary when
+ * Both give our holder a full TTL from now. `reissue` also inserts it again, so that its fencing
+ * token comes from this write; `extend` keeps the token. Conditional on the version we know; re-read from the primary when
  * a shared holder wrote meanwhile.
  */
 async function rewriteOurHolder(context: EngineContext, hold: ScopeHold, known: StoredLock, change: 'reissue' | 'extend'): Promise<StoredLock> {
@@ -207,7 +210,9 @@ async function rewriteOurHolder(context: EngineContext, hold: ScopeHold, known: 
     decide: (_, now) => {
       if (done) return [];
       const holders = settleFences(current).map((holder) =>
-        holder.lease !== hold.leaseId ? holder : change === 'reissue' ? { ...holder, fence: null, grantedAt: now } : { ...holder, expiresAt: Math.max(holder.expiresAt, now + hold.ttlMs) },
+        holder.lease !== hold.leaseId
+          ? holder
+          : { ...holder, expiresAt: Math.max(holder.expiresAt, now + hold.ttlMs), ...(change === 'reissue' ? { fence: null, grantedAt: now } : {}) },
       );
       return [{ item: current.docId, op: replaceOp(current, { ...current.body, docId: current.docId }, holders, now) }];
     },
