@@ -8,12 +8,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@elastic/elasticsearch';
 import { LeaseLostError, LockHeldError } from '../../functions/core/errors.js';
-import type { LockEngine } from '../../functions/core/engine.js';
+import { LockEngine } from '../../functions/core/engine.js';
 import { compareFencingTokens } from '../../functions/core/fencing.js';
 import { lockDocId } from '../../functions/core/keys.js';
 import type { RequestedMode } from '../../functions/core/model.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
+import { interpose } from '../support/interposed-store.js';
 
 const ROUNDS = Number(process.env.TREE_RACE_ROUNDS ?? 12);
 const SKEW = 50;
@@ -192,6 +193,19 @@ describe('tree locks whose holders fail', () => {
     const directory = await engine.acquire({ namespace, granularity: 'tree', path: '/u', owner: 'renamer', waitMs: 3_000 });
     expect(Date.now()).toBeGreaterThanOrEqual(dead.expiresAt + SKEW);
     expect(compareFencingTokens(directory.fencingToken, dead.fencingToken)).toBeGreaterThan(0);
+  });
+
+  it('a search below answered by a copy that has not seen our write is asked again, never trusted', async () => {
+    // A single node always answers from the primary; the stand-in answers the first search as a copy
+    // cut off from the cluster would (nothing below, and not our own write), then lets the real node answer.
+    const namespace = 'lagging-copy';
+    const file = await engine.acquire({ namespace, granularity: 'tree', path: '/g/h/file', owner: 'editor' });
+    const lagging = interpose(store, { findLiveBelow: async (query, next, call) => (call === 1 ? { self: null, below: [] } : next(query)) });
+    const directory = new LockEngine(lagging, { ...engine.settings });
+    const error = await directory.acquire({ namespace, granularity: 'tree', path: '/g', owner: 'renamer' }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(LockHeldError);
+    expect(lagging.calls.findLiveBelow).toBeGreaterThan(1);
+    await engine.release({ leaseToken: file.leaseToken });
   });
 
   it('a tree lease that ran out cannot be renewed, even with its document untouched, and stops blocking', async () => {

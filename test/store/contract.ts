@@ -104,6 +104,43 @@ export function storeContract(name: string, open: () => Promise<StoreUnderTest>)
       expect(mine(await store.list({ namespace, liveAfter: 5_000, limit: 10 }))).toEqual([`${namespace}|d|live`]);
     });
 
+    it('writes, then reads from the primary in the same request: each read sees the writes before it', async () => {
+      const { store } = await open();
+      const [a, b] = [unique('contract|d|wr'), unique('contract|d|wr')];
+      const first = applied((await store.write([{ kind: 'create', docId: b, body: body(b, 1) }]))[0]);
+      const { outcomes, read } = await store.writeThenRead(
+        [
+          { kind: 'create', docId: a, body: body(a, 7) },
+          { kind: 'delete', docId: b, ifSeqNo: first.seqNo, ifPrimaryTerm: first.primaryTerm },
+        ],
+        [a, b],
+      );
+      const created = applied(outcomes[0]);
+      applied(outcomes[1]);
+      expect(read.get(a)).toMatchObject({ seqNo: created.seqNo, primaryTerm: created.primaryTerm, body: { key: a } });
+      expect(read.get(b)).toBeNull();
+    });
+
+    it('finds the live tree documents below a path, and the path itself as the answering copy has it', async () => {
+      const { store } = await open();
+      const namespace = unique('belowns');
+      const tree = (key: string, expiresAt: number): LockDocument => ({ ...body(key, expiresAt, 'o', namespace), granularity: 'tree', lockId: `${namespace}|t|${key}` });
+      const docs: Array<[string, number]> = [
+        ['/a', 9_000],
+        ['/a/b', 9_000],
+        ['/a/b/c', 9_000],
+        ['/a/old', 1_000],
+        ['/ab', 9_000],
+        ['/z', 9_000],
+      ];
+      for (const [key, expiresAt] of docs) await store.write([{ kind: 'create', docId: `${namespace}|t|${key}`, body: tree(key, expiresAt) }]);
+      const found = await store.findLiveBelow({ namespace, path: '/a', selfDocId: `${namespace}|t|/a`, liveAfter: 5_000 });
+      expect(found.self?.body.key).toBe('/a');
+      expect(found.below.map((lock) => lock.body.key).sort()).toEqual(['/a/b', '/a/b/c']);
+      const empty = await store.findLiveBelow({ namespace, path: '/q', selfDocId: `${namespace}|t|/q`, liveAfter: 5_000 });
+      expect(empty).toEqual({ self: null, below: [] });
+    });
+
     it('never creates a deleted lock index, and a delete aimed at an earlier incarnation finds nothing', async () => {
       const subject = await open();
       const id = unique('contract|d|gone');

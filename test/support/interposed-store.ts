@@ -5,7 +5,7 @@
  * TTL, an answer lost after the write applied, a stale copy's reply) is made by the hook, and each
  * test says which.
  */
-import type { LockStore, StoredLock, WriteOp, WriteOutcome } from '../../functions/core/store.js';
+import type { BelowQuery, BelowResult, LockStore, StoredLock, WriteOp, WriteOutcome } from '../../functions/core/store.js';
 
 type Reads = Map<string, StoredLock | null>;
 
@@ -13,10 +13,11 @@ export interface StoreHooks {
   read?: (ids: readonly string[], next: (ids: readonly string[]) => Promise<Reads>, call: number) => Promise<Reads>;
   readPrimary?: (ids: readonly string[], next: (ids: readonly string[]) => Promise<Reads>, call: number) => Promise<Reads>;
   write?: (ops: readonly WriteOp[], next: (ops: readonly WriteOp[]) => Promise<WriteOutcome[]>, call: number) => Promise<WriteOutcome[]>;
+  findLiveBelow?: (query: BelowQuery, next: (query: BelowQuery) => Promise<BelowResult>, call: number) => Promise<BelowResult>;
 }
 
-export function interpose(store: LockStore, hooks: StoreHooks): LockStore & { calls: { read: number; readPrimary: number; write: number } } {
-  const calls = { read: 0, readPrimary: 0, write: 0 };
+export function interpose(store: LockStore, hooks: StoreHooks): LockStore & { calls: { read: number; readPrimary: number; write: number; findLiveBelow: number } } {
+  const calls = { read: 0, readPrimary: 0, write: 0, findLiveBelow: 0 };
   return {
     calls,
     read: (ids) => (hooks.read ? hooks.read(ids, (again) => store.read(again), ++calls.read) : (calls.read++, store.read(ids))),
@@ -36,6 +37,7 @@ export function interpose(store: LockStore, hooks: StoreHooks): LockStore & { ca
     },
     findExpired: (before, size, after) => store.findExpired(before, size, after),
     list: (query) => store.list(query),
-    findLiveBelow: (query) => store.findLiveBelow(query),
+    findLiveBelow: (query) =>
+      hooks.findLiveBelow ? hooks.findLiveBelow(query, (again) => store.findLiveBelow(again), ++calls.findLiveBelow) : (calls.findLiveBelow++, store.findLiveBelow(query)),
   };
 }
