@@ -3,7 +3,9 @@
  * three granularities, both modes, with and without requestIds), work, renew, crash or release, a
  * thief that tries others' tokens with a wrong secret, a sweeper and primary promotions, over one
  * store; a seeded scheduler orders every store call and pause, and some writes apply but lose their
- * answer. The store is the in-memory one (it passes the same contract as the Elasticsearch store,
+ * answer. Tree targets cover their ancestors in the checker's model (the engine writes only the
+ * path: docs/tree-locks.md), so a lock on /r and one on /r/x/1 are judged on /r as X against IX. The
+ * store is the in-memory one (it passes the same contract as the Elasticsearch store,
  * test/store/): a real node cannot be made to take thousands of chosen orders a minute, nor to lose
  * an answer after applying a write on demand. Everything else runs on the real node.
  *

@@ -52,7 +52,10 @@ export interface GranularityRules<G extends Granularity> {
    * nobody did); false for tree locks, where a lock below takes over without writing ours.
    */
   readonly renewsAfterExpiry: boolean;
-  /** Keys outside the plan whose holders can block the target (tree: its ancestors), shown by inspect. */
+  /**
+   * Keys outside the plan whose holders can block the target (tree: its ancestors): read from the
+   * primary in the same request as the plan's writes, and shown by inspect.
+   */
   guards?(target: TargetOf<G>): string[];
   /**
    * Runs once every planned key holds the lease, before the grant: checks what the plan does not
