@@ -154,3 +154,18 @@ export class LockContentionError extends LockError {
     this.rounds = details.rounds;
   }
 }
+
+/**
+ * A write to a fenced resource carried a fencing token older than one the resource has already
+ * seen: a later holder of the lock wrote first, so this holder's lease was taken over. Nothing was written.
+ */
+export class StaleFencingTokenError extends LockError {
+  override readonly name = 'StaleFencingTokenError';
+  readonly retryable = false;
+  readonly context: { index: string; id: string; fencingToken: string };
+  constructor(message: string | undefined, details: { index: string; id: string; fencingToken: string } & ErrorCause) {
+    super(message ?? `${details.index}/${details.id} was written under a newer fencing token than ${details.fencingToken}: this lease was taken over`, details);
+    const { cause: _, ...context } = details;
+    this.context = context;
+  }
+}

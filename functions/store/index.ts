@@ -8,6 +8,7 @@ import { ElasticsearchLockStore } from './elasticsearch-store.js';
 export { createElasticsearchClient, type ElasticsearchConnection } from './client.js';
 export { ElasticsearchLockStore } from './elasticsearch-store.js';
 export { withOpaqueId } from './correlation.js';
+export { deleteFenced, writeFenced, type FencedWrite } from './fenced-document.js';
 export { deleteLockIndex, ensureLockIndex, lockIndexIncarnation } from './lock-index.js';
 
 export function createLockEngine(options: { client?: Client; connection?: ElasticsearchConnection; index: string; settings?: SettingsOverrides }): {
