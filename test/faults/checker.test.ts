@@ -1,0 +1,94 @@
+/** The fault runner's history checker catches each kind of violation on hand-made histories, and passes a correct one. */
+import { describe, expect, it } from 'vitest';
+import { checkHistory, holdsOf } from '../../faults/checker.js';
+import type { HistoryEvent } from '../../faults/history.js';
+
+const SKEW = { maxClockSkewMs: 50 };
+const X = (key: string) => [{ key, mode: 'X' as const }];
+
+/** An acquire that succeeded: invoke then ok. */
+function granted(client: string, leaseId: string, at: number, token: string, expiresAt: number, keys: HistoryEvent['keys'] = X('d|a')): HistoryEvent[] {
+  return [
+    { client, type: 'invoke', op: 'acquire', time: at - 5, keys },
+    { client, type: 'ok', op: 'acquire', time: at, leaseId, keys, fencingToken: token, expiresAt },
+  ];
+}
+function released(client: string, leaseId: string, at: number, outcome = 'released'): HistoryEvent[] {
+  return [
+    { client, type: 'invoke', op: 'release', time: at, leaseId },
+    { client, type: 'ok', op: 'release', time: at + 5, leaseId, outcome },
+  ];
+}
+const kinds = (history: HistoryEvent[]) => checkHistory(history, SKEW).map((violation) => violation.kind);
+
+describe('the history checker', () => {
+  it('passes a correct history: holds one after the other, a takeover after expiry, growing tokens, an unknown acquire', () => {
+    const history: HistoryEvent[] = [
+      ...granted('c1', 'l1', 100, '10', 1_100),
+      ...released('c1', 'l1', 300),
+      ...granted('c2', 'l2', 320, '12', 1_320),
+      // c2 dies; c3 takes over after expiry plus skew.
+      ...granted('c3', 'l3', 1_400, '15', 2_400),
+      { client: 'c4', type: 'invoke', op: 'acquire', time: 1_500, keys: X('d|a') },
+      { client: 'c4', type: 'info', op: 'acquire', time: 2_000, error: 'StoreUnavailableError' },
+      ...released('c3', 'l3', 2_100),
+      // Compatible holders share.
+      ...granted('r1', 'l5', 3_000, '20', 4_000, [{ key: 'd|a', mode: 'S' }]),
+      ...granted('r2', 'l6', 3_010, '21', 4_010, [{ key: 'd|a', mode: 'S' }]),
+    ];
+    expect(checkHistory(history, SKEW)).toEqual([]);
+  });
+
+  it('catches two exclusive holds at once (overlap beyond the skew), and allows an overlap within it', () => {
+    expect(kinds([...granted('c1', 'l1', 100, '10', 1_100), ...granted('c2', 'l2', 500, '11', 1_500)])).toEqual(['overlap']);
+    expect(kinds([...granted('c1', 'l1', 100, '10', 1_100), ...granted('c2', 'l2', 1_060, '11', 2_000)])).toEqual([]);
+  });
+
+  it('ends a hold at its release invoke and at its expiry, and extends it by a renewal that answered', () => {
+    const renewed: HistoryEvent[] = [
+      ...granted('c1', 'l1', 100, '10', 1_100),
+      { client: 'c1', type: 'invoke', op: 'renew', time: 900, leaseId: 'l1' },
+      { client: 'c1', type: 'ok', op: 'renew', time: 910, leaseId: 'l1', fencingToken: '10', expiresAt: 1_910 },
+    ];
+    expect(holdsOf(renewed)[0]?.endsAt).toBe(1_910);
+    expect(kinds([...renewed, ...granted('c2', 'l2', 1_300, '11', 2_300)])).toContain('overlap');
+    const failedRenewal: HistoryEvent[] = [...granted('c1', 'l1', 100, '10', 1_100), { client: 'c1', type: 'info', op: 'renew', time: 900, leaseId: 'l1' }];
+    expect(kinds([...failedRenewal, ...granted('c2', 'l2', 1_300, '11', 2_300)])).toEqual([]);
+  });
+
+  it('catches a fencing inversion, also across a primary-term change', () => {
+    expect(kinds([...granted('c1', 'l1', 100, '10', 1_100), ...released('c1', 'l1', 200), ...granted('c2', 'l2', 300, '9', 1_300)])).toEqual(['fencing-order']);
+    // Term 2 tokens are larger than any of term 1: a term-1 token after a term-2 one is an inversion.
+    const term1 = '10000000000500';
+    const term2 = '20000000000003';
+    expect(kinds([...granted('c1', 'l1', 100, term2, 1_100), ...released('c1', 'l1', 200), ...granted('c2', 'l2', 300, term1, 1_300)])).toEqual(['fencing-order']);
+    expect(kinds([...granted('c1', 'l1', 100, term1, 1_100), ...released('c1', 'l1', 200), ...granted('c2', 'l2', 300, term2, 1_300)])).toEqual([]);
+  });
+
+  it('catches a lost grant: the first holder told it still holds the key after it was given away', () => {
+    const history: HistoryEvent[] = [
+      ...granted('c1', 'l1', 100, '10', 1_100),
+      { client: 'c1', type: 'invoke', op: 'release', time: 250, leaseId: 'l1' },
+      // c2 got the key (c1's release was under way), and then c1 heard "released" long after.
+      ...granted('c2', 'l2', 300, '11', 1_300),
+      { client: 'c1', type: 'ok', op: 'release', time: 800, leaseId: 'l1', outcome: 'released' },
+    ];
+    expect(kinds(history)).toEqual(['lost-grant']);
+  });
+
+  it('catches a renew or release with a forged token that succeeded, not one that was refused', () => {
+    const base = granted('c1', 'l1', 100, '10', 1_100);
+    const thief = (op: 'renew' | 'release', type: 'ok' | 'fail', outcome?: string): HistoryEvent => ({ client: 'thief', type, op, time: 200, leaseId: 'l1', forged: true, ...(outcome ? { outcome } : {}) });
+    expect(kinds([...base, thief('renew', 'ok')])).toEqual(['non-holder-succeeded']);
+    expect(kinds([...base, thief('release', 'ok', 'released')])).toEqual(['non-holder-succeeded']);
+    expect(kinds([...base, thief('release', 'ok', 'not_held'), thief('renew', 'fail')])).toEqual([]);
+  });
+
+  it('judges tree holds by their modes on shared keys: writers below a reader conflict, siblings do not', () => {
+    const reader = [{ key: 't|/a', mode: 'S' as const }];
+    const writerBelow = [{ key: 't|/a', mode: 'IX' as const }, { key: 't|/a/b', mode: 'X' as const }];
+    const sibling = [{ key: 't|/a', mode: 'IX' as const }, { key: 't|/a/c', mode: 'X' as const }];
+    expect(kinds([...granted('r', 'l1', 100, '10', 1_100, reader), ...granted('w', 'l2', 200, '11', 1_200, writerBelow)])).toEqual(['overlap']);
+    expect(kinds([...granted('w1', 'l1', 100, '10', 1_100, writerBelow), ...granted('w2', 'l2', 200, '11', 1_200, sibling)])).toEqual([]);
+  });
+});
