@@ -3,8 +3,19 @@ import { cpSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LocalNode } from './node.js';
 
+/** A node of the project's multi-node cluster (infra/es/cluster.ts) instead of a single node. */
+export interface ClusterMembership {
+  clusterName: string;
+  nodeName: string;
+  transportPort: number;
+  seedHosts: string[];
+  initialMasterNodes: string[];
+  /** Extra elasticsearch.yml lines (fault detection timings). */
+  extra: string[];
+}
+
 /** Returns the config folder (ES_PATH_CONF). */
-export function writeNodeConfig(node: LocalNode): string {
+export function writeNodeConfig(node: LocalNode, cluster?: ClusterMembership): string {
   const configDir = join(node.nodeDir, 'config');
   for (const dir of [configDir, join(node.nodeDir, 'data'), join(node.nodeDir, 'logs'), join(node.nodeDir, 'tmp')]) mkdirSync(dir, { recursive: true });
   for (const file of readdirSync(join(node.installDir, 'config'))) {
@@ -13,12 +24,18 @@ export function writeNodeConfig(node: LocalNode): string {
   writeFileSync(
     join(configDir, 'elasticsearch.yml'),
     [
-      'cluster.name: es-lease-locks',
-      `node.name: local-${node.port}`,
-      'discovery.type: single-node',
+      ...(cluster
+        ? [
+            `cluster.name: ${cluster.clusterName}`,
+            `node.name: ${cluster.nodeName}`,
+            `discovery.seed_hosts: [${cluster.seedHosts.map((host) => `"${host}"`).join(', ')}]`,
+            `cluster.initial_master_nodes: [${cluster.initialMasterNodes.map((name) => `"${name}"`).join(', ')}]`,
+            `transport.port: ${cluster.transportPort}`,
+            ...cluster.extra,
+          ]
+        : ['cluster.name: es-lease-locks', `node.name: local-${node.port}`, 'discovery.type: single-node', 'transport.port: 0']),
       'network.host: 127.0.0.1',
       `http.port: ${node.port}`,
-      'transport.port: 0',
       `path.data: ${join(node.nodeDir, 'data')}`,
       `path.logs: ${join(node.nodeDir, 'logs')}`,
       // Loopback only, test node: the distribution ships the security module, which would demand TLS and passwords.
