@@ -1,0 +1,217 @@
+/**
+ * npm run faults — drives the engine with concurrent clients against the project's 3-node cluster
+ * while injecting one fault per run, records a history, checks it (faults/checker.ts) and prints a
+ * table. Options: --duration S (per fault), --clients N, --keys N, --granularity document|tree,
+ * --faults LIST (kill-primary, pause-primary, kill-replica, crash-holders, pause-holders), --short
+ * (what CI runs: kill-primary and pause-primary, 30 s each).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Client } from '@elastic/elasticsearch';
+import { LeaseLostError, LockContentionError, LockHeldError, LockOutcomeUnknownError, StoreUnavailableError } from '../functions/core/errors.js';
+import type { LockEngine } from '../functions/core/engine.js';
+import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLockIndex } from '../functions/store/index.js';
+import { clusterNodes, signalNode, startCluster, startNode, waitForNodes, type ClusterNode } from '../infra/es/cluster.js';
+import { checkHistory } from './checker.js';
+import type { HeldKey, HistoryEvent } from './history.js';
+
+const FAULTS = ['kill-primary', 'pause-primary', 'kill-replica', 'crash-holders', 'pause-holders'] as const;
+type Fault = (typeof FAULTS)[number];
+
+interface Options {
+  durationS: number;
+  clients: number;
+  keys: number;
+  granularity: 'document' | 'tree';
+  faults: Fault[];
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function parseOptions(argv: string[]): Options {
+  const value = (flag: string): string | undefined => {
+    const at = argv.indexOf(flag);
+    return at === -1 ? undefined : argv[at + 1];
+  };
+  const short = argv.includes('--short');
+  const integer = (flag: string, fallback: number, min: number): number => {
+    const text = value(flag);
+    const parsed = text === undefined ? fallback : Number(text);
+    if (!Number.isInteger(parsed) || parsed < min) throw new Error(`${flag} must be an integer >= ${min} (got ${text})`);
+    return parsed;
+  };
+  const faults = (value('--faults') ?? (short ? 'kill-primary,pause-primary' : FAULTS.join(','))).split(',').map((name) => name.trim());
+  const unknown = faults.filter((name) => !(FAULTS as readonly string[]).includes(name));
+  if (unknown.length > 0) throw new Error(`--faults: unknown ${unknown.join(', ')} (known: ${FAULTS.join(', ')})`);
+  const granularity = value('--granularity') ?? 'document';
+  if (granularity !== 'document' && granularity !== 'tree') throw new Error('--granularity must be document or tree');
+  return { durationS: integer('--duration', short ? 30 : 60, 10), clients: integer('--clients', 8, 1), keys: integer('--keys', 4, 1), granularity, faults: faults as Fault[] };
+}
+
+/** Which cluster node holds the lock index's primary, and which its replica. */
+async function shardNodes(client: Client, index: string, nodes: ClusterNode[]): Promise<{ primary?: ClusterNode; replica?: ClusterNode }> {
+  const response = await client.searchShards({ index });
+  const names = new Map(Object.entries(response.nodes).map(([id, node]) => [id, node.name]));
+  const copies = response.shards.flat();
+  const byCopy = (primary: boolean) => nodes.find((node) => node.name === names.get(copies.find((copy) => copy.primary === primary && copy.state === 'STARTED')?.node ?? ''));
+  return { primary: byCopy(true), replica: byCopy(false) };
+}
+
+interface Target {
+  request: { granularity: 'document'; ids: string[] } | { granularity: 'tree'; path: string };
+  /** What the checker judges: the documents and, for tree paths, the ancestors in intention mode. */
+  keys: (exclusive: boolean) => HeldKey[];
+}
+
+function targetFor(options: Options, random: () => number): Target {
+  if (options.granularity === 'document') {
+    const first = Math.floor(random() * options.keys);
+    const ids = random() < 0.3 && options.keys > 1 ? [`k${first}`, `k${(first + 1) % options.keys}`] : [`k${first}`];
+    return { request: { granularity: 'document', ids }, keys: (exclusive) => ids.map((id) => ({ key: `d|${id}`, mode: exclusive ? 'X' : 'S' })) };
+  }
+  const paths = ['/a', '/a/b', '/a/b/c', '/a/d', '/e'];
+  const path = paths[Math.floor(random() * Math.min(paths.length, options.keys + 1))]!;
+  const segments = path.slice(1).split('/');
+  const above = segments.slice(0, -1).map((_, index) => `/${segments.slice(0, index + 1).join('/')}`);
+  return {
+    request: { granularity: 'tree', path },
+    keys: (exclusive) => [...above.map((ancestor) => ({ key: `t|${ancestor}`, mode: exclusive ? ('IX' as const) : ('IS' as const) })), { key: `t|${path}`, mode: exclusive ? ('X' as const) : ('S' as const) }],
+  };
+}
+
+const outcomeOf = (error: unknown): 'fail' | 'info' => (error instanceof LockOutcomeUnknownError || (error instanceof StoreUnavailableError && error.context.ambiguous) ? 'info' : 'fail');
+
+async function runClient(engine: LockEngine, options: Options, fault: Fault, id: number, until: number, history: HistoryEvent[]): Promise<void> {
+  const client = `c${id}`;
+  const record = (event: Omit<HistoryEvent, 'client' | 'time'>): void => void history.push({ client, time: Date.now(), ...event });
+  for (let call = 0; Date.now() < until; call++) {
+    const target = targetFor(options, Math.random);
+    const exclusive = Math.random() < 0.7;
+    const keys = target.keys(exclusive);
+    record({ type: 'invoke', op: 'acquire', keys });
+    let grant;
+    try {
+      grant = await engine.acquire({ namespace: 'faults', ...target.request, mode: exclusive ? 'exclusive' : 'shared', owner: client, ttlMs: 2_000, waitMs: 1_000, requestId: `${client}-${call}` });
+    } catch (error) {
+      record({ type: outcomeOf(error), op: 'acquire', error: (error as Error).name });
+      if (!(error instanceof LockHeldError || error instanceof LockContentionError)) await sleep(50);
+      continue;
+    }
+    record({ type: 'ok', op: 'acquire', leaseId: grant.leaseId, keys, fencingToken: grant.fencingToken, expiresAt: grant.expiresAt });
+    let leaseToken = grant.leaseToken;
+    // The holder works, renewing once in a while; under pause-holders some stall past their lease and carry on.
+    const stalls = fault === 'pause-holders' && Math.random() < 0.2;
+    await sleep(stalls ? 2_300 : 20 + Math.random() * 60);
+    if (stalls || Math.random() < 0.3) {
+      record({ type: 'invoke', op: 'renew', leaseId: grant.leaseId });
+      try {
+        const renewal = await engine.renew({ leaseToken, ttlMs: 2_000 });
+        leaseToken = renewal.leaseToken;
+        record({ type: 'ok', op: 'renew', leaseId: grant.leaseId, fencingToken: renewal.fencingToken, expiresAt: renewal.expiresAt });
+        await sleep(20);
+      } catch (error) {
+        record({ type: error instanceof LeaseLostError ? 'fail' : outcomeOf(error), op: 'renew', leaseId: grant.leaseId, error: (error as Error).name });
+      }
+    }
+    // Under crash-holders some holders die holding the lock: the lease must run out on its own.
+    if (fault === 'crash-holders' && Math.random() < 0.2) continue;
+    record({ type: 'invoke', op: 'release', leaseId: grant.leaseId });
+    try {
+      const result = await engine.release({ leaseToken });
+      record({ type: 'ok', op: 'release', leaseId: grant.leaseId, outcome: result.outcome });
+    } catch (error) {
+      record({ type: outcomeOf(error), op: 'release', leaseId: grant.leaseId, error: (error as Error).name });
+    }
+  }
+}
+
+async function injectFault(fault: Fault, client: Client, index: string, nodes: ClusterNode[], startedAt: number, durationMs: number, log: (line: string) => void): Promise<string> {
+  await sleep(Math.min(8_000, durationMs / 4));
+  if (fault === 'crash-holders' || fault === 'pause-holders') return 'clients only';
+  const { primary, replica } = await shardNodes(client, index, nodes);
+  const victim = fault === 'kill-replica' ? replica : primary;
+  if (!victim) return `no ${fault === 'kill-replica' ? 'replica' : 'primary'} found`;
+  const at = Math.round((Date.now() - startedAt) / 1000);
+  if (fault === 'pause-primary') {
+    const pauseMs = Math.min(20_000, durationMs / 2);
+    log(`SIGSTOP ${victim.name} (primary) for ${pauseMs / 1000} s`);
+    signalNode(victim, 'SIGSTOP');
+    await sleep(pauseMs);
+    signalNode(victim, 'SIGCONT');
+    return `${victim.name} paused ${pauseMs / 1000} s at ${at} s`;
+  }
+  log(`kill -9 ${victim.name} (${fault === 'kill-replica' ? 'replica' : 'primary'})`);
+  signalNode(victim, 'SIGKILL');
+  await sleep(10_000);
+  await startNode(victim, nodes, log);
+  return `${victim.name} killed at ${at} s, restarted 10 s later`;
+}
+
+interface RunResult {
+  fault: Fault;
+  what: string;
+  grants: number;
+  errors: Record<string, number>;
+  violations: ReturnType<typeof checkHistory>;
+  longestGapMs: number;
+  primaryTerms: number[];
+}
+
+async function runFault(fault: Fault, options: Options, nodes: ClusterNode[], log: (line: string) => void): Promise<RunResult> {
+  const client = createElasticsearchClient({ url: nodes.map((node) => node.url), requestTimeoutMs: 5_000 });
+  const index = `faults-${fault}-${randomBytes(3).toString('hex')}`;
+  await ensureLockIndex(client, index);
+  await client.cluster.health({ index, wait_for_status: 'green', timeout: '60s' });
+  const { engine } = createLockEngine({ client, index, settings: { maxClockSkewMs: 100 } });
+  const history: HistoryEvent[] = [];
+  const startedAt = Date.now();
+  const durationMs = options.durationS * 1_000;
+  const until = startedAt + durationMs;
+  log(`${fault}: ${options.clients} clients on ${options.keys} keys (${options.granularity}) for ${options.durationS} s`);
+  const progress = setInterval(() => log(`${fault}: ${Math.round((Date.now() - startedAt) / 1000)} s, ${history.filter((event) => event.op === 'acquire' && event.type === 'ok').length} grants`), 10_000);
+  const [what] = await Promise.all([
+    injectFault(fault, client, index, nodes, startedAt, durationMs, log),
+    ...Array.from({ length: options.clients }, (_, id) => runClient(engine, options, fault, id, until, history)),
+  ]);
+  clearInterval(progress);
+  await waitForNodes(nodes, nodes.length, 120_000);
+  const grants = history.filter((event) => event.op === 'acquire' && event.type === 'ok').sort((a, b) => a.time - b.time);
+  const errors: Record<string, number> = {};
+  for (const event of history) if (event.error) errors[`${event.op} ${event.error}`] = (errors[`${event.op} ${event.error}`] ?? 0) + 1;
+  const times = [startedAt, ...grants.map((event) => event.time), until];
+  const longestGapMs = Math.max(...times.slice(1).map((time, position) => time - times[position]!));
+  const primaryTerms = [...new Set(grants.map((event) => Number(BigInt(event.fencingToken!) / 10n ** 13n)))].sort((a, b) => a - b);
+  mkdirSync(join('results', 'faults'), { recursive: true });
+  writeFileSync(join('results', 'faults', `${index}.history.json`), JSON.stringify(history));
+  await deleteLockIndex(client, index).catch(() => undefined);
+  await client.close();
+  return { fault, what, grants: grants.length, errors, violations: checkHistory(history, { maxClockSkewMs: 0 }), longestGapMs, primaryTerms };
+}
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2));
+  const log = (line: string): void => console.error(`[faults] ${line}`);
+  const nodes = clusterNodes(3);
+  await startCluster(3, (line) => log(line));
+  const results: RunResult[] = [];
+  for (const fault of options.faults) results.push(await runFault(fault, options, nodes, log));
+  console.log('\nfault          what happened                              grants  longest gap  terms  errors                                          violations');
+  for (const result of results) {
+    const errors = Object.entries(result.errors).map(([name, count]) => `${name} ${count}`).join(', ') || 'none';
+    console.log(
+      `${result.fault.padEnd(14)} ${result.what.padEnd(42)} ${String(result.grants).padStart(6)}  ${`${(result.longestGapMs / 1000).toFixed(1)} s`.padStart(11)}  ${result.primaryTerms.join(',').padEnd(5)}  ${errors.slice(0, 46).padEnd(46)}  ${result.violations.length}`,
+    );
+    for (const violation of result.violations.slice(0, 10)) console.log(`    ${violation.kind}: ${violation.message}`);
+  }
+  console.log(`\nhistories: results/faults/; the cluster keeps running (npm run cluster:stop)`);
+  return results.some((result) => result.violations.length > 0) ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error instanceof Error ? `error: ${error.message}` : error);
+    process.exit(2);
+  },
+);
