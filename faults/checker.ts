@@ -6,9 +6,9 @@
  *   renewal that returned `ok`). An acquire whose outcome is unknown (`info`) may hold, but its client
  *   does not know it and never acts on it: it cannot overlap anything, and it does not count.
  * - overlap: two incompatible holds on one key overlap by more than the clock skew allowance;
- * - lost-grant: the service confirmed a hold (a renewal `ok`, or a release that says `released`)
- *   while an incompatible later grant on one of its keys was live: it had given the key away and
- *   still told the first holder it had it;
+ * - lost-grant: the service confirmed a hold (a renewal `ok`, or a release that says `released`) in
+ *   a call made while an incompatible later grant on one of its keys was live: it had given the key
+ *   away and still told the first holder it had it;
  * - fencing-order: of two incompatible holds on one key, the later grant has a token that is not larger;
  * - non-holder-succeeded: a renew or release with a forged token returned `ok` (a release counts when
  *   its outcome says it released something).
@@ -51,10 +51,14 @@ export function holdsOf(history: readonly HistoryEvent[]): Hold[] {
 export function checkHistory(history: readonly HistoryEvent[], options: CheckerOptions): Violation[] {
   const violations: Violation[] = [];
   const holds = holdsOf(history);
+  // A confirmation counts from its call's invoke: the service may have acted any time between invoke
+  // and answer, so only a call that started after the other grant surely confirmed after it.
   const confirmations = new Map<string, number[]>();
-  for (const event of history) {
+  const invokedAt = new Map<string, number>();
+  for (const event of [...history].sort((a, b) => a.time - b.time)) {
+    if (event.type === 'invoke') invokedAt.set(event.client, event.time);
     const confirms = event.type === 'ok' && !event.forged && event.leaseId && (event.op === 'renew' || (event.op === 'release' && event.outcome === 'released'));
-    if (confirms) confirmations.set(event.leaseId!, [...(confirmations.get(event.leaseId!) ?? []), event.time]);
+    if (confirms) confirmations.set(event.leaseId!, [...(confirmations.get(event.leaseId!) ?? []), invokedAt.get(event.client) ?? event.time]);
   }
   for (const [index, first] of holds.entries()) {
     for (const second of holds.slice(index + 1)) {
