@@ -3,7 +3,8 @@
  * while injecting one fault per run, records a history, checks it (faults/checker.ts) and prints a
  * table. Options: --duration S (per fault), --clients N, --keys N, --granularity document|tree,
  * --faults LIST (kill-primary, pause-primary, kill-replica, crash-holders, pause-holders), --short
- * (what CI runs: kill-primary and pause-primary, 30 s each).
+ * (what `npm test` runs: kill-primary and pause-primary, 30 s each), --stop-after (stop the cluster at
+ * the end). It needs the project's own nodes (it kills and pauses them): with ES_URL set it does nothing.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -12,7 +13,7 @@ import type { Client } from '@elastic/elasticsearch';
 import { LeaseLostError, LockContentionError, LockHeldError, LockOutcomeUnknownError, StoreUnavailableError } from '../functions/core/errors.js';
 import type { LockEngine } from '../functions/core/engine.js';
 import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLockIndex } from '../functions/store/index.js';
-import { clusterNodes, signalNode, startCluster, startNode, waitForNodes, type ClusterNode } from '../infra/es/cluster.js';
+import { clusterNodes, signalNode, startCluster, startNode, stopCluster, waitForNodes, type ClusterNode } from '../infra/es/cluster.js';
 import { checkHistory } from './checker.js';
 import type { HeldKey, HistoryEvent } from './history.js';
 
@@ -190,21 +191,28 @@ async function runFault(fault: Fault, options: Options, nodes: ClusterNode[], lo
 }
 
 async function main(): Promise<number> {
-  const options = parseOptions(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  const options = parseOptions(argv);
   const log = (line: string): void => console.error(`[faults] ${line}`);
+  if (process.env.ES_URL) {
+    log('skipped: ES_URL is set, and the fault runner kills and pauses nodes, so it runs only on the project\'s own cluster');
+    return 0;
+  }
   const nodes = clusterNodes(3);
   await startCluster(3, (line) => log(line));
   const results: RunResult[] = [];
   for (const fault of options.faults) results.push(await runFault(fault, options, nodes, log));
-  console.log('\nfault          what happened                              grants  longest gap  terms  errors                                          violations');
+  console.log('\nfault          what happened                                grants  longest gap with no grant  primary terms seen  violations');
   for (const result of results) {
-    const errors = Object.entries(result.errors).map(([name, count]) => `${name} ${count}`).join(', ') || 'none';
     console.log(
-      `${result.fault.padEnd(14)} ${result.what.padEnd(42)} ${String(result.grants).padStart(6)}  ${`${(result.longestGapMs / 1000).toFixed(1)} s`.padStart(11)}  ${result.primaryTerms.join(',').padEnd(5)}  ${errors.slice(0, 46).padEnd(46)}  ${result.violations.length}`,
+      `${result.fault.padEnd(14)} ${result.what.padEnd(44)} ${String(result.grants).padStart(6)}  ${`${(result.longestGapMs / 1000).toFixed(1)} s`.padStart(25)}  ${result.primaryTerms.join(', ').padEnd(18)}  ${result.violations.length}`,
     );
+    const errors = Object.entries(result.errors).sort((a, b) => b[1] - a[1]).map(([name, count]) => `${name} ${count}`).join(', ');
+    console.log(`    errors: ${errors || 'none'}`);
     for (const violation of result.violations.slice(0, 10)) console.log(`    ${violation.kind}: ${violation.message}`);
   }
-  console.log(`\nhistories: results/faults/; the cluster keeps running (npm run cluster:stop)`);
+  if (argv.includes('--stop-after')) await stopCluster(nodes.length);
+  console.log(`\nhistories: results/faults/${argv.includes('--stop-after') ? '' : '; the cluster keeps running (npm run cluster:stop)'}`);
   return results.some((result) => result.violations.length > 0) ? 1 : 0;
 }
 
