@@ -2,7 +2,9 @@
  * npm run faults — drives the engine with concurrent clients against the project's 3-node cluster
  * while injecting one fault per run, records a history, checks it (faults/checker.ts) and prints a
  * table. Options: --duration S (per fault), --clients N, --keys N, --granularity document|tree,
- * --faults LIST (kill-primary, pause-primary, kill-replica, crash-holders, pause-holders), --short
+ * --faults LIST (kill-primary, pause-primary, kill-replica, crash-holders, pause-holders, stall-acquirers:
+ * multi-key acquires stalled past their TTL between two store calls, timeout-acquirers: multi-key
+ * acquires frozen for good after their first write, as a Lambda timeout leaves them), --short
  * (what `npm test` runs: kill-primary and pause-primary, 30 s each), --stop-after (stop the cluster at
  * the end). It needs the project's own nodes (it kills and pauses them): with ES_URL set it does nothing.
  */
@@ -11,13 +13,14 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@elastic/elasticsearch';
 import { LeaseLostError, LockContentionError, LockHeldError, LockOutcomeUnknownError, StoreUnavailableError } from '../functions/core/errors.js';
-import type { LockEngine } from '../functions/core/engine.js';
-import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLockIndex } from '../functions/store/index.js';
+import { LockEngine } from '../functions/core/engine.js';
+import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLockIndex, type ElasticsearchLockStore } from '../functions/store/index.js';
+import { interpose } from '../test/support/interposed-store.js';
 import { clusterNodes, signalNode, startCluster, startNode, stopCluster, waitForNodes, type ClusterNode } from '../infra/es/cluster.js';
 import { checkHistory } from './checker.js';
 import type { HeldKey, HistoryEvent } from './history.js';
 
-const FAULTS = ['kill-primary', 'pause-primary', 'kill-replica', 'crash-holders', 'pause-holders'] as const;
+const FAULTS = ['kill-primary', 'pause-primary', 'kill-replica', 'crash-holders', 'pause-holders', 'stall-acquirers', 'timeout-acquirers'] as const;
 type Fault = (typeof FAULTS)[number];
 
 interface Options {
@@ -65,10 +68,10 @@ interface Target {
   keys: (exclusive: boolean) => HeldKey[];
 }
 
-function targetFor(options: Options, random: () => number): Target {
-  if (options.granularity === 'document') {
+function targetFor(options: Options, random: () => number, multiKey = false): Target {
+  if (options.granularity === 'document' || multiKey) {
     const first = Math.floor(random() * options.keys);
-    const ids = random() < 0.3 && options.keys > 1 ? [`k${first}`, `k${(first + 1) % options.keys}`] : [`k${first}`];
+    const ids = (multiKey || random() < 0.3) && options.keys > 1 ? [`k${first}`, `k${(first + 1) % options.keys}`] : [`k${first}`];
     return { request: { granularity: 'document', ids }, keys: (exclusive) => ids.map((id) => ({ key: `d|${id}`, mode: exclusive ? 'X' : 'S' })) };
   }
   const paths = ['/a', '/a/b', '/a/b/c', '/a/d', '/e'];
@@ -83,18 +86,69 @@ function targetFor(options: Options, random: () => number): Target {
 
 const outcomeOf = (error: unknown): 'fail' | 'info' => (error instanceof LockOutcomeUnknownError || (error instanceof StoreUnavailableError && error.context.ambiguous) ? 'info' : 'fail');
 
-async function runClient(engine: LockEngine, options: Options, fault: Fault, id: number, until: number, history: HistoryEvent[]): Promise<void> {
+/**
+ * The acquirer faults act inside one client's acquire, between two of its store calls: each client
+ * has its own engine over the shared store, with a hook that a call can arm.
+ */
+function clientEngine(store: ElasticsearchLockStore, settings: LockEngine['settings']): { engine: LockEngine; arm: (fault: 'stall' | 'freeze') => void; disarm: () => void } {
+  let armed: 'stall' | 'freeze' | undefined;
+  let writes = 0;
+  const afterFirstWrite = async (): Promise<void> => {
+    if (!armed || writes === 0) return;
+    const fault = armed;
+    armed = undefined;
+    // Stalled past the TTL (2 s) between two rounds; or frozen for good, as a Lambda that timed out.
+    await (fault === 'stall' ? sleep(2_400) : new Promise<never>(() => {}));
+  };
+  const hooked = interpose(store, {
+    read: async (ids, next) => (await afterFirstWrite(), next(ids)),
+    readPrimary: async (ids, next) => (await afterFirstWrite(), next(ids)),
+    write: async (ops, next) => {
+      await afterFirstWrite();
+      const outcomes = await next(ops);
+      writes++;
+      return outcomes;
+    },
+  });
+  return {
+    engine: new LockEngine(hooked, settings),
+    arm: (fault) => {
+      armed = fault;
+      writes = 0;
+    },
+    disarm: () => {
+      armed = undefined;
+    },
+  };
+}
+
+async function runClient(shared: { store: ElasticsearchLockStore; settings: LockEngine['settings'] }, options: Options, fault: Fault, id: number, until: number, history: HistoryEvent[]): Promise<void> {
   const client = `c${id}`;
+  const { engine, arm, disarm } = clientEngine(shared.store, shared.settings);
   const record = (event: Omit<HistoryEvent, 'client' | 'time'>): void => void history.push({ client, time: Date.now(), ...event });
+  const acquirerFault = fault === 'stall-acquirers' || fault === 'timeout-acquirers';
   for (let call = 0; Date.now() < until; call++) {
-    const target = targetFor(options, Math.random);
+    const target = targetFor(options, Math.random, acquirerFault);
     const exclusive = Math.random() < 0.7;
     const keys = target.keys(exclusive);
+    const faulty = acquirerFault && Math.random() < 0.15;
+    if (faulty) arm(fault === 'stall-acquirers' ? 'stall' : 'freeze');
     record({ type: 'invoke', op: 'acquire', keys });
     let grant;
     try {
-      grant = await engine.acquire({ namespace: 'faults', ...target.request, mode: exclusive ? 'exclusive' : 'shared', owner: client, ttlMs: 2_000, waitMs: 1_000, requestId: `${client}-${call}` });
+      const acquiring = engine.acquire({ namespace: 'faults', ...target.request, mode: exclusive ? 'exclusive' : 'shared', owner: client, ttlMs: 2_000, waitMs: 1_000, requestId: `${client}-${call}` });
+      // A frozen call never answers: the caller gives up on it after its own timeout, and uses a fresh engine.
+      grant = await (faulty && fault === 'timeout-acquirers'
+        ? Promise.race([acquiring, sleep(3_000).then(() => Promise.reject(Object.assign(new Error('the function timed out'), { name: 'FunctionTimeout' })))])
+        : acquiring);
+      disarm();
     } catch (error) {
+      // An acquire refused before its first write never reached the fault: it must not carry over to the next call.
+      disarm();
+      if ((error as Error).name === 'FunctionTimeout') {
+        record({ type: 'info', op: 'acquire', error: 'FunctionTimeout' });
+        return runClient(shared, options, fault, id, until, history);
+      }
       record({ type: outcomeOf(error), op: 'acquire', error: (error as Error).name });
       if (!(error instanceof LockHeldError || error instanceof LockContentionError)) await sleep(50);
       continue;
@@ -129,7 +183,9 @@ async function runClient(engine: LockEngine, options: Options, fault: Fault, id:
 
 async function injectFault(fault: Fault, client: Client, index: string, nodes: ClusterNode[], startedAt: number, durationMs: number, log: (line: string) => void): Promise<string> {
   await sleep(Math.min(8_000, durationMs / 4));
-  if (fault === 'crash-holders' || fault === 'pause-holders') return 'clients only';
+  if (fault === 'crash-holders' || fault === 'pause-holders') return 'holders crash or stall (20 % of them)';
+  if (fault === 'stall-acquirers') return '15 % of acquires stall 2.4 s mid-call';
+  if (fault === 'timeout-acquirers') return '15 % of acquires freeze after a write';
   const { primary, replica } = await shardNodes(client, index, nodes);
   const victim = fault === 'kill-replica' ? replica : primary;
   if (!victim) return `no ${fault === 'kill-replica' ? 'replica' : 'primary'} found`;
@@ -164,7 +220,7 @@ async function runFault(fault: Fault, options: Options, nodes: ClusterNode[], lo
   const index = `faults-${fault}-${randomBytes(3).toString('hex')}`;
   await ensureLockIndex(client, index);
   await client.cluster.health({ index, wait_for_status: 'green', timeout: '60s' });
-  const { engine } = createLockEngine({ client, index, settings: { maxClockSkewMs: 100 } });
+  const { engine, store } = createLockEngine({ client, index, settings: { maxClockSkewMs: 100 } });
   const history: HistoryEvent[] = [];
   const startedAt = Date.now();
   const durationMs = options.durationS * 1_000;
@@ -173,7 +229,7 @@ async function runFault(fault: Fault, options: Options, nodes: ClusterNode[], lo
   const progress = setInterval(() => log(`${fault}: ${Math.round((Date.now() - startedAt) / 1000)} s, ${history.filter((event) => event.op === 'acquire' && event.type === 'ok').length} grants`), 10_000);
   const [what] = await Promise.all([
     injectFault(fault, client, index, nodes, startedAt, durationMs, log),
-    ...Array.from({ length: options.clients }, (_, id) => runClient(engine, options, fault, id, until, history)),
+    ...Array.from({ length: options.clients }, (_, id) => runClient({ store, settings: engine.settings }, options, fault, id, until, history)),
   ]);
   clearInterval(progress);
   await waitForNodes(nodes, nodes.length, 120_000);
@@ -202,10 +258,10 @@ async function main(): Promise<number> {
   await startCluster(3, (line) => log(line));
   const results: RunResult[] = [];
   for (const fault of options.faults) results.push(await runFault(fault, options, nodes, log));
-  console.log('\nfault          what happened                                grants  longest gap with no grant  primary terms seen  violations');
+  console.log(`\n${'fault'.padEnd(17)} ${'what happened'.padEnd(44)} grants  longest gap with no grant  primary terms seen  violations`);
   for (const result of results) {
     console.log(
-      `${result.fault.padEnd(14)} ${result.what.padEnd(44)} ${String(result.grants).padStart(6)}  ${`${(result.longestGapMs / 1000).toFixed(1)} s`.padStart(25)}  ${result.primaryTerms.join(', ').padEnd(18)}  ${result.violations.length}`,
+      `${result.fault.padEnd(17)} ${result.what.padEnd(44)} ${String(result.grants).padStart(6)}  ${`${(result.longestGapMs / 1000).toFixed(1)} s`.padStart(25)}  ${result.primaryTerms.join(', ').padEnd(18)}  ${result.violations.length}`,
     );
     const errors = Object.entries(result.errors).sort((a, b) => b[1] - a[1]).map(([name, count]) => `${name} ${count}`).join(', ');
     console.log(`    errors: ${errors || 'none'}`);
