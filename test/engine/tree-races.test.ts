@@ -178,6 +178,16 @@ describe('tree locks whose holders fail', () => {
     await engine.release({ leaseToken: file.leaseToken });
   });
 
+  it('a directory lock without waitMs does not hold the files below out while an established lock below keeps it waiting', async () => {
+    const namespace = 'no-wait-established';
+    const file = await engine.acquire({ namespace, granularity: 'tree', path: '/y/z/file', owner: 'editor' });
+    await sleep(300); // older than the grace given to locks below that may still be backing off
+    const started = performance.now();
+    await expect(engine.acquire({ namespace, granularity: 'tree', path: '/y', owner: 'renamer' })).rejects.toBeInstanceOf(LockHeldError);
+    expect(performance.now() - started).toBeLessThan(engine.settings.retry.maxDelayMs / 4);
+    await engine.release({ leaseToken: file.leaseToken });
+  });
+
   it('a dead directory holder blocks the files below until its lease ends, then a file lock gets in with a larger token', async () => {
     const namespace = 'dead-dir';
     const dead = await engine.acquire({ namespace, granularity: 'tree', path: '/q', owner: 'crashed', ttlMs: 1_000 });

@@ -35,6 +35,12 @@ export interface ScopeHold {
   lock: StoredLock;
   /** Until when locks below may be waited for (the acquire's `waitMs`, or a short grace for ones about to back off). */
   waitBelowUntil: number;
+  /**
+   * The caller asked for no wait: only locks below granted within the grace are waited for (they
+   * are likely acquires that will see us and back off); an established one refuses us at once,
+   * rather than keep every lock below out while we wait for nothing.
+   */
+  graceOnlyMs?: number;
   /** The ancestors as the primary had them right after `lock` was written (same request): saves the first read. */
   ancestorsRead?: Map<string, StoredLock | null>;
 }
@@ -175,6 +181,11 @@ async function waitForLocksBelow(context: EngineContext, hold: ScopeHold): Promi
   }
   let blocking = below.filter((lock) => blockingIn(lock, settings.now()).length > 0);
   if (blocking.length === 0) return 'drained';
+  if (hold.graceOnlyMs !== undefined) {
+    const now = settings.now();
+    const established = blocking.filter((lock) => blockingIn(lock, now).some((holder) => holder.grantedAt < now - hold.graceOnlyMs!));
+    if (established.length > 0) throw heldError(context, established.map((lock) => conflictOf(lock.body.key, own, blockingIn(lock, now), now, skew)), now);
+  }
   const ourExpiry = ourHolder(hold.lock, hold.leaseId).expiresAt;
   for (let round = 0; ; round++) {
     const now = settings.now();

@@ -47,6 +47,7 @@ export const treeRules: GranularityRules<'tree'> = {
       ...(held.guardsRead ? { ancestorsRead: held.guardsRead } : {}),
       // Locks below that saw us back off within a round trip or two: worth a short wait even when the caller wants none.
       waitBelowUntil: Math.max(held.deadline, settings.now() + settings.retry.maxDelayMs / 4),
+      ...(held.deadline <= settings.now() ? { graceOnlyMs: settings.retry.maxDelayMs / 4 } : {}),
     });
     return [lock];
   },
