@@ -15,7 +15,7 @@ import type { Client } from '@elastic/elasticsearch';
 import { LeaseLostError, LockContentionError, LockHeldError, LockOutcomeUnknownError, StoreUnavailableError } from '../functions/core/errors.js';
 import { LockEngine } from '../functions/core/engine.js';
 import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLockIndex, type ElasticsearchLockStore } from '../functions/store/index.js';
-import { interpose } from '../test/support/interposed-store.js';
+import { interpose } from './interposed-store.js';
 import { clusterNodes, signalNode, startCluster, startNode, stopCluster, waitForNodes, type ClusterNode } from '../infra/es/cluster.js';
 import { checkHistory } from './checker.js';
 import type { HeldKey, HistoryEvent } from './history.js';

@@ -24,7 +24,7 @@ import type { Grant, LockTarget } from '../../functions/core/model.js';
 import type { StoredLock } from '../../functions/core/store.js';
 import { ElasticsearchLockStore, deleteLockIndex, ensureLockIndex } from '../../functions/store/index.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
-import { interpose, type StoreHooks } from '../support/interposed-store.js';
+import { interpose, type StoreHooks } from '../../faults/interposed-store.js';
 
 const SKEW = 50;
 let client: Client;

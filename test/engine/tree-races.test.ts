@@ -14,7 +14,7 @@ import { lockDocId } from '../../functions/core/keys.js';
 import type { RequestedMode } from '../../functions/core/model.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
-import { interpose } from '../support/interposed-store.js';
+import { interpose } from '../../faults/interposed-store.js';
 
 const ROUNDS = Number(process.env.TREE_RACE_ROUNDS ?? 12);
 const SKEW = 50;

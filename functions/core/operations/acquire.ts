@@ -6,11 +6,11 @@ import { createHash } from 'node:crypto';
 import { allExclusive } from '../compatibility.js';
 import { FencingRangeError, LockContentionError, LockHeldError, LockOutcomeUnknownError, StoreUnavailableError } from '../errors.js';
 import { encodable, maxFencingToken } from '../fencing.js';
-import { describeTarget, rulesFor } from '../granularity/index.js';
+import { describeTarget, rulesFor, type GranularityRules } from '../granularity/index.js';
 import { encodeToken, hintFor, newLease, type NewLease } from '../lease-token.js';
 import { decideAcquire, fenceOf, type Claim } from '../lock-document.js';
 import { lockDocId, planKeys } from '../keys.js';
-import type { AcquireRequest, ConflictingKey, Grant, LockDocument, PlannedKey } from '../model.js';
+import type { AcquireRequest, ConflictingKey, Grant, Granularity, LockDocument, PlannedKey } from '../model.js';
 import type { StoredLock, WriteOp } from '../store.js';
 import { writeUntilSettled } from '../write-loop.js';
 import { rollback } from './remove-lease.js';
@@ -117,7 +117,7 @@ async function attemptOnce(context: EngineContext, request: AcquireRequest, keys
       keysOf: (pending) => pending.map((key) => key.key),
       ...(guards.length > 0 ? { alsoRead: guards, readAlong: (read: Map<string, StoredLock | null>) => void (guardsRead = read) } : {}),
     });
-    await confirmScope(context, request, keys, held, lease.leaseId, deadline, guardsRead);
+    if (rules.confirm) await confirmScope(context, rules.confirm, request, keys, held, lease.leaseId, deadline, guardsRead);
     return confirmedGrant(context, request, keys, held, lease);
   } catch (error) {
     throw await abandon(context, request, [...held.values()].map((entry) => entry.lock), lease.leaseId, error as Error, unresolved, latestExpiry + skew);
@@ -127,6 +127,7 @@ async function attemptOnce(context: EngineContext, request: AcquireRequest, keys
 /** What the granularity checks beyond the documents it wrote (tree: ancestors, locks below); may re-write them. */
 async function confirmScope(
   context: EngineContext,
+  confirm: NonNullable<GranularityRules<Granularity>['confirm']>,
   request: AcquireRequest,
   keys: PlannedKey[],
   held: Map<string, HeldKey>,
@@ -134,10 +135,8 @@ async function confirmScope(
   deadline: number,
   guardsRead: Map<string, StoredLock | null> | undefined,
 ): Promise<void> {
-  const rules = rulesFor(request.target.granularity);
-  if (!rules.confirm) return;
   const locks = keys.map((key) => held.get(key.docId)!.lock);
-  const confirmed = await rules.confirm(context, { target: request.target, mode: request.mode, ttlMs: request.ttlMs, leaseId, locks, deadline, ...(guardsRead ? { guardsRead } : {}) });
+  const confirmed = await confirm(context, { target: request.target, mode: request.mode, ttlMs: request.ttlMs, leaseId, locks, deadline, ...(guardsRead ? { guardsRead } : {}) });
   confirmed.forEach((lock, index) => {
     const entry = held.get(keys[index]!.docId)!;
     held.set(entry.key.docId, { ...entry, lock });
