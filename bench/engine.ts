@@ -6,9 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@elastic/elasticsearch';
+import { lockDocId } from '../functions/core/keys.js';
 import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLockIndex } from '../functions/store/index.js';
 import { resolveElasticsearch } from '../infra/es/target.js';
-import { lockDocId } from '../functions/core/keys.js';
 import { seedsTreeRecipe } from './seeds-tree-recipe.js';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -37,7 +37,18 @@ async function main(): Promise<void> {
   const run = randomBytes(3).toString('hex');
   // One index per row, all with the lock index definition: no row pays for another's segments and merges.
   const indices = ['raw', 'signed', 'unsigned', 'tree', 'recipe', 'rawcond', 'hot', 'spread', 'mix2', 'mix5'].map((row) => `bench-${row}-${run}`);
-  const [rawIndex, signedIndex, unsignedIndex, treeIndex, recipeIndex, rawCondIndex, hotIndex, spreadIndex, mix2Index, mix5Index] = indices as [string, string, string, string, string, string, string, string, string, string];
+  const [rawIndex, signedIndex, unsignedIndex, treeIndex, recipeIndex, rawCondIndex, hotIndex, spreadIndex, mix2Index, mix5Index] = indices as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
   for (const index of indices) await ensureLockIndex(client, index);
   const signingKey = randomBytes(32);
   const signed = createLockEngine({ client, index: signedIndex, settings: { tokenSigningKey: signingKey } }).engine;
@@ -88,14 +99,26 @@ async function main(): Promise<void> {
     {
       name: 'engine tree, distinct files under one hot top directory (depth 3)',
       cycle: async (worker, i) => {
-        const grant = await hot.acquire({ namespace: 'bench-hot', granularity: 'tree', path: `/hot/d${worker % 4}/f${worker}-${i % 50}`, owner: `w${worker}`, waitMs: 5_000 });
+        const grant = await hot.acquire({
+          namespace: 'bench-hot',
+          granularity: 'tree',
+          path: `/hot/d${worker % 4}/f${worker}-${i % 50}`,
+          owner: `w${worker}`,
+          waitMs: 5_000,
+        });
         await hot.release({ leaseToken: grant.leaseToken });
       },
     },
     {
       name: 'engine tree, distinct files in distinct top directories (depth 3)',
       cycle: async (worker, i) => {
-        const grant = await spread.acquire({ namespace: 'bench-spread', granularity: 'tree', path: `/top${worker}/d${i % 4}/f${i % 50}`, owner: `w${worker}`, waitMs: 5_000 });
+        const grant = await spread.acquire({
+          namespace: 'bench-spread',
+          granularity: 'tree',
+          path: `/top${worker}/d${i % 4}/f${i % 50}`,
+          owner: `w${worker}`,
+          waitMs: 5_000,
+        });
         await spread.release({ leaseToken: grant.leaseToken });
       },
     },
@@ -104,7 +127,12 @@ async function main(): Promise<void> {
     {
       name: 'engine tree acquire + release, depth 4',
       cycle: async (worker, i) => {
-        const grant = await tree.acquire({ namespace: 'bench-tree', granularity: 'tree', path: `/w${worker}/projects/p${i % 5}/file${i % 50}`, owner: `w${worker}` });
+        const grant = await tree.acquire({
+          namespace: 'bench-tree',
+          granularity: 'tree',
+          path: `/w${worker}/projects/p${i % 5}/file${i % 50}`,
+          owner: `w${worker}`,
+        });
         await tree.release({ leaseToken: grant.leaseToken });
       },
     },
@@ -186,19 +214,35 @@ async function main(): Promise<void> {
   ];
   console.log('');
   for (const ratio of ratios) {
-    const verdict = ratio.target === undefined ? '' : ratio.value >= ratio.target ? `  (target >= ${ratio.target}: met)` : `  (target >= ${ratio.target}: NOT met)`;
+    const verdict =
+      ratio.target === undefined ? '' : ratio.value >= ratio.target ? `  (target >= ${ratio.target}: met)` : `  (target >= ${ratio.target}: NOT met)`;
     console.log(`${ratio.label.padEnd(68)} ${ratio.value.toFixed(2)}${verdict}`);
   }
   console.log('');
   for (const [name, latencies] of directoryLatencies) {
     const sorted = [...latencies].sort((a, b) => a - b);
     const at = (q: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!);
-    console.log(`${`directory-lock acquire latency, ${name.replace('engine tree, ', '')}`.padEnd(68)} p50 ${at(0.5).toFixed(0)} ms, p95 ${at(0.95).toFixed(0)} ms, max ${at(1).toFixed(0)} ms (${sorted.length} locks)`);
+    console.log(
+      `${`directory-lock acquire latency, ${name.replace('engine tree, ', '')}`.padEnd(68)} p50 ${at(0.5).toFixed(0)} ms, p95 ${at(0.95).toFixed(0)} ms, max ${at(1).toFixed(0)} ms (${sorted.length} locks)`,
+    );
   }
   const outDir = join('results', 'bench');
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, 'engine.svg'), barChart(rows.map((row) => ({ label: row.name, value: rate(row.name) }))));
-  writeFileSync(join(outDir, 'engine.json'), JSON.stringify({ concurrency: CONCURRENCY, seconds, rows: rows.map((row) => ({ name: row.name, cyclesPerSecond: rate(row.name), clientCpuMicrosPerCycle: cpuPerCycle(row.name) })), ratios, directoryLatencies: Object.fromEntries(directoryLatencies) }, null, 2));
+  writeFileSync(
+    join(outDir, 'engine.json'),
+    JSON.stringify(
+      {
+        concurrency: CONCURRENCY,
+        seconds,
+        rows: rows.map((row) => ({ name: row.name, cyclesPerSecond: rate(row.name), clientCpuMicrosPerCycle: cpuPerCycle(row.name) })),
+        ratios,
+        directoryLatencies: Object.fromEntries(directoryLatencies),
+      },
+      null,
+      2,
+    ),
+  );
   console.log(`\nchart: ${join(outDir, 'engine.svg')}`);
 
   for (const index of indices) await deleteLockIndex(client, index);
@@ -214,7 +258,18 @@ function rawLockDocument(id: string, worker: number) {
     granularity: 'document',
     key: id,
     lockId: id,
-    holders: [{ lease: randomBytes(16).toString('base64url'), proof: randomBytes(32).toString('base64url'), owner: `w${worker}`, mode: 'X', expiresAt: now + 30_000, grantedAt: now, fence: null, request: null }],
+    holders: [
+      {
+        lease: randomBytes(16).toString('base64url'),
+        proof: randomBytes(32).toString('base64url'),
+        owner: `w${worker}`,
+        mode: 'X',
+        expiresAt: now + 30_000,
+        grantedAt: now,
+        fence: null,
+        request: null,
+      },
+    ],
     minExpiresAt: now + 30_000,
     maxExpiresAt: now + 30_000,
     updatedAt: now,
@@ -227,12 +282,12 @@ function barChart(bars: Array<{ label: string; value: number }>): string {
   const labelWidth = 390;
   const plotWidth = 360;
   const height = bars.length * rowHeight + 50;
-  const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/'/g, '&#39;');
+  const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/'/g, '&#39;');
   const rows = bars
     .map((bar, index) => {
       const y = 40 + index * rowHeight;
       const width = Math.max(1, (bar.value / max) * plotWidth);
-      return `<text x="${labelWidth - 8}" y="${y + 17}" text-anchor="end">${escape(bar.label)}</text><rect x="${labelWidth}" y="${y + 4}" width="${width.toFixed(1)}" height="20" fill="#3b7dd8"/><text x="${labelWidth + width + 6}" y="${y + 18}">${bar.value.toFixed(0)}/s</text>`;
+      return `<text x="${labelWidth - 8}" y="${y + 17}" text-anchor="end">${escapeXml(bar.label)}</text><rect x="${labelWidth}" y="${y + 4}" width="${width.toFixed(1)}" height="20" fill="#3b7dd8"/><text x="${labelWidth + width + 6}" y="${y + 18}">${bar.value.toFixed(0)}/s</text>`;
     })
     .join('');
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${labelWidth + plotWidth + 80}" height="${height}" font-family="sans-serif" font-size="13"><text x="10" y="22" font-weight="bold">Lock cycles per second (${CONCURRENCY} concurrent workers)</text>${rows}</svg>\n`;

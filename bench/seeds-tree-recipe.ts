@@ -22,7 +22,16 @@ interface Counter {
 
 export function seedsTreeRecipe(client: Client, index: string) {
   const id = (path: string) => lockDocId('recipe', 'tree', path);
-  const body = (path: string, count: number): Counter => ({ namespace: 'recipe', granularity: 'tree', key: path, lockId: id(path), holders: [], minExpiresAt: 0, maxExpiresAt: 0, updatedAt: count });
+  const body = (path: string, count: number): Counter => ({
+    namespace: 'recipe',
+    granularity: 'tree',
+    key: path,
+    lockId: id(path),
+    holders: [],
+    minExpiresAt: 0,
+    maxExpiresAt: 0,
+    updatedAt: count,
+  });
 
   async function adjust(path: string, delta: 1 | -1): Promise<void> {
     for (;;) {
@@ -33,7 +42,13 @@ export function seedsTreeRecipe(client: Client, index: string) {
         } else if (current._source!.updatedAt + delta === 0) {
           await client.delete({ index, id: id(path), if_seq_no: current._seq_no!, if_primary_term: current._primary_term! });
         } else {
-          await client.index({ index, id: id(path), document: body(path, current._source!.updatedAt + delta), if_seq_no: current._seq_no!, if_primary_term: current._primary_term! });
+          await client.index({
+            index,
+            id: id(path),
+            document: body(path, current._source!.updatedAt + delta),
+            if_seq_no: current._seq_no!,
+            if_primary_term: current._primary_term!,
+          });
         }
         return;
       } catch (error) {

@@ -36,7 +36,14 @@ export function holdsOf(history: readonly HistoryEvent[]): Hold[] {
   const holds = new Map<string, Hold>();
   for (const event of [...history].sort((a, b) => a.time - b.time)) {
     if (event.op === 'acquire' && event.type === 'ok' && event.leaseId && event.keys && event.fencingToken && event.expiresAt !== undefined) {
-      holds.set(event.leaseId, { client: event.client, leaseId: event.leaseId, keys: event.keys, fencingToken: event.fencingToken, grantedAt: event.time, endsAt: event.expiresAt });
+      holds.set(event.leaseId, {
+        client: event.client,
+        leaseId: event.leaseId,
+        keys: event.keys,
+        fencingToken: event.fencingToken,
+        grantedAt: event.time,
+        endsAt: event.expiresAt,
+      });
       continue;
     }
     const hold = event.leaseId ? holds.get(event.leaseId) : undefined;
@@ -57,7 +64,8 @@ export function checkHistory(history: readonly HistoryEvent[], options: CheckerO
   const invokedAt = new Map<string, number>();
   for (const event of [...history].sort((a, b) => a.time - b.time)) {
     if (event.type === 'invoke') invokedAt.set(event.client, event.time);
-    const confirms = event.type === 'ok' && !event.forged && event.leaseId && (event.op === 'renew' || (event.op === 'release' && event.outcome === 'released'));
+    const confirms =
+      event.type === 'ok' && !event.forged && event.leaseId && (event.op === 'renew' || (event.op === 'release' && event.outcome === 'released'));
     if (confirms) confirmations.set(event.leaseId!, [...(confirmations.get(event.leaseId!) ?? []), invokedAt.get(event.client) ?? event.time]);
   }
   for (const [index, first] of holds.entries()) {
@@ -70,7 +78,10 @@ export function checkHistory(history: readonly HistoryEvent[], options: CheckerO
         if (overlap > options.maxClockSkewMs) violations.push({ kind: 'overlap', message: `${describe}: held together for ${Math.round(overlap)} ms` });
         const confirmedLate = (confirmations.get(first.leaseId) ?? []).find((at) => at > second.grantedAt + options.maxClockSkewMs && at < second.endsAt);
         if (confirmedLate !== undefined) {
-          violations.push({ kind: 'lost-grant', message: `${describe}: ${first.client} was told it still held the lock ${Math.round(confirmedLate - second.grantedAt)} ms after ${second.client} got it` });
+          violations.push({
+            kind: 'lost-grant',
+            message: `${describe}: ${first.client} was told it still held the lock ${Math.round(confirmedLate - second.grantedAt)} ms after ${second.client} got it`,
+          });
         }
         if (compareTokens(second.fencingToken, first.fencingToken) <= 0) {
           violations.push({ kind: 'fencing-order', message: `${describe}: ${second.client} was granted later with a token that is not larger` });
@@ -81,7 +92,10 @@ export function checkHistory(history: readonly HistoryEvent[], options: CheckerO
   for (const event of history) {
     if (!event.forged || event.type !== 'ok' || event.op === 'acquire') continue;
     if (event.op === 'release' && (event.outcome === 'not_held' || event.outcome === undefined)) continue;
-    violations.push({ kind: 'non-holder-succeeded', message: `${event.client}'s ${event.op} with a forged token for lease ${event.leaseId} succeeded${event.outcome ? ` (${event.outcome})` : ''}` });
+    violations.push({
+      kind: 'non-holder-succeeded',
+      message: `${event.client}'s ${event.op} with a forged token for lease ${event.leaseId} succeeded${event.outcome ? ` (${event.outcome})` : ''}`,
+    });
   }
   return violations;
 }

@@ -16,14 +16,25 @@ export interface StoreHooks {
   findLiveBelow?: (query: BelowQuery, next: (query: BelowQuery) => Promise<BelowResult>, call: number) => Promise<BelowResult>;
 }
 
-export function interpose(store: LockStore, hooks: StoreHooks): LockStore & { calls: { read: number; readPrimary: number; write: number; findLiveBelow: number } } {
+export function interpose(
+  store: LockStore,
+  hooks: StoreHooks,
+): LockStore & { calls: { read: number; readPrimary: number; write: number; findLiveBelow: number } } {
   const calls = { read: 0, readPrimary: 0, write: 0, findLiveBelow: 0 };
   return {
     calls,
-    read: (ids) => (hooks.read ? hooks.read(ids, (again) => store.read(again), ++calls.read) : (calls.read++, store.read(ids))),
-    readPrimary: (ids) =>
-      hooks.readPrimary ? hooks.readPrimary(ids, (again) => store.readPrimary(again), ++calls.readPrimary) : (calls.readPrimary++, store.readPrimary(ids)),
-    write: (ops) => (hooks.write ? hooks.write(ops, (again) => store.write(again), ++calls.write) : (calls.write++, store.write(ops))),
+    read: (ids) => {
+      calls.read++;
+      return hooks.read ? hooks.read(ids, (again) => store.read(again), calls.read) : store.read(ids);
+    },
+    readPrimary: (ids) => {
+      calls.readPrimary++;
+      return hooks.readPrimary ? hooks.readPrimary(ids, (again) => store.readPrimary(again), calls.readPrimary) : store.readPrimary(ids);
+    },
+    write: (ops) => {
+      calls.write++;
+      return hooks.write ? hooks.write(ops, (again) => store.write(again), calls.write) : store.write(ops);
+    },
     // The write hook sees a write-then-read as its writes; the reads ride along with whatever `next` sent.
     writeThenRead: async (ops, ids) => {
       let read = new Map<string, StoredLock | null>();
@@ -32,12 +43,15 @@ export function interpose(store: LockStore, hooks: StoreHooks): LockStore & { ca
         read = result.read;
         return result.outcomes;
       };
-      const outcomes = hooks.write ? await hooks.write(ops, send, ++calls.write) : (calls.write++, await send(ops));
+      calls.write++;
+      const outcomes = hooks.write ? await hooks.write(ops, send, calls.write) : await send(ops);
       return { outcomes, read };
     },
     findExpired: (before, size, after) => store.findExpired(before, size, after),
     list: (query) => store.list(query),
-    findLiveBelow: (query) =>
-      hooks.findLiveBelow ? hooks.findLiveBelow(query, (again) => store.findLiveBelow(again), ++calls.findLiveBelow) : (calls.findLiveBelow++, store.findLiveBelow(query)),
+    findLiveBelow: (query) => {
+      calls.findLiveBelow++;
+      return hooks.findLiveBelow ? hooks.findLiveBelow(query, (again) => store.findLiveBelow(again), calls.findLiveBelow) : store.findLiveBelow(query);
+    },
   };
 }

@@ -12,13 +12,14 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@elastic/elasticsearch';
-import { LeaseLostError, LockContentionError, LockHeldError, LockOutcomeUnknownError, StoreUnavailableError } from '../functions/core/errors.js';
 import { LockEngine } from '../functions/core/engine.js';
-import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLockIndex, type ElasticsearchLockStore } from '../functions/store/index.js';
-import { interpose } from './interposed-store.js';
-import { clusterNodes, signalNode, startCluster, startNode, stopCluster, waitForNodes, type ClusterNode } from '../infra/es/cluster.js';
+import { LeaseLostError, LockContentionError, LockHeldError, LockOutcomeUnknownError, StoreUnavailableError } from '../functions/core/errors.js';
+import type { Grant } from '../functions/core/model.js';
+import { createElasticsearchClient, createLockEngine, deleteLockIndex, type ElasticsearchLockStore, ensureLockIndex } from '../functions/store/index.js';
+import { type ClusterNode, clusterNodes, signalNode, startCluster, startNode, stopCluster, waitForNodes } from '../infra/es/cluster.js';
 import { checkHistory } from './checker.js';
 import type { HeldKey, HistoryEvent } from './history.js';
+import { interpose } from './interposed-store.js';
 
 const FAULTS = ['kill-primary', 'pause-primary', 'kill-replica', 'crash-holders', 'pause-holders', 'stall-acquirers', 'timeout-acquirers'] as const;
 type Fault = (typeof FAULTS)[number];
@@ -50,7 +51,13 @@ function parseOptions(argv: string[]): Options {
   if (unknown.length > 0) throw new Error(`--faults: unknown ${unknown.join(', ')} (known: ${FAULTS.join(', ')})`);
   const granularity = value('--granularity') ?? 'document';
   if (granularity !== 'document' && granularity !== 'tree') throw new Error('--granularity must be document or tree');
-  return { durationS: integer('--duration', short ? 30 : 60, 10), clients: integer('--clients', 8, 1), keys: integer('--keys', 4, 1), granularity, faults: faults as Fault[] };
+  return {
+    durationS: integer('--duration', short ? 30 : 60, 10),
+    clients: integer('--clients', 8, 1),
+    keys: integer('--keys', 4, 1),
+    granularity,
+    faults: faults as Fault[],
+  };
 }
 
 /** Which cluster node holds the lock index's primary, and which its replica. */
@@ -58,7 +65,8 @@ async function shardNodes(client: Client, index: string, nodes: ClusterNode[]): 
   const response = await client.searchShards({ index });
   const names = new Map(Object.entries(response.nodes).map(([id, node]) => [id, node.name]));
   const copies = response.shards.flat();
-  const byCopy = (primary: boolean) => nodes.find((node) => node.name === names.get(copies.find((copy) => copy.primary === primary && copy.state === 'STARTED')?.node ?? ''));
+  const byCopy = (primary: boolean) =>
+    nodes.find((node) => node.name === names.get(copies.find((copy) => copy.primary === primary && copy.state === 'STARTED')?.node ?? ''));
   return { primary: byCopy(true), replica: byCopy(false) };
 }
 
@@ -80,17 +88,24 @@ function targetFor(options: Options, random: () => number, multiKey = false): Ta
   const above = segments.slice(0, -1).map((_, index) => `/${segments.slice(0, index + 1).join('/')}`);
   return {
     request: { granularity: 'tree', path },
-    keys: (exclusive) => [...above.map((ancestor) => ({ key: `t|${ancestor}`, mode: exclusive ? ('IX' as const) : ('IS' as const) })), { key: `t|${path}`, mode: exclusive ? ('X' as const) : ('S' as const) }],
+    keys: (exclusive) => [
+      ...above.map((ancestor) => ({ key: `t|${ancestor}`, mode: exclusive ? ('IX' as const) : ('IS' as const) })),
+      { key: `t|${path}`, mode: exclusive ? ('X' as const) : ('S' as const) },
+    ],
   };
 }
 
-const outcomeOf = (error: unknown): 'fail' | 'info' => (error instanceof LockOutcomeUnknownError || (error instanceof StoreUnavailableError && error.context.ambiguous) ? 'info' : 'fail');
+const outcomeOf = (error: unknown): 'fail' | 'info' =>
+  error instanceof LockOutcomeUnknownError || (error instanceof StoreUnavailableError && error.context.ambiguous) ? 'info' : 'fail';
 
 /**
  * The acquirer faults act inside one client's acquire, between two of its store calls: each client
  * has its own engine over the shared store, with a hook that a call can arm.
  */
-function clientEngine(store: ElasticsearchLockStore, settings: LockEngine['settings']): { engine: LockEngine; arm: (fault: 'stall' | 'freeze') => void; disarm: () => void } {
+function clientEngine(
+  store: ElasticsearchLockStore,
+  settings: LockEngine['settings'],
+): { engine: LockEngine; arm: (fault: 'stall' | 'freeze') => void; disarm: () => void } {
   let armed: 'stall' | 'freeze' | undefined;
   let writes = 0;
   const afterFirstWrite = async (): Promise<void> => {
@@ -101,8 +116,14 @@ function clientEngine(store: ElasticsearchLockStore, settings: LockEngine['setti
     await (fault === 'stall' ? sleep(2_400) : new Promise<never>(() => {}));
   };
   const hooked = interpose(store, {
-    read: async (ids, next) => (await afterFirstWrite(), next(ids)),
-    readPrimary: async (ids, next) => (await afterFirstWrite(), next(ids)),
+    read: async (ids, next) => {
+      await afterFirstWrite();
+      return next(ids);
+    },
+    readPrimary: async (ids, next) => {
+      await afterFirstWrite();
+      return next(ids);
+    },
     write: async (ops, next) => {
       await afterFirstWrite();
       const outcomes = await next(ops);
@@ -122,7 +143,14 @@ function clientEngine(store: ElasticsearchLockStore, settings: LockEngine['setti
   };
 }
 
-async function runClient(shared: { store: ElasticsearchLockStore; settings: LockEngine['settings'] }, options: Options, fault: Fault, id: number, until: number, history: HistoryEvent[]): Promise<void> {
+async function runClient(
+  shared: { store: ElasticsearchLockStore; settings: LockEngine['settings'] },
+  options: Options,
+  fault: Fault,
+  id: number,
+  until: number,
+  history: HistoryEvent[],
+): Promise<void> {
   const client = `c${id}`;
   const { engine, arm, disarm } = clientEngine(shared.store, shared.settings);
   const record = (event: Omit<HistoryEvent, 'client' | 'time'>): void => void history.push({ client, time: Date.now(), ...event });
@@ -134,9 +162,17 @@ async function runClient(shared: { store: ElasticsearchLockStore; settings: Lock
     const faulty = acquirerFault && Math.random() < 0.15;
     if (faulty) arm(fault === 'stall-acquirers' ? 'stall' : 'freeze');
     record({ type: 'invoke', op: 'acquire', keys });
-    let grant;
+    let grant: Grant;
     try {
-      const acquiring = engine.acquire({ namespace: 'faults', ...target.request, mode: exclusive ? 'exclusive' : 'shared', owner: client, ttlMs: 2_000, waitMs: 1_000, requestId: `${client}-${call}` });
+      const acquiring = engine.acquire({
+        namespace: 'faults',
+        ...target.request,
+        mode: exclusive ? 'exclusive' : 'shared',
+        owner: client,
+        ttlMs: 2_000,
+        waitMs: 1_000,
+        requestId: `${client}-${call}`,
+      });
       // A frozen call never answers: the caller gives up on it after its own timeout, and uses a fresh engine.
       grant = await (faulty && fault === 'timeout-acquirers'
         ? Promise.race([acquiring, sleep(3_000).then(() => Promise.reject(Object.assign(new Error('the function timed out'), { name: 'FunctionTimeout' })))])
@@ -181,7 +217,15 @@ async function runClient(shared: { store: ElasticsearchLockStore; settings: Lock
   }
 }
 
-async function injectFault(fault: Fault, client: Client, index: string, nodes: ClusterNode[], startedAt: number, durationMs: number, log: (line: string) => void): Promise<string> {
+async function injectFault(
+  fault: Fault,
+  client: Client,
+  index: string,
+  nodes: ClusterNode[],
+  startedAt: number,
+  durationMs: number,
+  log: (line: string) => void,
+): Promise<string> {
   await sleep(Math.min(8_000, durationMs / 4));
   if (fault === 'crash-holders' || fault === 'pause-holders') return 'holders crash or stall (20 % of them)';
   if (fault === 'stall-acquirers') return '15 % of acquires stall 2.4 s mid-call';
@@ -226,7 +270,13 @@ async function runFault(fault: Fault, options: Options, nodes: ClusterNode[], lo
   const durationMs = options.durationS * 1_000;
   const until = startedAt + durationMs;
   log(`${fault}: ${options.clients} clients on ${options.keys} keys (${options.granularity}) for ${options.durationS} s`);
-  const progress = setInterval(() => log(`${fault}: ${Math.round((Date.now() - startedAt) / 1000)} s, ${history.filter((event) => event.op === 'acquire' && event.type === 'ok').length} grants`), 10_000);
+  const progress = setInterval(
+    () =>
+      log(
+        `${fault}: ${Math.round((Date.now() - startedAt) / 1000)} s, ${history.filter((event) => event.op === 'acquire' && event.type === 'ok').length} grants`,
+      ),
+    10_000,
+  );
   const [what] = await Promise.all([
     injectFault(fault, client, index, nodes, startedAt, durationMs, log),
     ...Array.from({ length: options.clients }, (_, id) => runClient({ store, settings: engine.settings }, options, fault, id, until, history)),
@@ -251,7 +301,7 @@ async function main(): Promise<number> {
   const options = parseOptions(argv);
   const log = (line: string): void => console.error(`[faults] ${line}`);
   if (process.env.ES_URL) {
-    log('skipped: ES_URL is set, and the fault runner kills and pauses nodes, so it runs only on the project\'s own cluster');
+    log("skipped: ES_URL is set, and the fault runner kills and pauses nodes, so it runs only on the project's own cluster");
     return 0;
   }
   const nodes = clusterNodes(3);
@@ -263,7 +313,10 @@ async function main(): Promise<number> {
     console.log(
       `${result.fault.padEnd(17)} ${result.what.padEnd(44)} ${String(result.grants).padStart(6)}  ${`${(result.longestGapMs / 1000).toFixed(1)} s`.padStart(25)}  ${result.primaryTerms.join(', ').padEnd(18)}  ${result.violations.length}`,
     );
-    const errors = Object.entries(result.errors).sort((a, b) => b[1] - a[1]).map(([name, count]) => `${name} ${count}`).join(', ');
+    const errors = Object.entries(result.errors)
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, count]) => `${name} ${count}`)
+      .join(', ');
     console.log(`    errors: ${errors || 'none'}`);
     for (const violation of result.violations.slice(0, 10)) console.log(`    ${violation.kind}: ${violation.message}`);
   }

@@ -19,15 +19,15 @@ import { backoffDelayMs, retryDelayMs } from './lib/backoff.ts';
 import { defaultRetry, defaultSchedule, defaultWorkload, runConfig } from './lib/defaults.ts';
 import {
   HOLD_MARKER,
+  type HoldRecord,
+  type K6RunConfig,
   lockPlan,
   namespaceFor,
   operationSource,
   rampLevelAt,
   rampStages,
-  stageTag,
-  type HoldRecord,
-  type K6RunConfig,
   type Strategy,
+  stageTag,
 } from './lib/workload.ts';
 
 function loadConfig(): K6RunConfig {
@@ -90,7 +90,7 @@ function thresholds(): Record<string, string[]> {
     result[`gave_up{stage:steady,op:${op}}`] = ['count>=0'];
     result[`acquire_latency{stage:steady,op:${op}}`] = ['p(99)>=0'];
   }
-  result['dropped_iterations'] = ['count>=0'];
+  result.dropped_iterations = ['count>=0'];
   for (const scenario of ['steady', 'ramp']) result[`dropped_iterations{scenario:${scenario}}`] = ['count>=0'];
   return result;
 }

@@ -109,7 +109,9 @@ async function main(): Promise<void> {
     for (const row of rows) console.log(row.map((cell, column) => cell.padEnd(widths[column]!)).join('  '));
     console.log(
       `\nnode ${process.version} on ${process.platform}/${process.arch}; import = time to load the bundle in a fresh process (Lambda's init phase does this);` +
-        (esUrl ? ` first call = the first acquire in that process against ${esUrl} (index check + grant), then released.` : ' no Elasticsearch answered, so no first-call figure.'),
+        (esUrl
+          ? ` first call = the first acquire in that process against ${esUrl} (index check + grant), then released.`
+          : ' no Elasticsearch answered, so no first-call figure.'),
     );
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -14,7 +14,7 @@ for (const name of ['LOCK_INDEX', 'LOCK_TOKEN_SIGNING_KEY', 'SWEEP_RATE', 'POWER
   if (process.env[name]) env[name] = process.env[name]!;
 }
 
-console.log('starting Elasticsearch (ES_URL, or the project\'s own node) and serverless-offline; the first run bundles the functions...');
+console.log("starting Elasticsearch (ES_URL, or the project's own node) and serverless-offline; the first run bundles the functions...");
 const stack = await startStack({
   port,
   lambdaPort,

@@ -13,14 +13,14 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ensureK6, K6_VERSION } from './k6.js';
 import { parseCli, USAGE } from './loadtest/cli.js';
-import { ConfigError, strategySeconds, type LoadtestConfig } from './loadtest/config.js';
+import { ConfigError, type LoadtestConfig, strategySeconds } from './loadtest/config.js';
 import { Interrupt } from './loadtest/interrupt.js';
 import { log, phase, warn } from './loadtest/log.js';
 import { consoleReport } from './loadtest/render/console.js';
 import { writeReports } from './loadtest/render/files.js';
 import type { ReportInput } from './loadtest/render/report-input.js';
 import { nameRun, type RunName } from './loadtest/results-dir.js';
-import { runAll, type RunOutcome } from './loadtest/run.js';
+import { type RunOutcome, runAll } from './loadtest/run.js';
 import { openService } from './loadtest/service.js';
 
 async function main(argv: string[]): Promise<number> {

@@ -7,10 +7,11 @@
  *   await fetch(`${stack.baseUrl}/health`);
  *   await stack.stop();
  */
-import { answers200 } from '../infra/lib/http-probe.js';
-import { waitUntil } from '../infra/lib/wait.js';
+
 import { portAnswers } from '../infra/es/probe.js';
 import { resolveElasticsearch } from '../infra/es/target.js';
+import { answers200 } from '../infra/lib/http-probe.js';
+import { waitUntil } from '../infra/lib/wait.js';
 import { functionEnv } from './stack/function-env.js';
 import { prepareLockIndex } from './stack/lock-index.js';
 import { startOffline } from './stack/offline.js';
@@ -57,7 +58,8 @@ export async function startStack(options: StackOptions = {}): Promise<StackDetai
   const lambdaPort = options.lambdaPort ?? 3002;
   const log = options.log;
   for (const taken of [port, lambdaPort]) {
-    if (await portAnswers(taken)) throw new Error(`Port ${taken} is already in use; pass another port (options.port / options.lambdaPort) or stop what listens there.`);
+    if (await portAnswers(taken))
+      throw new Error(`Port ${taken} is already in use; pass another port (options.port / options.lambdaPort) or stop what listens there.`);
   }
 
   // An explicit ES_URL in options.env wins; otherwise ES_URL from the environment, else the project's own node.

@@ -4,6 +4,7 @@
  */
 import {
   FencingRangeError,
+  type FieldIssue,
   LeaseLostError,
   LeaseTokenMismatchError,
   LockContentionError,
@@ -12,9 +13,8 @@ import {
   StoreRejectedError,
   StoreUnavailableError,
   ValidationError,
-  type FieldIssue,
 } from '../core/errors.js';
-import type { ConflictingKey, ConflictingKey as Conflict } from '../core/model.js';
+import type { ConflictingKey as Conflict, ConflictingKey } from '../core/model.js';
 
 /** A status or error name the client does not know (500 InternalError among them). */
 export class LockServiceError extends Error {
@@ -49,7 +49,6 @@ interface ErrorBody {
     reason?: Conflict['reason'];
   }>;
 }
-
 
 function retryAfterHeader(headers: Headers | undefined): number | undefined {
   const value = Number(headers?.get('retry-after'));

@@ -100,7 +100,11 @@ export class LockHttpClient {
       });
     } catch (error) {
       // No answer: the call may or may not have applied (retry acquire with the same requestId).
-      throw new StoreUnavailableError(`No answer from ${this.baseUrl}${path}: ${(error as Error).message}`, { operation: `http ${method} ${path}`, ambiguous: method === 'POST', cause: error });
+      throw new StoreUnavailableError(`No answer from ${this.baseUrl}${path}: ${(error as Error).message}`, {
+        operation: `http ${method} ${path}`,
+        ambiguous: method === 'POST',
+        cause: error,
+      });
     }
     const text = await response.text();
     let parsed: unknown;

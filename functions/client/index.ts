@@ -1,7 +1,5 @@
 /** In-process and HTTP clients of the lock service. */
-export { withLock, type LeaseContext, type Locker, type WithLockOptions } from './with-lock.js';
-export { LockHttpClient, type AcquireBody, type GrantBody, type InspectQuery, type ListQuery, type LockHttpClientOptions, type LockStateBody, type ReleaseBody, type RenewalBody } from './http-client.js';
-export { errorFromResponse, LockServiceError } from './errors.js';
+
 export {
   FencingRangeError,
   LeaseLostError,
@@ -14,3 +12,16 @@ export {
   StoreUnavailableError,
   ValidationError,
 } from '../core/errors.js';
+export { errorFromResponse, LockServiceError } from './errors.js';
+export {
+  type AcquireBody,
+  type GrantBody,
+  type InspectQuery,
+  type ListQuery,
+  LockHttpClient,
+  type LockHttpClientOptions,
+  type LockStateBody,
+  type ReleaseBody,
+  type RenewalBody,
+} from './http-client.js';
+export { type LeaseContext, type Locker, type WithLockOptions, withLock } from './with-lock.js';

@@ -14,9 +14,10 @@
  *   rejects with the loss (a LeaseLostError) even if `work` resolved, because what it did was not
  *   protected to the end.
  */
-import { LeaseLostError, LeaseTokenMismatchError, ValidationError } from '../core/errors.js';
+
 import type { LockEngine } from '../core/engine.js';
-import { LockHttpClient, type AcquireBody } from './http-client.js';
+import { LeaseLostError, LeaseTokenMismatchError, ValidationError } from '../core/errors.js';
+import { type AcquireBody, LockHttpClient } from './http-client.js';
 
 export interface LeaseContext {
   /** Pass it along with every write to the protected resource; the resource rejects smaller ones. */
@@ -82,9 +83,15 @@ function lostError(message: string, keys: string[] = []): LeaseLostError {
   return error;
 }
 
-export async function withLock<T>(locker: Locker, request: AcquireBody, work: (lease: LeaseContext) => Promise<T> | T, options: WithLockOptions = {}): Promise<T> {
+export async function withLock<T>(
+  locker: Locker,
+  request: AcquireBody,
+  work: (lease: LeaseContext) => Promise<T> | T,
+  options: WithLockOptions = {},
+): Promise<T> {
   const fraction = options.renewFraction ?? 0.5;
-  if (!(fraction > 0 && fraction < 1)) throw new ValidationError(undefined, { fields: [{ field: 'renewFraction', rule: 'range', message: 'must be between 0 and 1 (exclusive)' }] });
+  if (!(fraction > 0 && fraction < 1))
+    throw new ValidationError(undefined, { fields: [{ field: 'renewFraction', rule: 'range', message: 'must be between 0 and 1 (exclusive)' }] });
   options.signal?.throwIfAborted();
   const backend = backendOf(locker);
 
@@ -121,9 +128,12 @@ export async function withLock<T>(locker: Locker, request: AcquireBody, work: (l
   const scheduleRenewal = (delayMs: number) => {
     clearTimeout(renewTimer);
     if (finished || lost) return;
-    renewTimer = setTimeout(() => {
-      renewing = renewOnce();
-    }, Math.max(0, delayMs));
+    renewTimer = setTimeout(
+      () => {
+        renewing = renewOnce();
+      },
+      Math.max(0, delayMs),
+    );
     renewTimer.unref?.();
   };
 
@@ -177,7 +187,7 @@ export async function withLock<T>(locker: Locker, request: AcquireBody, work: (l
     outer?.removeEventListener('abort', onOuterAbort);
     // A renewal in flight changes the token: release with the newest one, but do not wait on a
     // renewal that hangs (any token of the lease can release it).
-    if (renewing) await Promise.race([renewing.catch(() => {}), new Promise((resolve) => setTimeout(resolve, Math.min(ttlMs, 2_000)).unref?.())]);
+    if (renewing !== undefined) await Promise.race([renewing.catch(() => {}), new Promise((resolve) => setTimeout(resolve, Math.min(ttlMs, 2_000)).unref?.())]);
     try {
       await backend.release(token);
     } catch (error) {

@@ -6,8 +6,9 @@
  * granularity/ one per granularity. This class only wires them: it takes a request validated at the
  * edge as it is, and validates anything else once.
  */
-import { decodeToken } from './lease-token.js';
+
 import { planKeys } from './keys.js';
+import { decodeToken } from './lease-token.js';
 import type { AcquireRequest, Grant, LockState, LockTarget, Release, Renewal, RequestedMode, SweepReport } from './model.js';
 import { acquire } from './operations/acquire.js';
 import type { EngineContext } from './operations/context.js';
@@ -16,9 +17,9 @@ import { inspect, list } from './operations/read.js';
 import { release } from './operations/release.js';
 import { renew } from './operations/renew.js';
 import { sweep } from './operations/sweep.js';
-import { resolveSettings, type LockSettings, type SettingsOverrides } from './settings.js';
+import { type LockSettings, resolveSettings, type SettingsOverrides } from './settings.js';
 import type { ListQuery, LockStore } from './store.js';
-import { isValidated, isValidatedTarget, parseAcquireRequest, parseRelease, parseRenew, parseTarget, targetFields, type AcquireInput } from './validation.js';
+import { type AcquireInput, isValidated, isValidatedTarget, parseAcquireRequest, parseRelease, parseRenew, parseTarget, targetFields } from './validation.js';
 
 export class LockEngine {
   readonly settings: Readonly<LockSettings>;

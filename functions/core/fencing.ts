@@ -34,7 +34,14 @@ export function fencingToken(primaryTerm: number, seqNo: number): FencingToken {
 
 /** Whether (term, seqNo) can be encoded; a write outside the range must never become a grant. */
 export function encodable(primaryTerm: number, seqNo: number): boolean {
-  return Number.isSafeInteger(primaryTerm) && primaryTerm >= 1 && primaryTerm <= MAX_PRIMARY_TERM && Number.isSafeInteger(seqNo) && seqNo >= 0 && seqNo <= MAX_SEQ_NO_NUMBER;
+  return (
+    Number.isSafeInteger(primaryTerm) &&
+    primaryTerm >= 1 &&
+    primaryTerm <= MAX_PRIMARY_TERM &&
+    Number.isSafeInteger(seqNo) &&
+    seqNo >= 0 &&
+    seqNo <= MAX_SEQ_NO_NUMBER
+  );
 }
 
 /** Decimal integers without leading zeros: the longer is larger, and equal lengths compare as text. */

@@ -1,7 +1,11 @@
-export * from './errors.js';
-export * from './model.js';
 export { LockEngine } from './engine.js';
-export { DEFAULT_SETTINGS, resolveSettings, type LockSettings, type SettingsOverrides } from './settings.js';
+export * from './errors.js';
+export { compareFencingTokens } from './fencing.js';
+export { ancestorsOf, describeTarget } from './granularity/index.js';
+export { lockDocId, planKeys } from './keys.js';
+export * from './model.js';
+export { DEFAULT_SETTINGS, type LockSettings, resolveSettings, type SettingsOverrides } from './settings.js';
+export type { LockStore, StoredLock, WriteOp, WriteOutcome } from './store.js';
 export {
   acquireSchema,
   parseAcquireRequest,
@@ -14,7 +18,3 @@ export {
   toFieldIssues,
   toTarget,
 } from './validation.js';
-export { planKeys, lockDocId } from './keys.js';
-export { ancestorsOf, describeTarget } from './granularity/index.js';
-export { compareFencingTokens } from './fencing.js';
-export type { LockStore, StoredLock, WriteOp, WriteOutcome } from './store.js';

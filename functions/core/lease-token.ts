@@ -7,7 +7,7 @@
  * engine trust the payload's `hints` (the seq_no/primary_term of the holder's last write) and
  * release a lease it holds alone with one round of conditional deletes.
  */
-import { createHash, createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, type KeyObject, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ValidationError } from './errors.js';
 import { rulesFor } from './granularity/index.js';
 import type { Granularity, LockTarget, RequestedMode } from './model.js';
@@ -96,7 +96,10 @@ interface Payload {
 const keyObjects = new WeakMap<Uint8Array, KeyObject>();
 function keyObjectOf(key: Uint8Array): KeyObject {
   let keyObject = keyObjects.get(key);
-  if (!keyObject) keyObjects.set(key, (keyObject = createSecretKey(key)));
+  if (!keyObject) {
+    keyObject = createSecretKey(key);
+    keyObjects.set(key, keyObject);
+  }
   return keyObject;
 }
 const mac = (key: Uint8Array, body: string): string => createHmac('sha256', keyObjectOf(key)).update(body).digest('base64url').slice(0, 22);
@@ -119,7 +122,9 @@ export function encodeToken(claims: LeaseClaims, secret: string, signingKey?: Ui
 }
 
 function malformed(reason: string): ValidationError {
-  return new ValidationError(undefined, { fields: [{ field: 'leaseToken', rule: 'lease_token', message: `is not a lease token issued by this service (${reason})` }] });
+  return new ValidationError(undefined, {
+    fields: [{ field: 'leaseToken', rule: 'lease_token', message: `is not a lease token issued by this service (${reason})` }],
+  });
 }
 
 const isString = (value: unknown): value is string => typeof value === 'string';
@@ -182,5 +187,11 @@ export function decodeToken(token: string, signingKey?: Uint8Array): DecodedToke
 
 /** What a token notes of its holder's last write to a document. */
 export function hintFor(lock: StoredLock): WriteHint {
-  return { docId: lock.docId, seqNo: lock.seqNo, primaryTerm: lock.primaryTerm, index: lock.index, sole: lock.body.holders.length === 1 && lock.body.lockedBelow !== true };
+  return {
+    docId: lock.docId,
+    seqNo: lock.seqNo,
+    primaryTerm: lock.primaryTerm,
+    index: lock.index,
+    sole: lock.body.holders.length === 1 && lock.body.lockedBelow !== true,
+  };
 }

@@ -1,6 +1,6 @@
 /** Pure decisions over one lock document: who holds it, whether a request fits, what to write. */
 import { compatible } from './compatibility.js';
-import { encodable, fencingToken, MAX_PRIMARY_TERM, SEQ_NO_SPAN, type FencingToken } from './fencing.js';
+import { encodable, type FencingToken, fencingToken, MAX_PRIMARY_TERM, SEQ_NO_SPAN } from './fencing.js';
 import type { ConflictingKey, HolderView, LockDocument, PlannedKey, StoredHolder } from './model.js';
 import type { StoredLock, WriteOp } from './store.js';
 
@@ -121,7 +121,13 @@ export function decideAcquire(existing: StoredLock | null, key: PlannedKey, clai
 }
 
 /** The conditional write that leaves `holders` on the document; a document marked `lockedBelow` is kept, even empty. */
-export function replaceOp(existing: StoredLock, key: DocumentKey, holders: StoredHolder[], now: number, lockedBelow = existing.body.lockedBelow === true): WriteOp {
+export function replaceOp(
+  existing: StoredLock,
+  key: DocumentKey,
+  holders: StoredHolder[],
+  now: number,
+  lockedBelow = existing.body.lockedBelow === true,
+): WriteOp {
   if (holders.length === 0 && !lockedBelow) {
     return { kind: 'delete', docId: existing.docId, ifSeqNo: existing.seqNo, ifPrimaryTerm: existing.primaryTerm };
   }

@@ -4,7 +4,7 @@
  * errors say which field broke which rule; what differs per granularity lives in granularity/.
  */
 import { z } from 'zod';
-import { ValidationError, type FieldIssue } from './errors.js';
+import { type FieldIssue, ValidationError } from './errors.js';
 import { rulesFor } from './granularity/index.js';
 import { checkText } from './granularity/text.js';
 import type { AcquireRequest, LockTarget, RequestedMode } from './model.js';
@@ -30,11 +30,20 @@ function targetShape(limits: Limits) {
 }
 
 /** The granularity's own checks, and no target field of another granularity. */
-function checkTarget(input: { granularity: LockTarget['granularity']; ids?: string[] | undefined; path?: string | undefined }, ctx: z.core.$RefinementCtx<unknown>, limits: Limits): void {
+function checkTarget(
+  input: { granularity: LockTarget['granularity']; ids?: string[] | undefined; path?: string | undefined },
+  ctx: z.core.$RefinementCtx<unknown>,
+  limits: Limits,
+): void {
   const rules = rulesFor(input.granularity);
   for (const field of TARGET_FIELDS) {
     if (!rules.fields.includes(field) && input[field] !== undefined) {
-      ctx.addIssue({ code: 'custom', path: [field], message: `is only allowed for the ${field === 'ids' ? 'document' : 'tree'} granularity`, params: { rule: 'not_allowed' } });
+      ctx.addIssue({
+        code: 'custom',
+        path: [field],
+        message: `is only allowed for the ${field === 'ids' ? 'document' : 'tree'} granularity`,
+        params: { rule: 'not_allowed' },
+      });
     }
   }
   rules.check(input, ctx, limits);
@@ -58,12 +67,7 @@ export function acquireSchema(settings: Readonly<LockSettings>) {
       owner: z.string().min(1).max(limits.ownerMax),
       ttlMs: z.number().int().min(ttl.minMs).max(ttl.maxMs).default(ttl.defaultMs),
       waitMs: z.number().int().min(0).max(settings.maxWaitMs).default(0),
-      requestId: z
-        .string()
-        .min(1)
-        .max(limits.requestIdMax)
-        .regex(REQUEST_ID_PATTERN, { error: 'must be printable ASCII without spaces' })
-        .optional(),
+      requestId: z.string().min(1).max(limits.requestIdMax).regex(REQUEST_ID_PATTERN, { error: 'must be printable ASCII without spaces' }).optional(),
     })
     .strict()
     .superRefine((input, ctx) => {
@@ -115,7 +119,10 @@ export function toFieldIssues(error: z.ZodError, input?: unknown): FieldIssue[] 
     if (zodIssue.code === 'invalid_type' && valueAt(input, zodIssue.path) === undefined) {
       return [{ field: field || '(body)', rule: 'required', message: 'is required' }];
     }
-    const rule = zodIssue.code === 'custom' ? String((zodIssue.params as { rule?: string } | undefined)?.rule ?? 'custom') : (RULE_BY_CODE[zodIssue.code] ?? zodIssue.code);
+    const rule =
+      zodIssue.code === 'custom'
+        ? String((zodIssue.params as { rule?: string } | undefined)?.rule ?? 'custom')
+        : (RULE_BY_CODE[zodIssue.code] ?? zodIssue.code);
     return [{ field: field || '(body)', rule, message: zodIssue.message }];
   });
 }
@@ -126,7 +133,6 @@ export function parseWith<T>(schema: z.ZodType<T>, input: unknown): T {
   return result.data;
 }
 
-
 /** Requests and targets that went through `toAcquireRequest` / `toTarget`: the engine takes them as they are. */
 const validated = new WeakSet<AcquireRequest>();
 const validatedTargets = new WeakSet<LockTarget>();
@@ -135,7 +141,12 @@ export const isValidated = (request: AcquireRequest): boolean => validated.has(r
 export const isValidatedTarget = (target: LockTarget): boolean => validatedTargets.has(target);
 
 /** The target of a parsed request (see targetSchema / acquireSchema), in its canonical form. */
-export function toTarget(parsed: { namespace: string; granularity: LockTarget['granularity']; ids?: string[] | undefined; path?: string | undefined }): LockTarget {
+export function toTarget(parsed: {
+  namespace: string;
+  granularity: LockTarget['granularity'];
+  ids?: string[] | undefined;
+  path?: string | undefined;
+}): LockTarget {
   const target = rulesFor(parsed.granularity).target(parsed.namespace, parsed);
   validatedTargets.add(target);
   return target;
@@ -162,7 +173,10 @@ export function targetFields(target: LockTarget): Record<string, unknown> {
 /** Schemas are built once per settings object (building one costs more than using it). */
 function cached<T>(cache: WeakMap<object, T>, settings: Readonly<LockSettings>, build: (settings: Readonly<LockSettings>) => T): T {
   let schema = cache.get(settings);
-  if (!schema) cache.set(settings, (schema = build(settings)));
+  if (!schema) {
+    schema = build(settings);
+    cache.set(settings, schema);
+  }
   return schema;
 }
 const acquireSchemas = new WeakMap<object, ReturnType<typeof acquireSchema>>();

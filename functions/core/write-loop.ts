@@ -58,7 +58,11 @@ export async function writeUntilSettled<T>(context: LoopContext, budgetMs: numbe
     if (contended && settings.now() > giveUpAt) throw new LockContentionError(undefined, { keys: plan.keysOf(pending), rounds: round });
     const writes = await plan.decide(pending, settings.now());
     if (writes.length === 0) return;
-    const { outcomes, lost, failure, read } = await writeAll(store, writes.map((write) => write.op), plan.alsoRead);
+    const { outcomes, lost, failure, read } = await writeAll(
+      store,
+      writes.map((write) => write.op),
+      plan.alsoRead,
+    );
     if (read) plan.readAlong?.(read);
     const notApplied: T[] = [];
     outcomes.forEach((outcome, index) => {

@@ -21,7 +21,10 @@ export async function handler(event: unknown, context?: Partial<Context>): Promi
   try {
     // The client alone: a health check must not create the lock index (LOCK_ENSURE_INDEX) as a side effect.
     const client = await rt.client();
-    const health = await client.cluster.health({ index: rt.config.lockIndex, timeout: '1s' }, { requestTimeout: Math.min(rt.config.es.requestTimeoutMs, 2_500) });
+    const health = await client.cluster.health(
+      { index: rt.config.lockIndex, timeout: '1s' },
+      { requestTimeout: Math.min(rt.config.es.requestTimeoutMs, 2_500) },
+    );
     if (health.status === 'red') throw Object.assign(new Error(`lock index ${rt.config.lockIndex} is red`), { red: true });
     const body: HealthBody = { status: 'ok', elasticsearch: { status: health.status, timedOut: health.timed_out }, index: rt.config.lockIndex };
     return http ? jsonResponse(200, body, { 'x-correlation-id': correlationId }) : body;

@@ -1,10 +1,11 @@
 /** GET /inspect?namespace=&granularity=&id=&path=&mode=, or a direct invocation: who holds a target's keys now (realtime). */
+
+import { targetSchema, toTarget } from '../core/index.js';
 import { lockHandler } from '../runtime/handler.js';
 import { presentStates } from '../runtime/present.js';
 import { runtime } from '../runtime/runtime.js';
 import { queryInput } from '../runtime/schemas.js';
 import { scopeOfTarget } from '../runtime/scope.js';
-import { targetSchema, toTarget } from '../core/index.js';
 
 const rt = runtime();
 

@@ -53,7 +53,12 @@ const envSchema = z
     ES_URL: optional(
       z
         .string()
-        .transform((value) => value.split(',').map((url) => url.trim()).filter(Boolean))
+        .transform((value) =>
+          value
+            .split(',')
+            .map((url) => url.trim())
+            .filter(Boolean),
+        )
         .pipe(z.array(z.url({ protocol: /^https?$/, error: 'must be http(s) URLs of Elasticsearch nodes, comma-separated' })).min(1)),
     ),
     ES_CLOUD_ID: optional(z.string()),
@@ -97,13 +102,18 @@ export function readConfig(env: Record<string, string | undefined> = process.env
   const problems: string[] = [];
 
   const defaults = DEFAULT_SETTINGS;
-  const ttl = { defaultMs: e.LOCK_TTL_DEFAULT_MS ?? defaults.ttl.defaultMs, minMs: e.LOCK_TTL_MIN_MS ?? defaults.ttl.minMs, maxMs: e.LOCK_TTL_MAX_MS ?? defaults.ttl.maxMs };
+  const ttl = {
+    defaultMs: e.LOCK_TTL_DEFAULT_MS ?? defaults.ttl.defaultMs,
+    minMs: e.LOCK_TTL_MIN_MS ?? defaults.ttl.minMs,
+    maxMs: e.LOCK_TTL_MAX_MS ?? defaults.ttl.maxMs,
+  };
   if (!(ttl.minMs <= ttl.defaultMs && ttl.defaultMs <= ttl.maxMs)) {
     problems.push(`LOCK_TTL_*: need LOCK_TTL_MIN_MS <= LOCK_TTL_DEFAULT_MS <= LOCK_TTL_MAX_MS (got ${ttl.minMs}, ${ttl.defaultMs}, ${ttl.maxMs})`);
   }
 
   const functionTimeoutMs = e.FUNCTION_TIMEOUT_MS;
-  const requestTimeoutMs = e.ES_REQUEST_TIMEOUT_MS ?? (functionTimeoutMs ? Math.min(DEFAULT_ES_TIMEOUT_MS, Math.floor(functionTimeoutMs / 2)) : DEFAULT_ES_TIMEOUT_MS);
+  const requestTimeoutMs =
+    e.ES_REQUEST_TIMEOUT_MS ?? (functionTimeoutMs ? Math.min(DEFAULT_ES_TIMEOUT_MS, Math.floor(functionTimeoutMs / 2)) : DEFAULT_ES_TIMEOUT_MS);
   if (functionTimeoutMs !== undefined && requestTimeoutMs + TIMEOUT_MARGIN_MS > functionTimeoutMs) {
     problems.push(`ES_REQUEST_TIMEOUT_MS (${requestTimeoutMs}) must stay at least ${TIMEOUT_MARGIN_MS} ms below FUNCTION_TIMEOUT_MS (${functionTimeoutMs})`);
   }

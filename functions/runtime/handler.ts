@@ -3,12 +3,12 @@
  * invocation, validate the input with the Powertools parser, set up log keys, metrics dimensions
  * and a trace subsegment, and answer (HTTP response, or the plain result / a thrown named error).
  */
-import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { parse } from '@aws-lambda-powertools/parser';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { z } from 'zod';
-import { LeaseLostError, LockContentionError, LockHeldError, StoreUnavailableError, ValidationError, toFieldIssues, type LockEngine } from '../core/index.js';
+import { LeaseLostError, LockContentionError, type LockEngine, LockHeldError, StoreUnavailableError, toFieldIssues, ValidationError } from '../core/index.js';
 import { withOpaqueId } from '../store/index.js';
 import { errorReply, invocationError } from './errors.js';
 import type { Runtime } from './runtime.js';
@@ -133,10 +133,7 @@ function failureMetric(metrics: Metrics, error: unknown): void {
 
 let coldStart = true;
 
-export function lockHandler<TSchema extends z.ZodType, TResult, TBody>(
-  runtime: Runtime,
-  operation: Operation<TSchema, TResult, TBody>,
-): LockHandler<TBody> {
+export function lockHandler<TSchema extends z.ZodType, TResult, TBody>(runtime: Runtime, operation: Operation<TSchema, TResult, TBody>): LockHandler<TBody> {
   const { logger, metrics, tracer } = runtime;
   return async (event, context) => {
     const kind: InvocationKind = isHttpApiEvent(event) ? 'http' : isEventBridgeEvent(event) ? 'eventbridge' : 'direct';
@@ -154,7 +151,12 @@ export function lockHandler<TSchema extends z.ZodType, TResult, TBody>(
     const started = performance.now();
     let engineMs: number | undefined;
     try {
-      const raw = kind === 'http' ? (operation.fromHttp ?? ((request) => request.json()))(httpRequest(event as APIGatewayProxyEventV2)) : kind === 'eventbridge' ? (event as { detail: unknown }).detail : event;
+      const raw =
+        kind === 'http'
+          ? (operation.fromHttp ?? ((request) => request.json()))(httpRequest(event as APIGatewayProxyEventV2))
+          : kind === 'eventbridge'
+            ? (event as { detail: unknown }).detail
+            : event;
       const input = validate(operation.schema, raw);
       scope = operation.describe?.(input) ?? {};
       logger.appendKeys(scope as Record<string, string>);

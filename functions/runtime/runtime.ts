@@ -7,10 +7,10 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { Tracer } from '@aws-lambda-powertools/tracer';
 import type { Client } from '@elastic/elasticsearch';
-import { resolveSettings, type LockEngine, type LockSettings, type SettingsOverrides } from '../core/index.js';
-import { createElasticsearchClient, createLockEngine, ensureLockIndex } from '../store/index.js';
+import { type LockEngine, type LockSettings, resolveSettings, type SettingsOverrides } from '../core/index.js';
 import { translateError } from '../store/errors.js';
-import { ConfigError, decodeSigningKey, readConfig, type FunctionConfig } from './config.js';
+import { createElasticsearchClient, createLockEngine, ensureLockIndex } from '../store/index.js';
+import { ConfigError, decodeSigningKey, type FunctionConfig, readConfig } from './config.js';
 import { pickSecret, readSecret } from './secrets.js';
 
 export const SERVICE_NAME = 'es-lease-locks';

@@ -1,7 +1,7 @@
 /** LockStore on Elasticsearch core APIs only: get/mget, create, index/delete on if_seq_no, bulk, search. */
-import { errors, type Client, type estypes } from '@elastic/elasticsearch';
-import type { LockDocument } from '../core/model.js';
+import { type Client, errors, type estypes } from '@elastic/elasticsearch';
 import { StoreRejectedError, StoreUnavailableError } from '../core/errors.js';
+import type { LockDocument } from '../core/model.js';
 import type { BelowQuery, BelowResult, ExpiredPage, ListQuery, LockStore, StoredLock, WriteOp, WriteOutcome } from '../core/store.js';
 import { opaqueIdOption } from './correlation.js';
 import { isIndexNotFound, missingLockIndex, translateError } from './errors.js';
@@ -50,7 +50,10 @@ export class ElasticsearchLockStore implements LockStore {
         const response = await this.client.get<LockDocument>({ index: this.index, id: docId }, { ...readOptions(), ignore: [404] });
         // With 404 ignored, a missing index comes back as an error body, not as "no such document".
         const error = (response as unknown as { error?: { type?: string } }).error;
-        if (error) throw isIndexNotFound(error.type) ? missingLockIndex(this.index, 'read') : new StoreRejectedError(`get ${docId} failed: ${error.type}`, { operation: 'read' });
+        if (error)
+          throw isIndexNotFound(error.type)
+            ? missingLockIndex(this.index, 'read')
+            : new StoreRejectedError(`get ${docId} failed: ${error.type}`, { operation: 'read' });
         found.set(docId, this.toStored(response));
         return found;
       }
@@ -150,7 +153,10 @@ export class ElasticsearchLockStore implements LockStore {
                 { index: this.index, id: op.docId, document: op.body, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm, require_alias: true },
                 writeOptions(),
               )
-            : await this.client.delete({ index: op.index ?? this.index, id: op.docId, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm }, writeOptions());
+            : await this.client.delete(
+                { index: op.index ?? this.index, id: op.docId, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm },
+                writeOptions(),
+              );
       return this.outcome(op, {
         status: op.kind === 'create' ? 201 : 200,
         index: response._index,
@@ -161,7 +167,11 @@ export class ElasticsearchLockStore implements LockStore {
     } catch (error) {
       if (error instanceof errors.ResponseError && (error.statusCode === 409 || error.statusCode === 404)) {
         const type = (error.body as { error?: { type?: string; reason?: string } } | undefined)?.error;
-        return this.outcome(op, { status: error.statusCode, ...(type?.type ? { errorType: type.type } : {}), ...(type?.reason ? { errorReason: type.reason } : {}) });
+        return this.outcome(op, {
+          status: error.statusCode,
+          ...(type?.type ? { errorType: type.type } : {}),
+          ...(type?.reason ? { errorReason: type.reason } : {}),
+        });
       }
       throw translateError(error, `${op.kind} ${op.docId}`, this.index, true);
     }
@@ -185,7 +195,11 @@ export class ElasticsearchLockStore implements LockStore {
           ok: false,
           docId: op.docId,
           reason: 'error',
-          error: new StoreUnavailableError(`Elasticsearch did not acknowledge the ${op.kind} of ${op.docId}`, { operation: op.kind, statusCode: status, ambiguous: true }),
+          error: new StoreUnavailableError(`Elasticsearch did not acknowledge the ${op.kind} of ${op.docId}`, {
+            operation: op.kind,
+            statusCode: status,
+            ambiguous: true,
+          }),
         };
       }
       return { ok: true, docId: op.docId, seqNo: result.seqNo, primaryTerm: result.primaryTerm, index: result.index };
@@ -260,7 +274,9 @@ export class ElasticsearchLockStore implements LockStore {
     }
     const primaries = response.shards.flat().filter((copy) => copy.primary);
     if (primaries.length !== 1) {
-      throw new StoreRejectedError(`The lock index must have exactly one primary shard (found ${primaries.length}): its writes must share one sequence`, { operation: 'search shards' });
+      throw new StoreRejectedError(`The lock index must have exactly one primary shard (found ${primaries.length}): its writes must share one sequence`, {
+        operation: 'search shards',
+      });
     }
     const copy = primaries[0]!;
     const node = copy.node;
@@ -307,7 +323,9 @@ export class ElasticsearchLockStore implements LockStore {
       if (hits.length < BELOW_PAGE_SIZE) return { self, below };
       after = hits.at(-1)!.sort;
     }
-    throw new StoreRejectedError(`More than ${BELOW_PAGES * BELOW_PAGE_SIZE} live locks below ${query.path}: too many for a lock on it to wait for`, { operation: 'search below' });
+    throw new StoreRejectedError(`More than ${BELOW_PAGES * BELOW_PAGE_SIZE} live locks below ${query.path}: too many for a lock on it to wait for`, {
+      operation: 'search below',
+    });
   }
 
   private async search(operation: string, request: Omit<estypes.SearchRequest, 'index'>): Promise<Array<{ lock: StoredLock; sort?: estypes.SortResults }>> {

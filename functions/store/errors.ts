@@ -32,25 +32,30 @@ function mayHaveApplied(error: unknown): boolean {
 export function translateError(error: unknown, operation: string, lockIndex?: string, write = false): Error {
   if (error instanceof StoreUnavailableError || error instanceof StoreRejectedError) return error;
   if (error instanceof errors.ConnectionError || error instanceof errors.TimeoutError || error instanceof errors.NoLivingConnectionsError) {
-    return new StoreUnavailableError(
-      `Elasticsearch is unreachable during ${operation}: ${error.message}`,
-      { operation, ...(write && mayHaveApplied(error) ? { ambiguous: true } : {}), cause: error },
-    );
+    return new StoreUnavailableError(`Elasticsearch is unreachable during ${operation}: ${error.message}`, {
+      operation,
+      ...(write && mayHaveApplied(error) ? { ambiguous: true } : {}),
+      cause: error,
+    });
   }
   if (error instanceof errors.ResponseError) {
     const statusCode = error.statusCode ?? 0;
     const reason = (error.body as { error?: { type?: string; reason?: string } } | undefined)?.error;
     if (lockIndex !== undefined && statusCode === 404 && isIndexNotFound(reason?.type)) return missingLockIndex(lockIndex, operation);
     if (RETRYABLE_STATUS.has(statusCode)) {
-      return new StoreUnavailableError(
-        `Elasticsearch answered ${statusCode} during ${operation}`,
-        { operation, statusCode, ...(write && mayHaveApplied(error) ? { ambiguous: true } : {}), cause: error },
-      );
+      return new StoreUnavailableError(`Elasticsearch answered ${statusCode} during ${operation}`, {
+        operation,
+        statusCode,
+        ...(write && mayHaveApplied(error) ? { ambiguous: true } : {}),
+        cause: error,
+      });
     }
-    return new StoreRejectedError(
-      `Elasticsearch refused ${operation}: ${statusCode} ${reason?.type ?? ''} ${reason?.reason ?? ''}`.trim(),
-      { operation, statusCode, ...(reason?.type ? { reason: reason.type } : {}), cause: error },
-    );
+    return new StoreRejectedError(`Elasticsearch refused ${operation}: ${statusCode} ${reason?.type ?? ''} ${reason?.reason ?? ''}`.trim(), {
+      operation,
+      statusCode,
+      ...(reason?.type ? { reason: reason.type } : {}),
+      cause: error,
+    });
   }
   if (error instanceof errors.ProductNotSupportedError || error instanceof errors.ElasticsearchClientError) {
     return new StoreRejectedError(`Elasticsearch client error during ${operation}: ${error.message}`, { operation, cause: error });

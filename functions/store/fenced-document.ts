@@ -9,7 +9,7 @@
  * index (a new incarnation restarts them). `external_gte`, not `external`: the same holder may write
  * the same document several times under one grant.
  */
-import { errors, type Client } from '@elastic/elasticsearch';
+import { type Client, errors } from '@elastic/elasticsearch';
 import { StaleFencingTokenError } from '../core/errors.js';
 import type { FencingToken } from '../core/fencing.js';
 import { translateError } from './errors.js';
@@ -39,7 +39,8 @@ export async function writeFenced<T>(client: Client, write: FencedWrite<T>): Pro
     });
     return { version: write.fencingToken };
   } catch (error) {
-    if (isVersionConflict(error)) throw new StaleFencingTokenError(undefined, { index: write.index, id: write.id, fencingToken: write.fencingToken, cause: error });
+    if (isVersionConflict(error))
+      throw new StaleFencingTokenError(undefined, { index: write.index, id: write.id, fencingToken: write.fencingToken, cause: error });
     throw translateError(error, `fenced write of ${write.index}/${write.id}`, undefined, true);
   }
 }
@@ -48,12 +49,19 @@ export async function writeFenced<T>(client: Client, write: FencedWrite<T>): Pro
 export async function deleteFenced(client: Client, target: Omit<FencedWrite<never>, 'document'>): Promise<{ deleted: boolean }> {
   try {
     const response = await client.delete(
-      { index: target.index, id: target.id, version: target.fencingToken as unknown as number, version_type: 'external_gte', ...(target.refresh === undefined ? {} : { refresh: target.refresh }) },
+      {
+        index: target.index,
+        id: target.id,
+        version: target.fencingToken as unknown as number,
+        version_type: 'external_gte',
+        ...(target.refresh === undefined ? {} : { refresh: target.refresh }),
+      },
       { ignore: [404] },
     );
     return { deleted: response.result === 'deleted' };
   } catch (error) {
-    if (isVersionConflict(error)) throw new StaleFencingTokenError(undefined, { index: target.index, id: target.id, fencingToken: target.fencingToken, cause: error });
+    if (isVersionConflict(error))
+      throw new StaleFencingTokenError(undefined, { index: target.index, id: target.id, fencingToken: target.fencingToken, cause: error });
     throw translateError(error, `fenced delete of ${target.index}/${target.id}`, undefined, true);
   }
 }

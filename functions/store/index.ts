@@ -6,9 +6,9 @@ import { createElasticsearchClient, type ElasticsearchConnection } from './clien
 import { ElasticsearchLockStore } from './elasticsearch-store.js';
 
 export { createElasticsearchClient, type ElasticsearchConnection } from './client.js';
-export { ElasticsearchLockStore } from './elasticsearch-store.js';
 export { withOpaqueId } from './correlation.js';
-export { deleteFenced, writeFenced, type FencedWrite } from './fenced-document.js';
+export { ElasticsearchLockStore } from './elasticsearch-store.js';
+export { deleteFenced, type FencedWrite, writeFenced } from './fenced-document.js';
 export { deleteLockIndex, ensureLockIndex, lockIndexIncarnation } from './lock-index.js';
 
 export function createLockEngine(options: { client?: Client; connection?: ElasticsearchConnection; index: string; settings?: SettingsOverrides }): {

@@ -1,6 +1,6 @@
 /** npm run es:start | es:stop | es:status */
 import { startLocal, stopLocal } from './local.js';
-import { localNode, LocalEsError } from './node.js';
+import { LocalEsError, localNode } from './node.js';
 import { isRunning } from './probe.js';
 
 async function main(command: string | undefined): Promise<number> {

@@ -5,16 +5,17 @@
  * the README recommends for the lock index's cluster). Each node can be killed, paused (SIGSTOP),
  * resumed and restarted by the fault runner.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+
 import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { httpGet } from '../lib/http-probe.js';
 import { pidAlive, pidProcess, stopProcess } from '../lib/stop-process.js';
 import { waitUntil } from '../lib/wait.js';
 import { ensureInstalled } from './install.js';
 import { findJavaHome } from './java.js';
-import { ES_VERSION, LocalEsError, localNode, type LocalNode } from './node.js';
-import { writeNodeConfig, type ClusterMembership } from './node-config.js';
+import { ES_VERSION, LocalEsError, type LocalNode, localNode } from './node.js';
+import { type ClusterMembership, writeNodeConfig } from './node-config.js';
 import { portAnswers } from './probe.js';
 import { commandAs, serviceUserFor } from './service-user.js';
 
@@ -73,7 +74,8 @@ export async function startNode(node: ClusterNode, all: ClusterNode[], log: (lin
   log(`starting ${node.name} (Elasticsearch ${ES_VERSION}) on ${node.url}`);
   const argv = commandAs(serviceUser, env, [join(node.installDir, 'bin', 'elasticsearch'), '-d', '-p', node.pidFile]);
   const result = spawnSync(argv[0]!, argv.slice(1), { cwd: join(node.nodeDir, 'logs'), env, encoding: 'utf8' });
-  if (result.status !== 0) throw new LocalEsError(`${node.name} failed to start (exit ${result.status}).\n${result.stderr}${result.stdout}\nLogs: ${node.logFile}`);
+  if (result.status !== 0)
+    throw new LocalEsError(`${node.name} failed to start (exit ${result.status}).\n${result.stderr}${result.stdout}\nLogs: ${node.logFile}`);
 }
 
 /** Waits until the cluster has `count` nodes and is at least yellow, asking any node that answers. */
@@ -88,7 +90,10 @@ export async function waitForNodes(nodes: ClusterNode[], count: number, timeoutM
     },
     { timeoutMs, intervalMs: 1000 },
   );
-  if (!outcome.ready) throw new LocalEsError(`The cluster did not reach ${count} nodes in ${timeoutMs / 1000} s (${outcome.reason}); logs: ${nodes.map((node) => node.logFile).join(', ')}`);
+  if (!outcome.ready)
+    throw new LocalEsError(
+      `The cluster did not reach ${count} nodes in ${timeoutMs / 1000} s (${outcome.reason}); logs: ${nodes.map((node) => node.logFile).join(', ')}`,
+    );
 }
 
 export async function startCluster(count: number, log: (line: string) => void = (line) => console.error(`[cluster] ${line}`)): Promise<ClusterNode[]> {

@@ -4,21 +4,20 @@
  *
  * Only used when ES_URL is not set; users with a cluster of their own never reach this file.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+
 import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pidAlive, pidProcess, stopProcess } from '../lib/stop-process.js';
 import { ensureInstalled } from './install.js';
 import { findJavaHome } from './java.js';
-import { ES_VERSION, LocalEsError, localNode, type LocalNode } from './node.js';
+import { ES_VERSION, LocalEsError, type LocalNode, localNode } from './node.js';
 import { writeNodeConfig } from './node-config.js';
 import { isRunning, portAnswers, waitForCluster } from './probe.js';
 import { commandAs, serviceUserFor } from './service-user.js';
 
 /** Starts the local node unless it already runs; returns whether this call started it. */
-export async function startLocal(
-  options: { port?: number; log?: (line: string) => void; heap?: string } = {},
-): Promise<{ node: LocalNode; started: boolean }> {
+export async function startLocal(options: { port?: number; log?: (line: string) => void; heap?: string } = {}): Promise<{ node: LocalNode; started: boolean }> {
   const log = options.log ?? ((line: string) => console.error(`[es] ${line}`));
   const node = localNode(options.port);
   if (await isRunning(node)) return { node, started: false };

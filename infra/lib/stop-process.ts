@@ -21,8 +21,7 @@ export interface StopOptions {
 /** Resolves whether the process went away on the polite signal. */
 export async function stopProcess(target: Stoppable, options: StopOptions): Promise<boolean> {
   if (target.isGone()) return true;
-  const gone = async (timeoutMs: number): Promise<boolean> =>
-    (await waitUntil(() => target.isGone() || 'still running', { timeoutMs, intervalMs: 100 })).ready;
+  const gone = async (timeoutMs: number): Promise<boolean> => (await waitUntil(() => target.isGone() || 'still running', { timeoutMs, intervalMs: 100 })).ready;
   target.signal(options.first ?? 'SIGTERM');
   if (await gone(options.graceMs)) return true;
   target.signal('SIGKILL');

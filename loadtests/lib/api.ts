@@ -1,6 +1,7 @@
 /** A small k6 client for the lock service's HTTP API (acquire, renew, release, health). */
-import http from 'k6/http';
+
 import type { RefinedResponse } from 'k6/http';
+import http from 'k6/http';
 import type { LockMode, Strategy } from './workload.ts';
 
 export interface AcquireBody {

@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { defaultRetry, defaultSchedule, defaultWorkload, smokeSchedule } from '../../loadtests/lib/defaults.js';
 import type { Mix, Skew } from '../../loadtests/lib/workload.js';
-import { ConfigError, configErrorFrom, defaultConfig, validateConfig, type LoadtestConfig } from './config.js';
+import { ConfigError, configErrorFrom, defaultConfig, type LoadtestConfig, validateConfig } from './config.js';
 import { applyConfigFile, readConfigFile, strategySchema, targetSchema } from './config-file.js';
 
 export const USAGE = `usage: npm run loadtest -- [options]
@@ -136,7 +136,10 @@ function readFlags(argv: string[]): Flags {
       strict: true,
       allowPositionals: false,
       options: Object.fromEntries(
-        Object.keys(flagsSchema.shape).map((name) => [name, { type: BOOLEAN_FLAGS.has(name) ? 'boolean' : 'string', ...(name === 'help' ? { short: 'h' } : {}) }]),
+        Object.keys(flagsSchema.shape).map((name) => [
+          name,
+          { type: BOOLEAN_FLAGS.has(name) ? 'boolean' : 'string', ...(name === 'help' ? { short: 'h' } : {}) },
+        ]),
       ) as Record<string, { type: 'string' | 'boolean'; short?: string }>,
     }));
   } catch (error) {

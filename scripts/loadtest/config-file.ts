@@ -38,7 +38,10 @@ export const configFileSchema = z.strictObject({
   workload: workloadPatch.optional(),
   workloads: z.array(workloadPatch).optional(),
   steady: z.strictObject({ rate: z.number(), durationS: z.number() }).partial().optional(),
-  ramp: z.strictObject({ levels: z.array(z.number()), stepS: z.number(), transitionS: z.number() }).partial().optional(),
+  ramp: z
+    .strictObject({ levels: z.array(z.number()), stepS: z.number(), transitionS: z.number() })
+    .partial()
+    .optional(),
   vus: z.strictObject({ preAllocated: z.number(), max: z.number() }).partial().optional(),
   gracefulStopS: z.number().optional(),
   retry: z.strictObject({ budgetMs: z.number(), baseDelayMs: z.number(), maxDelayMs: z.number(), honourRetryAfter: z.boolean() }).partial().optional(),

@@ -4,7 +4,7 @@
  */
 import type { z } from 'zod';
 import { defaultRetry, defaultSchedule, defaultWorkload, RAMP_PAUSE_S, type Schedule } from '../../loadtests/lib/defaults.js';
-import { STRATEGIES, validateWorkload, type RetryPolicy, type Strategy, type WorkloadConfig } from '../../loadtests/lib/workload.js';
+import { type RetryPolicy, STRATEGIES, type Strategy, validateWorkload, type WorkloadConfig } from '../../loadtests/lib/workload.js';
 
 export interface LoadtestConfig {
   strategies: Strategy[];
@@ -66,7 +66,8 @@ export function validateConfig(config: LoadtestConfig): string[] {
   }
   const { steady, ramp, vus } = config.schedule;
   if (!(steady.rate > 0)) problems.push(`steady rate must be > 0 (got ${steady.rate})`);
-  if (!Number.isInteger(steady.durationS) || steady.durationS < 1) problems.push(`steady duration must be a whole number of seconds >= 1 (got ${steady.durationS})`);
+  if (!Number.isInteger(steady.durationS) || steady.durationS < 1)
+    problems.push(`steady duration must be a whole number of seconds >= 1 (got ${steady.durationS})`);
   if (ramp.levels.some((level) => !(level > 0))) problems.push(`ramp levels must be > 0 (got ${ramp.levels.join(', ')})`);
   if (ramp.levels.some((level, i) => i > 0 && level <= ramp.levels[i - 1]!)) problems.push('ramp levels must increase');
   if (ramp.levels.length > 0) {
@@ -82,7 +83,8 @@ export function validateConfig(config: LoadtestConfig): string[] {
     problems.push('retry delays need 1 <= baseDelayMs <= maxDelayMs');
   }
   if (!Number.isInteger(config.ttlMs) || config.ttlMs < 1000 || config.ttlMs > 900_000) problems.push(`ttlMs must be in 1000..900000 (got ${config.ttlMs})`);
-  if (config.warmup !== undefined && (!Number.isInteger(config.warmup) || config.warmup < 0 || config.warmup > 500)) problems.push(`warmup must be 0..500 (got ${config.warmup})`);
+  if (config.warmup !== undefined && (!Number.isInteger(config.warmup) || config.warmup < 0 || config.warmup > 500))
+    problems.push(`warmup must be 0..500 (got ${config.warmup})`);
   if (config.target !== undefined && !/^https?:\/\/\S+$/.test(config.target)) problems.push(`--target "${config.target}" is not an http(s) URL`);
   return problems;
 }

@@ -33,7 +33,15 @@ export function describeK6Exit(code: number | null): string {
   return `k6 exited ${code}${code !== null && K6_EXIT[code] ? ` (${K6_EXIT[code]})` : ''}`;
 }
 
-export function runK6(args: { k6: string; k6Config: K6RunConfig; stem: string; baseUrl: string; outDir: string; scheduledS: number; interrupt: Interrupt }): Promise<K6Run> {
+export function runK6(args: {
+  k6: string;
+  k6Config: K6RunConfig;
+  stem: string;
+  baseUrl: string;
+  outDir: string;
+  scheduledS: number;
+  interrupt: Interrupt;
+}): Promise<K6Run> {
   const summaryPath = join(args.outDir, `summary-${args.stem}.json`);
   const holdsPath = join(args.outDir, `holds-${args.stem}.log`);
   const argv = [

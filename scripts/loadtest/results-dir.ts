@@ -9,7 +9,10 @@ export interface RunName {
 }
 
 export function nameRun(resultsDir: string, startedAt = new Date()): RunName {
-  const stamp = startedAt.toISOString().replace(/\.\d+Z$/, '').replace(/:/g, '-');
+  const stamp = startedAt
+    .toISOString()
+    .replace(/\.\d+Z$/, '')
+    .replace(/:/g, '-');
   let outDir = resolve(resultsDir, stamp);
   for (let n = 2; existsSync(outDir); n++) outDir = resolve(resultsDir, `${stamp}-${n}`);
   // Lower case without separators: it goes into lock namespaces and Elasticsearch index names.

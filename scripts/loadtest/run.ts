@@ -1,7 +1,8 @@
 /** The run loop: every strategy on every workload, in order, until done, interrupted or the service is gone. */
-import type { StrategyResult } from './summary.js';
+
 import { phase } from './log.js';
-import { runStrategy, warmFunctions, type RunContext } from './strategy-run.js';
+import { type RunContext, runStrategy, warmFunctions } from './strategy-run.js';
+import type { StrategyResult } from './summary.js';
 
 export interface RunOutcome {
   results: StrategyResult[];

@@ -7,7 +7,7 @@ import { join, relative } from 'node:path';
 import { runConfig } from '../../loadtests/lib/defaults.js';
 import { namespaceFor, type Strategy, type WorkloadConfig } from '../../loadtests/lib/workload.js';
 import { checkHolds, formatSafety, parseHoldLog, type SafetyReport } from './checker.js';
-import { strategySeconds, warmupConcurrency, type LoadtestConfig } from './config.js';
+import { type LoadtestConfig, strategySeconds, warmupConcurrency } from './config.js';
 import type { Interrupt } from './interrupt.js';
 import { describeK6Exit, K6_ABORTED, runK6 } from './k6-process.js';
 import { log } from './log.js';
@@ -55,7 +55,15 @@ export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, str
     retry: config.retry,
     ttlMs: config.ttlMs,
   });
-  const run = await runK6({ k6: ctx.k6, k6Config, stem, baseUrl: ctx.baseUrl, outDir: ctx.outDir, scheduledS: strategySeconds(config.schedule), interrupt: ctx.interrupt });
+  const run = await runK6({
+    k6: ctx.k6,
+    k6Config,
+    stem,
+    baseUrl: ctx.baseUrl,
+    outDir: ctx.outDir,
+    scheduledS: strategySeconds(config.schedule),
+    interrupt: ctx.interrupt,
+  });
   const outcome: StrategyOutcome = { notes: [], failures: 0, stop: false };
   if (run.exitCode !== 0) {
     outcome.failures++;
@@ -72,7 +80,9 @@ export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, str
     return outcome;
   }
   if (ctx.interrupt.interrupted) {
-    outcome.notes.push(`${strategy} on ${workload.name} was interrupted; its partial numbers are left out of the report (see ${relative(ctx.outDir, run.summaryPath)})`);
+    outcome.notes.push(
+      `${strategy} on ${workload.name} was interrupted; its partial numbers are left out of the report (see ${relative(ctx.outDir, run.summaryPath)})`,
+    );
     outcome.stop = true;
     return outcome;
   }

@@ -117,7 +117,10 @@ export function saturationOf(levels: StageStats[]): Saturation {
   return {
     sustainedRate: sustained?.offeredRate ?? null,
     saturatedAt: above?.offeredRate ?? null,
-    shortBelow: sorted.slice(0, Math.max(0, highest)).filter((level) => !keptUp(level)).map((level) => level.offeredRate),
+    shortBelow: sorted
+      .slice(0, Math.max(0, highest))
+      .filter((level) => !keptUp(level))
+      .map((level) => level.offeredRate),
     peakGoodputRate: Math.max(0, ...levels.map((level) => level.goodputRate)),
     measured: levels.length > 0,
   };
@@ -133,7 +136,11 @@ export function extractResult(args: {
   safety: SafetySummary | null;
 }): StrategyResult {
   const { summary } = args;
-  const steady = { ...stage(summary, 'steady', args.steady.rate, args.steady.durationS), dropped: count(summary, 'dropped_iterations{scenario:steady}'), durationS: args.steady.durationS };
+  const steady = {
+    ...stage(summary, 'steady', args.steady.rate, args.steady.durationS),
+    dropped: count(summary, 'dropped_iterations{scenario:steady}'),
+    durationS: args.steady.durationS,
+  };
   // Rates over the hold only: iterations started during a transition belong to no level.
   const ramp = args.ramp.levels.map((level) => stage(summary, `r${level}`, level, args.ramp.stepS - args.ramp.transitionS));
   const perOp = Object.fromEntries(

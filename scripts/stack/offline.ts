@@ -2,7 +2,7 @@
  * serverless-offline as a child process: started in its own process group (so stopping it also
  * stops the workers it spawns), its output split into lines, the last ones kept for error messages.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';

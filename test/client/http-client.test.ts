@@ -1,14 +1,22 @@
 /** LockHttpClient against the real handlers (behind a small API Gateway-like bridge): results and errors as classes. */
-import { createServer } from 'node:net';
+
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer } from 'node:net';
 import type { Client } from '@elastic/elasticsearch';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorFromResponse, LockHttpClient } from '../../functions/client/index.js';
-import { LeaseLostError, LeaseTokenMismatchError, LockHeldError, LockOutcomeUnknownError, StoreUnavailableError, ValidationError } from '../../functions/core/errors.js';
+import {
+  LeaseLostError,
+  LeaseTokenMismatchError,
+  LockHeldError,
+  LockOutcomeUnknownError,
+  StoreUnavailableError,
+  ValidationError,
+} from '../../functions/core/errors.js';
+import { deleteLockIndex } from '../../functions/store/index.js';
 import { testClient } from '../support/engine.js';
 import { loadHandlers, setFunctionEnv } from '../support/functions.js';
 import { serveHandlers } from '../support/http-bridge.js';
-import { deleteLockIndex } from '../../functions/store/index.js';
 
 let server: { baseUrl: string; close(): Promise<void> };
 let api: LockHttpClient;
@@ -63,7 +71,13 @@ describe('LockHttpClient', () => {
   });
 
   it('keeps what the caller needs from an unknown outcome and from a reused requestId', () => {
-    const unknown = errorFromResponse(503, { error: 'LockOutcomeUnknownError', message: 'may hold', retryable: true, requestId: 'run-3', mayHoldUntil: '2026-11-22T12:00:00.000Z' });
+    const unknown = errorFromResponse(503, {
+      error: 'LockOutcomeUnknownError',
+      message: 'may hold',
+      retryable: true,
+      requestId: 'run-3',
+      mayHoldUntil: '2026-11-22T12:00:00.000Z',
+    });
     expect(unknown).toBeInstanceOf(LockOutcomeUnknownError);
     expect(unknown).toMatchObject({ retryable: true, context: { requestId: 'run-3', mayHoldUntil: Date.parse('2026-11-22T12:00:00.000Z') } });
     const reused = errorFromResponse(409, {

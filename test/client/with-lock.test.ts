@@ -1,13 +1,14 @@
 /** withLock over the engine (in-process) and over HTTP: renewals, loss, release on every path. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { Client } from '@elastic/elasticsearch';
-import { LockHttpClient, withLock, type Locker } from '../../functions/client/index.js';
-import { LeaseLostError, LockHeldError, StoreUnavailableError } from '../../functions/core/errors.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Locker, LockHttpClient, withLock } from '../../functions/client/index.js';
 import type { LockEngine } from '../../functions/core/engine.js';
+import { LeaseLostError, LockHeldError, StoreUnavailableError } from '../../functions/core/errors.js';
+import { deleteLockIndex } from '../../functions/store/index.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 import { loadHandlers, setFunctionEnv } from '../support/functions.js';
 import { serveHandlers } from '../support/http-bridge.js';
-import { deleteLockIndex } from '../../functions/store/index.js';
 
 let client: Client;
 let engine: LockEngine;
@@ -32,7 +33,10 @@ afterAll(async () => {
 
 const target = (id: string, ttlMs = 1_000) => ({ namespace: 'wl', granularity: 'document' as const, ids: [id], owner: 'worker', ttlMs });
 const holders = async (locker: Locker, id: string) => {
-  const states = locker instanceof LockHttpClient ? await locker.inspect({ namespace: 'wl', granularity: 'document', ids: [id] }) : await locker.inspect({ namespace: 'wl', granularity: 'document', ids: [id] });
+  const states =
+    locker instanceof LockHttpClient
+      ? await locker.inspect({ namespace: 'wl', granularity: 'document', ids: [id] })
+      : await locker.inspect({ namespace: 'wl', granularity: 'document', ids: [id] });
   return states.flatMap((state) => state.holders.filter((holder) => !holder.expired));
 };
 

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@elastic/elasticsearch';
-import { LeaseLostError, LeaseTokenMismatchError, LockHeldError } from '../../functions/core/errors.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LockEngine } from '../../functions/core/engine.js';
+import { LeaseLostError, LeaseTokenMismatchError, LockHeldError } from '../../functions/core/errors.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
 let client: Client;

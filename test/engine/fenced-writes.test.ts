@@ -3,10 +3,10 @@
  * on the real node: a holder paused past its lease is refused by the data store itself.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@elastic/elasticsearch';
-import { StaleFencingTokenError } from '../../functions/core/errors.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LockEngine } from '../../functions/core/engine.js';
+import { StaleFencingTokenError } from '../../functions/core/errors.js';
 import { deleteFenced, writeFenced } from '../../functions/store/index.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
@@ -35,7 +35,9 @@ describe('fenced writes to an Elasticsearch document', () => {
     const next = await engine.acquire({ ...target, owner: 'next' });
     expect(BigInt(next.fencingToken)).toBeGreaterThan(BigInt(paused.fencingToken));
     await writeFenced(client, { index: data, id: 'o-1', document: { by: 'next' }, fencingToken: next.fencingToken });
-    const late = await writeFenced(client, { index: data, id: 'o-1', document: { by: 'paused, after the pause' }, fencingToken: paused.fencingToken }).catch((error: unknown) => error);
+    const late = await writeFenced(client, { index: data, id: 'o-1', document: { by: 'paused, after the pause' }, fencingToken: paused.fencingToken }).catch(
+      (error: unknown) => error,
+    );
     expect(late).toBeInstanceOf(StaleFencingTokenError);
     expect(await current('o-1')).toBe('next');
     await expect(deleteFenced(client, { index: data, id: 'o-1', fencingToken: paused.fencingToken })).rejects.toBeInstanceOf(StaleFencingTokenError);
@@ -53,7 +55,9 @@ describe('fenced writes to an Elasticsearch document', () => {
   it('compares tokens past 2^53 exactly (sent as decimal strings, never as JSON numbers)', async () => {
     // 2^53 + 1 and 2^53 are one number to a JSON parser; Elasticsearch must see them differ.
     await writeFenced(client, { index: data, id: 'big', document: { by: 'newer' }, fencingToken: '9007199254740993' });
-    await expect(writeFenced(client, { index: data, id: 'big', document: { by: 'older' }, fencingToken: '9007199254740992' })).rejects.toBeInstanceOf(StaleFencingTokenError);
+    await expect(writeFenced(client, { index: data, id: 'big', document: { by: 'older' }, fencingToken: '9007199254740992' })).rejects.toBeInstanceOf(
+      StaleFencingTokenError,
+    );
     expect(await current('big')).toBe('newer');
   });
 });

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@elastic/elasticsearch';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LockEngine } from '../../functions/core/engine.js';
 import { closeTestClient, engineOn, freshLockIndex, testClient } from '../support/engine.js';
 

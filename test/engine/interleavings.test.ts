@@ -12,8 +12,8 @@
  * A failure prints its seed; replay it with INTERLEAVING_SEED=<seed> INTERLEAVING_RUNS=1.
  */
 import { describe, expect, it } from 'vitest';
-import { LeaseLostError, LeaseTokenMismatchError, LockContentionError, LockOutcomeUnknownError, StoreUnavailableError } from '../../functions/core/errors.js';
 import { LockEngine } from '../../functions/core/engine.js';
+import { LeaseLostError, LeaseTokenMismatchError, LockContentionError, LockOutcomeUnknownError, StoreUnavailableError } from '../../functions/core/errors.js';
 import { compareFencingTokens } from '../../functions/core/fencing.js';
 import { lockDocId } from '../../functions/core/keys.js';
 import type { HolderMode } from '../../functions/core/model.js';
@@ -164,13 +164,15 @@ async function runSchedule(seed: number): Promise<{ outcome: Outcome; store: Mem
       const forged = [prefix, payload, 'Z'.repeat(43), ...(mac ? [mac] : [])].join('.');
       const renewed = await engine.renew({ leaseToken: forged }).then(
         () => 'renewed',
-        (error: unknown) => (error instanceof LeaseTokenMismatchError || error instanceof LeaseLostError || error instanceof StoreUnavailableError ? 'refused' : String(error)),
+        (error: unknown) =>
+          error instanceof LeaseTokenMismatchError || error instanceof LeaseLostError || error instanceof StoreUnavailableError ? 'refused' : String(error),
       );
       const released = await engine.release({ leaseToken: forged }).then(
         (result) => (result.outcome === 'not_held' ? 'refused' : result.outcome),
         (error: unknown) => (error instanceof LeaseTokenMismatchError || error instanceof StoreUnavailableError ? 'refused' : String(error)),
       );
-      if (renewed !== 'refused' || released !== 'refused') outcome.problems.push(`a wrong secret was accepted for ${victim.owner}: renew ${renewed}, release ${released}`);
+      if (renewed !== 'refused' || released !== 'refused')
+        outcome.problems.push(`a wrong secret was accepted for ${victim.owner}: renew ${renewed}, release ${released}`);
     }
   }
 
@@ -193,13 +195,17 @@ async function runSchedule(seed: number): Promise<{ outcome: Outcome; store: Mem
 /** Everything that must hold after a schedule; an empty list when it did. */
 function violations(outcome: Outcome, store: MemoryLockStore): string[] {
   const found = [...outcome.problems];
-  const overlaps = (a: Hold, b: Hold): boolean => a.segments.some(([aStart, aEnd]) => b.segments.some(([bStart, bEnd]) => Math.max(aStart, bStart) < Math.min(aEnd, bEnd)));
+  const overlaps = (a: Hold, b: Hold): boolean =>
+    a.segments.some(([aStart, aEnd]) => b.segments.some(([bStart, bEnd]) => Math.max(aStart, bStart) < Math.min(aEnd, bEnd)));
   for (const [index, a] of outcome.holds.entries()) {
     for (const b of outcome.holds.slice(index + 1)) {
       for (const keyA of a.keys) {
         const keyB = b.keys.find((key) => key.docId === keyA.docId);
         if (!keyB || (compatible(keyA.mode, keyB.mode) && compatible(keyB.mode, keyA.mode))) continue;
-        if (overlaps(a, b)) found.push(`mutual exclusion: ${a.owner} (${keyA.mode}) and ${b.owner} (${keyB.mode}) both held ${keyA.docId}: ${JSON.stringify(a.segments)} / ${JSON.stringify(b.segments)}`);
+        if (overlaps(a, b))
+          found.push(
+            `mutual exclusion: ${a.owner} (${keyA.mode}) and ${b.owner} (${keyB.mode}) both held ${keyA.docId}: ${JSON.stringify(a.segments)} / ${JSON.stringify(b.segments)}`,
+          );
         const [first, second, firstKey, secondKey] = a.segments[0]![0] <= b.segments[0]![0] ? [a, b, keyA, keyB] : [b, a, keyB, keyA];
         if (compareFencingTokens(secondKey.fencingToken, firstKey.fencingToken) <= 0) {
           found.push(`fencing order: ${second.owner} got ${secondKey.fencingToken} on ${keyA.docId} after ${first.owner} had ${firstKey.fencingToken}`);
@@ -228,7 +234,9 @@ describe('interleavings of concurrent calls', () => {
       unknown += outcome.unknown.size;
       const problems = violations(outcome, store);
       if (problems.length > 0) {
-        throw new Error(`seed ${seed} (replay: INTERLEAVING_SEED=${seed} INTERLEAVING_RUNS=1):\n${problems.join('\n')}\nlast steps:\n${scheduler.trace.join('\n')}`);
+        throw new Error(
+          `seed ${seed} (replay: INTERLEAVING_SEED=${seed} INTERLEAVING_RUNS=1):\n${problems.join('\n')}\nlast steps:\n${scheduler.trace.join('\n')}`,
+        );
       }
     }
     if (process.env.INTERLEAVING_STATS) console.log({ runs: RUNS, grants, unknown });

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@elastic/elasticsearch';
-import { LeaseLostError, StoreUnavailableError } from '../../functions/core/errors.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockEngine } from '../../functions/core/engine.js';
+import { LeaseLostError, StoreUnavailableError } from '../../functions/core/errors.js';
 import type { LockStore, WriteOp } from '../../functions/core/store.js';
-import { ElasticsearchLockStore, createElasticsearchClient } from '../../functions/store/index.js';
+import { createElasticsearchClient, ElasticsearchLockStore } from '../../functions/store/index.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
 let client: Client;

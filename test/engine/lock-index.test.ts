@@ -1,7 +1,7 @@
 /** The lock index: an alias over one incarnation, created explicitly and safely, never by a write. */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@elastic/elasticsearch';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deleteLockIndex, ensureLockIndex, lockIndexIncarnation } from '../../functions/store/index.js';
 import { LOCK_INDEX_DEFINITION } from '../../functions/store/lock-index.js';
 import { closeTestClient, testClient } from '../support/engine.js';
@@ -48,12 +48,21 @@ describe('ensureLockIndex', () => {
   it('adds the fields of this version to a lock index of an earlier one (tree marks: lockedBelow), and refuses an index that is not a lock index', async () => {
     const alias = name('upgrade');
     const { lockedBelow: _, ...earlier } = LOCK_INDEX_DEFINITION.mappings.properties;
-    await client.indices.create({ index: `${alias}-20260101-00000000`, settings: LOCK_INDEX_DEFINITION.settings, mappings: { ...LOCK_INDEX_DEFINITION.mappings, properties: earlier } as never, aliases: { [alias]: { is_write_index: true } } });
+    await client.indices.create({
+      index: `${alias}-20260101-00000000`,
+      settings: LOCK_INDEX_DEFINITION.settings,
+      mappings: { ...LOCK_INDEX_DEFINITION.mappings, properties: earlier } as never,
+      aliases: { [alias]: { is_write_index: true } },
+    });
     expect(await ensureLockIndex(client, alias)).toBe('exists');
     const mapping = await client.indices.getMapping({ index: alias });
     expect(Object.values(mapping)[0]?.mappings.properties).toHaveProperty('lockedBelow');
     const other = name('other');
-    await client.indices.create({ index: `${other}-20260101-00000000`, mappings: { properties: { title: { type: 'text' } } }, aliases: { [other]: { is_write_index: true } } });
+    await client.indices.create({
+      index: `${other}-20260101-00000000`,
+      mappings: { properties: { title: { type: 'text' } } },
+      aliases: { [other]: { is_write_index: true } },
+    });
     await expect(ensureLockIndex(client, other)).rejects.toThrow(/not a lock index/);
   });
 });

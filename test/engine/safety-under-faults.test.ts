@@ -5,26 +5,27 @@
  * reported as such, and fencing tokens that stay exact. Every scenario runs on the real node; the
  * interposed store (see its header) only chooses when things happen.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { Client } from '@elastic/elasticsearch';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { interpose, type StoreHooks } from '../../faults/interposed-store.js';
+import { LockEngine } from '../../functions/core/engine.js';
 import {
   FencingRangeError,
   LeaseLostError,
+  type LockError,
   LockHeldError,
   LockOutcomeUnknownError,
   StoreRejectedError,
   StoreUnavailableError,
-  type LockError,
 } from '../../functions/core/errors.js';
-import { LockEngine } from '../../functions/core/engine.js';
 import { compareFencingTokens, fencingToken, MAX_PRIMARY_TERM } from '../../functions/core/fencing.js';
 import { lockDocId } from '../../functions/core/keys.js';
 import { settleFences } from '../../functions/core/lock-document.js';
 import type { Grant, LockTarget } from '../../functions/core/model.js';
 import type { StoredLock } from '../../functions/core/store.js';
-import { ElasticsearchLockStore, deleteLockIndex, ensureLockIndex } from '../../functions/store/index.js';
+import { deleteLockIndex, ElasticsearchLockStore, ensureLockIndex } from '../../functions/store/index.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
-import { interpose, type StoreHooks } from '../../faults/interposed-store.js';
 
 const SKEW = 50;
 let client: Client;
@@ -42,18 +43,39 @@ afterAll(async () => closeTestClient(client));
 
 /** An engine whose store calls go through `hooks`. */
 const over = (hooks: StoreHooks): LockEngine => new LockEngine(interpose(store, hooks), { maxClockSkewMs: SKEW });
-const docs = (namespace: string, ids: string[], owner: string, extra: Record<string, unknown> = {}) => ({ namespace, granularity: 'document' as const, ids, owner, ...extra });
-const tree = (namespace: string, path: string, owner: string, extra: Record<string, unknown> = {}) => ({ namespace, granularity: 'tree' as const, path, owner, ...extra });
-const failure = (promise: Promise<unknown>): Promise<LockError> => promise.then(
-  (value) => {
-    throw new Error(`expected a failure, got ${JSON.stringify(value)}`);
-  },
-  (error: unknown) => error as LockError,
-);
+const docs = (namespace: string, ids: string[], owner: string, extra: Record<string, unknown> = {}) => ({
+  namespace,
+  granularity: 'document' as const,
+  ids,
+  owner,
+  ...extra,
+});
+const tree = (namespace: string, path: string, owner: string, extra: Record<string, unknown> = {}) => ({
+  namespace,
+  granularity: 'tree' as const,
+  path,
+  owner,
+  ...extra,
+});
+const failure = (promise: Promise<unknown>): Promise<LockError> =>
+  promise.then(
+    (value) => {
+      throw new Error(`expected a failure, got ${JSON.stringify(value)}`);
+    },
+    (error: unknown) => error as LockError,
+  );
 /** Live holders per key, by owner. */
 async function owners(target: LockTarget, mode: 'exclusive' | 'shared' = 'exclusive'): Promise<Record<string, string[]>> {
   const states = await engine.inspect(target, mode);
-  return Object.fromEntries(states.map((state) => [state.key, state.holders.filter((holder) => !holder.expired).map((holder) => holder.owner).sort()]));
+  return Object.fromEntries(
+    states.map((state) => [
+      state.key,
+      state.holders
+        .filter((holder) => !holder.expired)
+        .map((holder) => holder.owner)
+        .sort(),
+    ]),
+  );
 }
 const lostAnswer = (operation: string) => new StoreUnavailableError(`${operation}: socket hang up (simulated)`, { operation, ambiguous: true });
 
@@ -178,7 +200,12 @@ describe('requestIds', () => {
     ['several keys, three deliveries', ['a', 'b', 'c', 'd'], 3],
   ])('deliveries of one acquire (%s): at most one can act, and it holds the largest fencing token', async (_, ids, deliveries) => {
     for (let round = 0; round < 15; round++) {
-      const request = docs('dupes', ids.map((id) => `${id}-${round % 3}`), 'consumer', { requestId: `message-${ids.length}-${round}` });
+      const request = docs(
+        'dupes',
+        ids.map((id) => `${id}-${round % 3}`),
+        'consumer',
+        { requestId: `message-${ids.length}-${round}` },
+      );
       const results = await Promise.allSettled(Array.from({ length: deliveries }, () => engine.acquire(request)));
       const grants = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
       // A renewal succeeds only while the lease holds every key of the set.
@@ -334,7 +361,9 @@ describe('fencing tokens stay exact', () => {
 
   it('a write beyond the encodable range is never a grant, and no document is left that cannot change', async () => {
     // No real index reaches 10^13 sequence numbers on demand: the stand-in shifts the positions the node answers.
-    const far = over({ write: async (ops, next) => (await next(ops)).map((outcome) => (outcome.ok ? { ...outcome, seqNo: outcome.seqNo + 10_000_000_000_000 } : outcome)) });
+    const far = over({
+      write: async (ops, next) => (await next(ops)).map((outcome) => (outcome.ok ? { ...outcome, seqNo: outcome.seqNo + 10_000_000_000_000 } : outcome)),
+    });
     await expect(far.acquire(docs('far', ['x'], 'p'))).rejects.toBeInstanceOf(FencingRangeError);
     expect(await engine.inspect({ namespace: 'far', granularity: 'document', ids: ['x'] })).toEqual([]);
     const pending: StoredLock = {
@@ -342,7 +371,16 @@ describe('fencing tokens stay exact', () => {
       seqNo: 20_000_000_000_000,
       primaryTerm: 1,
       index: 'i',
-      body: { namespace: 'n', granularity: 'document', key: 'k', lockId: 'd', holders: [{ lease: 'l', proof: 'p', owner: 'o', mode: 'X', expiresAt: 0, grantedAt: 0, fence: null, request: null }], minExpiresAt: 0, maxExpiresAt: 0, updatedAt: 0 },
+      body: {
+        namespace: 'n',
+        granularity: 'document',
+        key: 'k',
+        lockId: 'd',
+        holders: [{ lease: 'l', proof: 'p', owner: 'o', mode: 'X', expiresAt: 0, grantedAt: 0, fence: null, request: null }],
+        minExpiresAt: 0,
+        maxExpiresAt: 0,
+        updatedAt: 0,
+      },
     };
     expect(() => settleFences(pending)).not.toThrow();
   });

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@elastic/elasticsearch';
-import { LockHeldError } from '../../functions/core/errors.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LockEngine } from '../../functions/core/engine.js';
-import type { RequestedMode } from '../../functions/core/model.js';
+import { LockHeldError } from '../../functions/core/errors.js';
 import { lockDocId } from '../../functions/core/keys.js';
+import type { RequestedMode } from '../../functions/core/model.js';
 import { ElasticsearchLockStore } from '../../functions/store/elasticsearch-store.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
@@ -157,7 +157,9 @@ describe('tree locks', () => {
     expect(grant.keys.map((key) => [key.key, key.mode])).toEqual([[path, 'X']]);
     const ancestors = ['/clinton', '/clinton/projects', '/clinton/projects/elasticsearch'];
     const stored = await store.readPrimary(ancestors.map((ancestor) => lockDocId('fs-shape', 'tree', ancestor)));
-    expect([...stored.values()].map((lock) => [lock?.body.key, lock?.body.lockedBelow, lock?.body.holders.length])).toEqual(ancestors.map((ancestor) => [ancestor, true, 0]));
+    expect([...stored.values()].map((lock) => [lock?.body.key, lock?.body.lockedBelow, lock?.body.holders.length])).toEqual(
+      ancestors.map((ancestor) => [ancestor, true, 0]),
+    );
     // The marks stay when the last lock below goes: a later lock on /clinton must know to look below.
     expect((await engine.release({ leaseToken: grant.leaseToken })).outcome).toBe('released');
     const after = await store.readPrimary([lockDocId('fs-shape', 'tree', '/clinton'), lockDocId('fs-shape', 'tree', path)]);
@@ -169,10 +171,14 @@ describe('tree locks', () => {
     const warm = await engine.acquire({ namespace, granularity: 'tree', path: '/hot/dir/warm-up', owner: 'first' });
     await engine.release({ leaseToken: warm.leaseToken });
     const [before] = [...(await store.readPrimary([lockDocId(namespace, 'tree', '/hot')])).values()];
-    const writers = await Promise.all(Array.from({ length: 40 }, (_, index) => engine.acquire({ namespace, granularity: 'tree', path: `/hot/dir/file${index}`, owner: `w${index}` })));
+    const writers = await Promise.all(
+      Array.from({ length: 40 }, (_, index) => engine.acquire({ namespace, granularity: 'tree', path: `/hot/dir/file${index}`, owner: `w${index}` })),
+    );
     const [after] = [...(await store.readPrimary([lockDocId(namespace, 'tree', '/hot')])).values()];
     expect(after?.seqNo).toBe(before?.seqNo);
-    expect(await engine.inspect({ namespace, granularity: 'tree', path: '/hot/dir/file7' })).toEqual([expect.objectContaining({ key: '/hot/dir/file7', holders: [expect.objectContaining({ owner: 'w7', mode: 'X' })] })]);
+    expect(await engine.inspect({ namespace, granularity: 'tree', path: '/hot/dir/file7' })).toEqual([
+      expect.objectContaining({ key: '/hot/dir/file7', holders: [expect.objectContaining({ owner: 'w7', mode: 'X' })] }),
+    ]);
     await Promise.all(writers.map((writer) => engine.release({ leaseToken: writer.leaseToken })));
     expect(await engine.inspect({ namespace, granularity: 'tree', path: '/hot/dir/file0' })).toEqual([]);
   });
@@ -180,7 +186,9 @@ describe('tree locks', () => {
   it('let writers in different subtrees run together under concurrency, and keep a subtree rename out', async () => {
     const namespace = 'fs-parallel';
     const writers = await Promise.all(
-      Array.from({ length: 12 }, (_, index) => engine.acquire({ namespace, granularity: 'tree', path: `/root/dir${index % 4}/file${index}`, owner: `w${index}`, waitMs: 2_000 })),
+      Array.from({ length: 12 }, (_, index) =>
+        engine.acquire({ namespace, granularity: 'tree', path: `/root/dir${index % 4}/file${index}`, owner: `w${index}`, waitMs: 2_000 }),
+      ),
     );
     await expect(engine.acquire({ namespace, granularity: 'tree', path: '/root/dir1', owner: 'renamer' })).rejects.toBeInstanceOf(LockHeldError);
     for (const writer of writers) await engine.release({ leaseToken: writer.leaseToken });

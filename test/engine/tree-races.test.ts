@@ -5,16 +5,17 @@
  * its release was sent, a window inside the real one: two incompatible windows must never overlap,
  * and of two conflicting holds the later one must carry the larger fencing token.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { Client } from '@elastic/elasticsearch';
-import { LeaseLostError, LockHeldError } from '../../functions/core/errors.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { interpose } from '../../faults/interposed-store.js';
 import { LockEngine } from '../../functions/core/engine.js';
+import { LeaseLostError, LockHeldError } from '../../functions/core/errors.js';
 import { compareFencingTokens } from '../../functions/core/fencing.js';
 import { lockDocId } from '../../functions/core/keys.js';
 import type { RequestedMode } from '../../functions/core/model.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
-import { interpose } from '../../faults/interposed-store.js';
 
 const ROUNDS = Number(process.env.TREE_RACE_ROUNDS ?? 12);
 const SKEW = 50;
@@ -53,7 +54,8 @@ function violations(holds: Hold[]): string[] {
       if (compatible(a, b)) continue;
       if (Math.max(a.from, b.from) < Math.min(a.to, b.to)) found.push(`${a.mode} ${a.path} and ${b.mode} ${b.path} held together`);
       const [first, second] = a.from <= b.from ? [a, b] : [b, a];
-      if (compareFencingTokens(second.token, first.token) <= 0) found.push(`${second.path} (${second.token}) was granted after ${first.path} (${first.token}) with a smaller token`);
+      if (compareFencingTokens(second.token, first.token) <= 0)
+        found.push(`${second.path} (${second.token}) was granted after ${first.path} (${first.token}) with a smaller token`);
     }
   }
   return found;
@@ -95,7 +97,9 @@ describe('tree locks under contention', () => {
     const holds: Hold[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const namespace = `race-rename-${round}`;
-      const inside = Array.from({ length: 6 }, (_, writer) => hold(namespace, `/a/b/c${writer % 2}/f${writer}`, writer % 3 === 0 ? 'shared' : 'exclusive', 10, holds));
+      const inside = Array.from({ length: 6 }, (_, writer) =>
+        hold(namespace, `/a/b/c${writer % 2}/f${writer}`, writer % 3 === 0 ? 'shared' : 'exclusive', 10, holds),
+      );
       const beside = Array.from({ length: 6 }, (_, writer) => hold(namespace, `/a/x/f${writer}`, 'exclusive', 40, holds));
       const rename = sleep(round % 3).then(() => hold(namespace, '/a/b', 'exclusive', 20, holds));
       await Promise.all([...inside, ...beside, rename]);
@@ -145,9 +149,13 @@ describe('tree locks whose holders fail', () => {
   it('a file lock under a held directory is rolled back, its own document gone, and the conflict names the directory', async () => {
     const namespace = 'verify-rollback';
     const directory = await engine.acquire({ namespace, granularity: 'tree', path: '/v', owner: 'renamer' });
-    const error = (await engine.acquire({ namespace, granularity: 'tree', path: '/v/w/file', owner: 'editor' }).catch((caught: unknown) => caught)) as LockHeldError;
+    const error = (await engine
+      .acquire({ namespace, granularity: 'tree', path: '/v/w/file', owner: 'editor' })
+      .catch((caught: unknown) => caught)) as LockHeldError;
     expect(error).toBeInstanceOf(LockHeldError);
-    expect(error.conflicts).toEqual([expect.objectContaining({ key: '/v', requestedMode: 'IX', holders: [expect.objectContaining({ owner: 'renamer', mode: 'X' })] })]);
+    expect(error.conflicts).toEqual([
+      expect.objectContaining({ key: '/v', requestedMode: 'IX', holders: [expect.objectContaining({ owner: 'renamer', mode: 'X' })] }),
+    ]);
     expect((await store.readPrimary([lockDocId(namespace, 'tree', '/v/w/file')])).get(lockDocId(namespace, 'tree', '/v/w/file'))).toBeNull();
     await engine.release({ leaseToken: directory.leaseToken });
     const later = await engine.acquire({ namespace, granularity: 'tree', path: '/v/w/file', owner: 'editor' });

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@elastic/elasticsearch';
-import { LockHeldError, ValidationError } from '../../functions/core/errors.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LockEngine } from '../../functions/core/engine.js';
+import { LockHeldError, ValidationError } from '../../functions/core/errors.js';
 import { closeTestClient, engineOn, freshLockIndex, testClient } from '../support/engine.js';
 
 let client: Client;
@@ -72,7 +72,12 @@ describe('bad input', () => {
   });
 
   it('accepts unicode, long ids and deep paths that still map to valid document ids', async () => {
-    const grant = await engine.acquire({ namespace: 'ns', granularity: 'document', ids: ['日本語/ファイル.txt', 'é'.repeat(256), 'a'.repeat(512)], owner: 'Zoë' });
+    const grant = await engine.acquire({
+      namespace: 'ns',
+      granularity: 'document',
+      ids: ['日本語/ファイル.txt', 'é'.repeat(256), 'a'.repeat(512)],
+      owner: 'Zoë',
+    });
     const path = `/${Array.from({ length: 32 }, (_, i) => `段${i}`).join('/')}`;
     const deep = await engine.acquire({ namespace: 'ns', granularity: 'tree', path, owner: 'me' });
     expect(deep.keys.map((key) => key.key)).toEqual([path]);

@@ -61,7 +61,9 @@ describe('the history checker', () => {
     // Term 2 tokens are larger than any of term 1: a term-1 token after a term-2 one is an inversion.
     const term1 = '10000000000500';
     const term2 = '20000000000003';
-    expect(kinds([...granted('c1', 'l1', 100, term2, 1_100), ...released('c1', 'l1', 200), ...granted('c2', 'l2', 300, term1, 1_300)])).toEqual(['fencing-order']);
+    expect(kinds([...granted('c1', 'l1', 100, term2, 1_100), ...released('c1', 'l1', 200), ...granted('c2', 'l2', 300, term1, 1_300)])).toEqual([
+      'fencing-order',
+    ]);
     expect(kinds([...granted('c1', 'l1', 100, term1, 1_100), ...released('c1', 'l1', 200), ...granted('c2', 'l2', 300, term2, 1_300)])).toEqual([]);
   });
 
@@ -85,7 +87,15 @@ describe('the history checker', () => {
 
   it('catches a renew or release with a forged token that succeeded, not one that was refused', () => {
     const base = granted('c1', 'l1', 100, '10', 1_100);
-    const thief = (op: 'renew' | 'release', type: 'ok' | 'fail', outcome?: string): HistoryEvent => ({ client: 'thief', type, op, time: 200, leaseId: 'l1', forged: true, ...(outcome ? { outcome } : {}) });
+    const thief = (op: 'renew' | 'release', type: 'ok' | 'fail', outcome?: string): HistoryEvent => ({
+      client: 'thief',
+      type,
+      op,
+      time: 200,
+      leaseId: 'l1',
+      forged: true,
+      ...(outcome ? { outcome } : {}),
+    });
     expect(kinds([...base, thief('renew', 'ok')])).toEqual(['non-holder-succeeded']);
     expect(kinds([...base, thief('release', 'ok', 'released')])).toEqual(['non-holder-succeeded']);
     expect(kinds([...base, thief('release', 'ok', 'not_held'), thief('renew', 'fail')])).toEqual([]);
@@ -93,8 +103,14 @@ describe('the history checker', () => {
 
   it('judges tree holds by their modes on shared keys: writers below a reader conflict, siblings do not', () => {
     const reader = [{ key: 't|/a', mode: 'S' as const }];
-    const writerBelow = [{ key: 't|/a', mode: 'IX' as const }, { key: 't|/a/b', mode: 'X' as const }];
-    const sibling = [{ key: 't|/a', mode: 'IX' as const }, { key: 't|/a/c', mode: 'X' as const }];
+    const writerBelow = [
+      { key: 't|/a', mode: 'IX' as const },
+      { key: 't|/a/b', mode: 'X' as const },
+    ];
+    const sibling = [
+      { key: 't|/a', mode: 'IX' as const },
+      { key: 't|/a/c', mode: 'X' as const },
+    ];
     expect(kinds([...granted('r', 'l1', 100, '10', 1_100, reader), ...granted('w', 'l2', 200, '11', 1_200, writerBelow)])).toEqual(['overlap']);
     expect(kinds([...granted('w1', 'l1', 100, '10', 1_100, writerBelow), ...granted('w2', 'l2', 200, '11', 1_200, sibling)])).toEqual([]);
   });

@@ -61,7 +61,11 @@ describe('readConfig', () => {
   });
 
   it('reaches a self-managed cluster through several nodes, or Elastic Cloud by its Cloud ID', () => {
-    expect(readConfig({ ES_URL: 'https://es1:9200, https://es2:9200,https://es3:9200' }).es.nodes).toEqual(['https://es1:9200', 'https://es2:9200', 'https://es3:9200']);
+    expect(readConfig({ ES_URL: 'https://es1:9200, https://es2:9200,https://es3:9200' }).es.nodes).toEqual([
+      'https://es1:9200',
+      'https://es2:9200',
+      'https://es3:9200',
+    ]);
     const cloud = readConfig({ ES_CLOUD_ID: 'deployment:ZXhhbXBsZS5jb20kYWJjJGRlZg==' });
     expect(cloud.es).toMatchObject({ nodes: [], cloudId: 'deployment:ZXhhbXBsZS5jb20kYWJjJGRlZg==' });
     expect(problems({ ES_URL: 'https://es1:9200,ftp://es2' })).toEqual([expect.stringContaining('ES_URL')]);

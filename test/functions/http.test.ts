@@ -3,11 +3,11 @@
  * answer checked against the OpenAPI document.
  */
 import { describe, expect, it } from 'vitest';
-import { contractProblems, fromProxyResult, requestProblems, type ResponseLike } from '../support/contract.js';
 import { deleteLockIndex } from '../../functions/store/index.js';
+import { contractProblems, fromProxyResult, type ResponseLike, requestProblems } from '../support/contract.js';
 import { sleep } from '../support/engine.js';
 import { functionsUnderTest, type Handlers } from '../support/functions.js';
-import { httpEvent, lambdaContext, scheduleEvent, type HttpEventOptions } from '../support/lambda-events.js';
+import { type HttpEventOptions, httpEvent, lambdaContext, scheduleEvent } from '../support/lambda-events.js';
 
 const { index, handlers, client } = await functionsUnderTest({ label: 'http', env: { LOCK_TOKEN_SIGNING_KEY: Buffer.alloc(32, 3).toString('base64') } });
 
@@ -32,7 +32,13 @@ async function call(path: keyof typeof ROUTE & string, options: HttpEventOptions
   return response as ResponseLike & { body: any };
 }
 
-const doc = (id: string, owner = 'alice', extra: Record<string, unknown> = {}) => ({ namespace: 'orders', granularity: 'document', ids: [id], owner, ...extra });
+const doc = (id: string, owner = 'alice', extra: Record<string, unknown> = {}) => ({
+  namespace: 'orders',
+  granularity: 'document',
+  ids: [id],
+  owner,
+  ...extra,
+});
 
 describe('POST /acquire', () => {
   it('grants: 200 with the lease, times in ISO and epoch ms, keys with fencing tokens', async () => {
@@ -56,7 +62,10 @@ describe('POST /acquire', () => {
     const held = await call('/acquire', { body: doc('h-2', 'alice') });
     const refused = await call('/acquire', { body: doc('h-2', 'bob') });
     expect(refused.statusCode).toBe(409);
-    expect(refused.body).toMatchObject({ error: 'LockHeldError', conflicts: [{ key: 'h-2', granularity: 'document', requestedMode: 'X', holders: [{ owner: 'alice', mode: 'X' }] }] });
+    expect(refused.body).toMatchObject({
+      error: 'LockHeldError',
+      conflicts: [{ key: 'h-2', granularity: 'document', requestedMode: 'X', holders: [{ owner: 'alice', mode: 'X' }] }],
+    });
     expect((refused.headers as Record<string, string>)['Retry-After']).toBe(String(Math.ceil(refused.body.retryAfterMs / 1000)));
     await call('/release', { body: { leaseToken: held.body.leaseToken } });
   });
@@ -106,7 +115,11 @@ describe('validation: 400 ValidationError with one entry per field', () => {
     ['a TTL below the minimum', { body: { ...doc('v-1'), ttlMs: 10 } }, [{ field: 'ttlMs', rule: 'min' }]],
     ['an unknown granularity', { body: { namespace: 'orders', granularity: 'row', owner: 'x' } }, [{ field: 'granularity', rule: 'one_of' }]],
     ['a relative tree path', { body: { namespace: 'fs', granularity: 'tree', path: 'a/b', owner: 'x' } }, [{ field: 'path', rule: 'absolute_path' }]],
-    ['ids without the document granularity', { body: { namespace: 'fs', granularity: 'global', ids: ['a'], owner: 'x' } }, [{ field: 'ids', rule: 'not_allowed' }]],
+    [
+      'ids without the document granularity',
+      { body: { namespace: 'fs', granularity: 'global', ids: ['a'], owner: 'x' } },
+      [{ field: 'ids', rule: 'not_allowed' }],
+    ],
     ['a bad namespace', { body: { namespace: '-x', granularity: 'global', owner: 'x' } }, [{ field: 'namespace', rule: 'format' }]],
   ];
   for (const [what, options, fields] of cases) {
@@ -175,7 +188,9 @@ describe('GET /inspect, GET /locks, GET /health', () => {
     const a = await call('/acquire', { body: { namespace: 'inv', granularity: 'document', ids: ['i-1', 'i-2'], owner: 'alice' } });
     const byId = await call('/inspect', { query: { namespace: 'inv', granularity: 'document', id: ['i-1', 'i-2', 'i-3'] } });
     expect(byId.body.locks.map((lock: { key: string }) => lock.key).sort()).toEqual(['i-1', 'i-2']);
-    expect(byId.body.locks[0].holders).toEqual([expect.objectContaining({ owner: 'alice', mode: 'X', expired: false, fencingToken: expect.stringMatching(/^\d+$/) })]);
+    expect(byId.body.locks[0].holders).toEqual([
+      expect.objectContaining({ owner: 'alice', mode: 'X', expired: false, fencingToken: expect.stringMatching(/^\d+$/) }),
+    ]);
     const byIds = await call('/inspect', { query: { namespace: 'inv', granularity: 'document', ids: 'i-1,i-3' } });
     expect(byIds.body.locks.map((lock: { key: string }) => lock.key)).toEqual(['i-1']);
     await call('/release', { body: { leaseToken: a.body.leaseToken } });

@@ -1,9 +1,10 @@
 /** Anything unexpected answers 500 InternalError with a correlation id and no internals. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { Client } from '@elastic/elasticsearch';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contractProblems, fromProxyResult } from '../support/contract.js';
 import { testClient } from '../support/engine.js';
-import { loadHandlers, setFunctionEnv, type Handlers } from '../support/functions.js';
+import { type Handlers, loadHandlers, setFunctionEnv } from '../support/functions.js';
 import { httpEvent, lambdaContext } from '../support/lambda-events.js';
 
 // An index that exists but is not a lock index: ensuring it fails in a way no retry fixes.

@@ -6,7 +6,10 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { functionsUnderTest } from '../support/functions.js';
 import { httpEvent, lambdaContext } from '../support/lambda-events.js';
 
-const { handlers } = await functionsUnderTest({ label: 'observe', env: { POWERTOOLS_LOG_LEVEL: 'INFO', POWERTOOLS_METRICS_DISABLED: 'false', POWERTOOLS_TRACE_ENABLED: 'false' } });
+const { handlers } = await functionsUnderTest({
+  label: 'observe',
+  env: { POWERTOOLS_LOG_LEVEL: 'INFO', POWERTOOLS_METRICS_DISABLED: 'false', POWERTOOLS_TRACE_ENABLED: 'false' },
+});
 let lines: string[] = [];
 beforeEach(() => {
   lines = [];
@@ -32,10 +35,13 @@ describe('observability', () => {
     const { runtime } = await import('../../functions/runtime/runtime.js');
     const client = await runtime().client();
     const seen: unknown[] = [];
-    const listener = (_: unknown, event: { meta?: { request?: { params?: { headers?: Record<string, unknown> } } } } | null) => seen.push(event?.meta?.request?.params?.headers?.['x-opaque-id']);
+    const listener = (_: unknown, event: { meta?: { request?: { params?: { headers?: Record<string, unknown> } } } } | null) =>
+      seen.push(event?.meta?.request?.params?.headers?.['x-opaque-id']);
     client.diagnostic.on('request', listener);
     try {
-      const grant = (await handlers.acquire({ namespace: 'obs', granularity: 'global', owner: 'me', requestId: 'run-opaque' }, lambdaContext('acquire'))) as { leaseToken: string };
+      const grant = (await handlers.acquire({ namespace: 'obs', granularity: 'global', owner: 'me', requestId: 'run-opaque' }, lambdaContext('acquire'))) as {
+        leaseToken: string;
+      };
       const releasing = lambdaContext('release');
       await handlers.release({ leaseToken: grant.leaseToken }, releasing);
       // The lock index is created at the container's first call, outside any one call: no id there.
@@ -79,7 +85,9 @@ describe('observability', () => {
   });
 
   it('emits EMF metrics with granularity and operation dimensions: grants, conflicts, latency', async () => {
-    const grant = (await handlers.acquire({ namespace: 'obs', granularity: 'document', ids: ['m-1'], owner: 'a' }, lambdaContext('acquire'))) as { leaseToken: string };
+    const grant = (await handlers.acquire({ namespace: 'obs', granularity: 'document', ids: ['m-1'], owner: 'a' }, lambdaContext('acquire'))) as {
+      leaseToken: string;
+    };
     await handlers.acquire({ namespace: 'obs', granularity: 'document', ids: ['m-1'], owner: 'b' }, lambdaContext('acquire')).catch(() => {});
     await handlers.release({ leaseToken: grant.leaseToken }, lambdaContext('release'));
     const blobs = emf();
@@ -112,9 +120,9 @@ describe('observability', () => {
   });
 
   it('keeps no keys from one call to the next', async () => {
-    await handlers.acquire({ namespace: 'obs', granularity: 'global', owner: 'k', requestId: 'only-this-one' }, lambdaContext('acquire')).then(
-      (grant) => handlers.release({ leaseToken: (grant as { leaseToken: string }).leaseToken }, lambdaContext('release')),
-    );
+    await handlers
+      .acquire({ namespace: 'obs', granularity: 'global', owner: 'k', requestId: 'only-this-one' }, lambdaContext('acquire'))
+      .then((grant) => handlers.release({ leaseToken: (grant as { leaseToken: string }).leaseToken }, lambdaContext('release')));
     const release = logs('release done')[0];
     expect(release).toBeDefined();
     expect(release).not.toHaveProperty('requestId');

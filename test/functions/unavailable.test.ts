@@ -2,11 +2,12 @@
  * When Elasticsearch does not answer: 503 StoreUnavailableError with Retry-After (HTTP), a thrown
  * StoreUnavailableError (direct), and /health says 503 too. Nothing about the cluster leaks.
  */
-import { createServer } from 'node:net';
+
 import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { contractProblems, fromProxyResult } from '../support/contract.js';
-import { loadHandlers, setFunctionEnv, type Handlers } from '../support/functions.js';
+import { type Handlers, loadHandlers, setFunctionEnv } from '../support/functions.js';
 import { httpEvent, lambdaContext } from '../support/lambda-events.js';
 
 async function closedPort(): Promise<number> {

@@ -3,17 +3,18 @@
  * functions), then acquire, a conflicting acquire (409 + Retry-After), renew, release, and the
  * sweeper through the local Lambda invoke endpoint.
  */
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
+
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import type { Client } from '@elastic/elasticsearch';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LockHttpClient, withLock } from '../../functions/client/index.js';
 import { LockHeldError } from '../../functions/core/errors.js';
-import { startStack, type StackDetails } from '../../scripts/stack.js';
+import { deleteLockIndex } from '../../functions/store/index.js';
+import { type StackDetails, startStack } from '../../scripts/stack.js';
 import { contractProblems } from '../support/contract.js';
 import { sleep, testClient } from '../support/engine.js';
-import { deleteLockIndex } from '../../functions/store/index.js';
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -52,7 +53,10 @@ async function http(method: 'GET' | 'POST', path: string, body?: unknown) {
 }
 
 async function invoke(name: string, payload: unknown) {
-  const response = await fetch(`${stack.lambdaUrl}/2015-03-31/functions/${stack.functionName(name)}/invocations`, { method: 'POST', body: JSON.stringify(payload) });
+  const response = await fetch(`${stack.lambdaUrl}/2015-03-31/functions/${stack.functionName(name)}/invocations`, {
+    method: 'POST',
+    body: JSON.stringify(payload),
+  });
   return { functionError: response.headers.get('x-amz-function-error'), payload: (await response.json()) as any };
 }
 

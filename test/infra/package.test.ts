@@ -4,13 +4,13 @@
  * schedule, least-privilege IAM, and one small ESM bundle per function that loads in plain Node.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openapi } from '../support/contract.js';
 import { ROOT } from '../../scripts/stack.js';
+import { openapi } from '../support/contract.js';
 
 const run = promisify(execFile);
 const FUNCTIONS = ['acquire', 'renew', 'release', 'inspect', 'list', 'health', 'sweeper'];
@@ -21,14 +21,25 @@ const packaged: Record<string, { dir: string; template: Template }> = {};
 async function slsPackage(stage: string, params: string[] = []): Promise<void> {
   const dir = join(work, stage);
   const workFolder = `.esbuild/package-test-${process.pid}-${stage}`;
-  const env: NodeJS.ProcessEnv = { ...process.env, ES_URL: 'https://es.example.com:9243', SLS_ESBUILD_WORK_FOLDER: workFolder, SLS_TELEMETRY_DISABLED: '1', AWS_CONFIG_FILE: '/nonexistent', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ES_URL: 'https://es.example.com:9243',
+    SLS_ESBUILD_WORK_FOLDER: workFolder,
+    SLS_TELEMETRY_DISABLED: '1',
+    AWS_CONFIG_FILE: '/nonexistent',
+    AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
+  };
   for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE']) delete env[name];
   try {
-    await run(process.execPath, [join(ROOT, 'node_modules/osls/bin/serverless.js'), 'package', '--stage', stage, '--package', dir, ...params.map((param) => `--param=${param}`)], {
-      cwd: ROOT,
-      env,
-      maxBuffer: 16 * 1024 * 1024,
-    }).catch((error: { stdout?: string; stderr?: string; message: string }) => {
+    await run(
+      process.execPath,
+      [join(ROOT, 'node_modules/osls/bin/serverless.js'), 'package', '--stage', stage, '--package', dir, ...params.map((param) => `--param=${param}`)],
+      {
+        cwd: ROOT,
+        env,
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    ).catch((error: { stdout?: string; stderr?: string; message: string }) => {
       throw new Error(`serverless package --stage ${stage} failed:\n${error.stdout ?? ''}\n${error.stderr ?? ''}`);
     });
   } finally {
@@ -80,12 +91,23 @@ describe('serverless package', () => {
       return `${route.Properties.RouteKey} -> ${target}`;
     });
     expect(routes.sort()).toEqual(
-      ['GET /health -> HealthLambdaFunction', 'GET /inspect -> InspectLambdaFunction', 'GET /locks -> ListLambdaFunction', 'POST /acquire -> AcquireLambdaFunction', 'POST /release -> ReleaseLambdaFunction', 'POST /renew -> RenewLambdaFunction'].sort(),
+      [
+        'GET /health -> HealthLambdaFunction',
+        'GET /inspect -> InspectLambdaFunction',
+        'GET /locks -> ListLambdaFunction',
+        'POST /acquire -> AcquireLambdaFunction',
+        'POST /release -> ReleaseLambdaFunction',
+        'POST /renew -> RenewLambdaFunction',
+      ].sort(),
     );
-    const documented = Object.entries(openapi.paths).flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`));
+    const documented = Object.entries(openapi.paths).flatMap(([path, operations]) =>
+      Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
+    );
     expect(routes.map((route) => route.split(' -> ')[0]).sort()).toEqual(documented.sort());
     for (const [, route] of resourcesOf(template, 'AWS::ApiGatewayV2::Route')) expect(route.Properties.AuthorizationType).toBe('NONE');
-    expect(resourcesOf(template, 'AWS::ApiGatewayV2::Integration').every(([, integration]) => integration.Properties.PayloadFormatVersion === '2.0')).toBe(true);
+    expect(resourcesOf(template, 'AWS::ApiGatewayV2::Integration').every(([, integration]) => integration.Properties.PayloadFormatVersion === '2.0')).toBe(
+      true,
+    );
   });
 
   it('schedules the sweeper at the stage parameter rate', () => {
@@ -101,11 +123,22 @@ describe('serverless package', () => {
     for (const [, route] of routes) expect(route.Properties.AuthorizationType).toBe('AWS_IAM');
   });
 
-  it('grants least privilege: logs, X-Ray, and only this stage\'s own parameters and secrets', () => {
+  it("grants least privilege: logs, X-Ray, and only this stage's own parameters and secrets", () => {
     const role = packaged.dev!.template.Resources.IamRoleLambdaExecution!.Properties;
     const statements = role.Policies[0].PolicyDocument.Statement as Array<{ Action: string[]; Resource: unknown[] }>;
     const actions = statements.flatMap((statement) => statement.Action).sort();
-    expect(actions).toEqual(['logs:CreateLogGroup', 'logs:CreateLogStream', 'logs:PutLogEvents', 'logs:TagResource', 'secretsmanager:GetSecretValue', 'ssm:GetParameter', 'xray:PutTelemetryRecords', 'xray:PutTraceSegments'].sort());
+    expect(actions).toEqual(
+      [
+        'logs:CreateLogGroup',
+        'logs:CreateLogStream',
+        'logs:PutLogEvents',
+        'logs:TagResource',
+        'secretsmanager:GetSecretValue',
+        'ssm:GetParameter',
+        'xray:PutTelemetryRecords',
+        'xray:PutTraceSegments',
+      ].sort(),
+    );
     for (const statement of statements) {
       const text = JSON.stringify(statement.Resource);
       if (statement.Action.some((action) => action.startsWith('xray:'))) continue;
@@ -141,8 +174,8 @@ describe('serverless package', () => {
         env: { PATH: process.env.PATH, ES_URL: 'http://127.0.0.1:9', POWERTOOLS_TRACE_ENABLED: 'false' },
         cwd: tmpdir(),
       });
-      const [type, constructor, arity] = stdout.trim().split(' ');
-      expect([type, constructor], name).toEqual(['function', 'AsyncFunction']);
+      const [type, constructorName, arity] = stdout.trim().split(' ');
+      expect([type, constructorName], name).toEqual(['function', 'AsyncFunction']);
       expect(Number(arity), name).toBeLessThanOrEqual(2);
     }
   });

@@ -4,15 +4,25 @@
  * handlers (direct invocation) on every path.
  */
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@elastic/elasticsearch';
-import { FencingRangeError, LeaseLostError, LeaseTokenMismatchError, LockContentionError, LockHeldError, LockOutcomeUnknownError, StoreRejectedError, StoreUnavailableError, ValidationError } from '../../functions/core/errors.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  FencingRangeError,
+  LeaseLostError,
+  LeaseTokenMismatchError,
+  LockContentionError,
+  LockHeldError,
+  LockOutcomeUnknownError,
+  StoreRejectedError,
+  StoreUnavailableError,
+  ValidationError,
+} from '../../functions/core/errors.js';
 import { INVOCATION_ERROR_NAMES, InternalError } from '../../functions/runtime/errors.js';
-import { runStateMachine, type AslDefinition } from '../support/asl.js';
-import { testClient } from '../support/engine.js';
-import { loadHandlers, setFunctionEnv, type Handlers } from '../support/functions.js';
-import { lambdaContext } from '../support/lambda-events.js';
 import { deleteLockIndex } from '../../functions/store/index.js';
+import { type AslDefinition, runStateMachine } from '../support/asl.js';
+import { testClient } from '../support/engine.js';
+import { type Handlers, loadHandlers, setFunctionEnv } from '../support/functions.js';
+import { lambdaContext } from '../support/lambda-events.js';
 
 const definition = JSON.parse(readFileSync(new URL('../../infra/state-machines/locked-job.asl.json', import.meta.url), 'utf8')) as AslDefinition;
 const states = definition.States;
@@ -68,7 +78,9 @@ describe('state machine structure', () => {
   });
 
   it('acquire retries on LockHeldError with exponential backoff', () => {
-    const retry = (states[definition.StartAt].Retry as Array<{ ErrorEquals: string[]; BackoffRate: number; MaxAttempts: number }>).find((rule) => rule.ErrorEquals.includes('LockHeldError'));
+    const retry = (states[definition.StartAt].Retry as Array<{ ErrorEquals: string[]; BackoffRate: number; MaxAttempts: number }>).find((rule) =>
+      rule.ErrorEquals.includes('LockHeldError'),
+    );
     expect(retry?.BackoffRate).toBeGreaterThan(1);
     expect(retry?.MaxAttempts).toBeGreaterThan(1);
   });
@@ -87,7 +99,9 @@ describe('state machine structure', () => {
       new InternalError(),
     ].map((error) => error.name);
     expect(thrown.sort()).toEqual([...INVOCATION_ERROR_NAMES].sort());
-    const used = Object.values(states).flatMap((state) => [...(state.Retry ?? []), ...(state.Catch ?? [])].flatMap((rule: { ErrorEquals: string[] }) => rule.ErrorEquals));
+    const used = Object.values(states).flatMap((state) =>
+      [...(state.Retry ?? []), ...(state.Catch ?? [])].flatMap((rule: { ErrorEquals: string[] }) => rule.ErrorEquals),
+    );
     for (const name of new Set(used)) {
       if (name.startsWith('States.') || name.startsWith('Lambda.')) continue;
       expect(thrown, `${name} is never thrown by the functions`).toContain(name);
@@ -119,9 +133,11 @@ describe('state machine runs against the real functions', () => {
     return { invoke, calls };
   }
   const heldBy = async (id: string) =>
-    ((await handlers.inspect({ namespace: 'jobs', granularity: 'document', ids: [id] }, lambdaContext('inspect'))) as { locks: Array<{ holders: Array<{ owner: string }> }> }).locks.flatMap((lock) =>
-      lock.holders.map((holder) => holder.owner),
-    );
+    (
+      (await handlers.inspect({ namespace: 'jobs', granularity: 'document', ids: [id] }, lambdaContext('inspect'))) as {
+        locks: Array<{ holders: Array<{ owner: string }> }>;
+      }
+    ).locks.flatMap((lock) => lock.holders.map((holder) => holder.owner));
 
   it('acquires, works in chunks renewing between them, releases, succeeds', async () => {
     let chunks = 0;
@@ -149,7 +165,9 @@ describe('state machine runs against the real functions', () => {
   });
 
   it('retries while the lock is held and gets it once it is released', async () => {
-    const other = (await handlers.acquire({ namespace: 'jobs', granularity: 'document', ids: ['job-3'], owner: 'someone-else' }, lambdaContext('acquire'))) as { leaseToken: string };
+    const other = (await handlers.acquire({ namespace: 'jobs', granularity: 'document', ids: ['job-3'], owner: 'someone-else' }, lambdaContext('acquire'))) as {
+      leaseToken: string;
+    };
     setTimeout(() => void handlers.release({ leaseToken: other.leaseToken }, lambdaContext('release')), 150);
     const { invoke, calls } = invoker(async () => ({ done: true }));
     const run = await runStateMachine(definition, { jobId: 'j3', ids: ['job-3'] }, { invoke, executionName: 'exec-3', delayScale: 0.05 });
@@ -159,7 +177,9 @@ describe('state machine runs against the real functions', () => {
   });
 
   it('gives up as LockBusy when the lock stays held, holding nothing', async () => {
-    const other = (await handlers.acquire({ namespace: 'jobs', granularity: 'document', ids: ['job-4'], owner: 'someone-else' }, lambdaContext('acquire'))) as { leaseToken: string };
+    const other = (await handlers.acquire({ namespace: 'jobs', granularity: 'document', ids: ['job-4'], owner: 'someone-else' }, lambdaContext('acquire'))) as {
+      leaseToken: string;
+    };
     const { invoke, calls } = invoker(async () => ({ done: true }));
     const run = await runStateMachine(definition, { jobId: 'j4', ids: ['job-4'] }, { invoke, executionName: 'exec-4', delayScale: 0.0005 });
     expect(run).toMatchObject({ status: 'FAILED', error: 'LockBusy' });

@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { Strategy } from '../../loadtests/lib/workload.js';
 import { parseGoVersion } from '../../scripts/k6.js';
 import { parseCli, parseMix, parseSkew } from '../../scripts/loadtest/cli.js';
 import { ConfigError, defaultConfig, strategySeconds } from '../../scripts/loadtest/config.js';
@@ -10,8 +11,7 @@ import { renderHtml } from '../../scripts/loadtest/render/html.js';
 import { renderMarkdown } from '../../scripts/loadtest/render/markdown.js';
 import { recommend } from '../../scripts/loadtest/render/recommendation.js';
 import { goodputChart } from '../../scripts/loadtest/render/result-charts.js';
-import { extractResult, saturationOf, type K6Summary, type StrategyResult } from '../../scripts/loadtest/summary.js';
-import type { Strategy } from '../../loadtests/lib/workload.js';
+import { extractResult, type K6Summary, type StrategyResult, saturationOf } from '../../scripts/loadtest/summary.js';
 
 describe('config', () => {
   it('defaults fit in five minutes on top of the stack start', () => {
@@ -30,7 +30,10 @@ describe('config', () => {
       JSON.stringify({
         strategies: ['global', 'tree'],
         workload: { criticalSectionMs: 5 },
-        workloads: [{ name: 'light', mix: { rename: 1 } }, { name: 'renames', mix: { rename: 30 } }],
+        workloads: [
+          { name: 'light', mix: { rename: 1 } },
+          { name: 'renames', mix: { rename: 30 } },
+        ],
         steady: { rate: 70 },
         retry: { budgetMs: 1000 },
       }),
@@ -143,7 +146,9 @@ describe('report', () => {
     const rec = recommend(workload, results);
     expect(rec.winner).toBe('document');
     // document and tree tie on steady goodput (within 5%); the ramp separates them.
-    expect(rec.headline).toBe("document: ties tree on goodput at 40 ops/s offered (3.3x global's), and reaches 1.3x tree's peak goodput under the ramp (79.0 vs 60.0 ops/s)");
+    expect(rec.headline).toBe(
+      "document: ties tree on goodput at 40 ops/s offered (3.3x global's), and reaches 1.3x tree's peak goodput under the ramp (79.0 vs 60.0 ops/s)",
+    );
     expect(rec.reasons).toHaveLength(3);
   });
 
@@ -153,7 +158,8 @@ describe('report', () => {
   });
 
   it('calls it a tie when goodput, peak and latency are all close', () => {
-    const even = (strategy: Strategy, p95: number): StrategyResult => result(strategy, summary({ goodput: 800, offered: 800, p95 }, { 20: 20, 40: 40, 80: 80 }));
+    const even = (strategy: Strategy, p95: number): StrategyResult =>
+      result(strategy, summary({ goodput: 800, offered: 800, p95 }, { 20: 20, 40: 40, 80: 80 }));
     const rec = recommend(workload, [even('global', 3), even('document', 2), even('tree', 2.5)]);
     expect(rec.winner).toBeNull();
     expect(rec.headline).toMatch(/^no clear winner at 40 ops\/s offered: (global|document|tree), .* are within a few percent/);
@@ -196,7 +202,15 @@ describe('charts', () => {
   });
 
   it('escape labels and draw one bar per value', () => {
-    const svg = barChart({ title: 'a <b>', yLabel: 'ms', bars: ['p50', 'p95'], groups: [{ name: 'x', values: [1, 2] }, { name: 'y', values: [3, 4] }] });
+    const svg = barChart({
+      title: 'a <b>',
+      yLabel: 'ms',
+      bars: ['p50', 'p95'],
+      groups: [
+        { name: 'x', values: [1, 2] },
+        { name: 'y', values: [3, 4] },
+      ],
+    });
     expect(svg).toContain('a &lt;b&gt;');
     expect(svg.match(/<rect class="bar"/g)).toHaveLength(4);
     expect(lineChart({ title: 't', xLabel: 'x', yLabel: 'y', series: [{ name: 's', points: [] }] })).toContain('</svg>');

@@ -131,5 +131,5 @@ export class FakeLockService {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const port = Number(process.argv.find((arg) => /^\d+$/.test(arg)) ?? 3999);
   const service = new FakeLockService({ unsafe: process.argv.includes('--unsafe') });
-  service.start(port).then((url) => console.log(`fake lock service on ${url}`));
+  void service.start(port).then((url) => console.log(`fake lock service on ${url}`));
 }

@@ -1,21 +1,21 @@
 import { describe, expect, it } from 'vitest';
+import { retryDelayMs } from '../../loadtests/lib/backoff.js';
 import { defaultWorkload } from '../../loadtests/lib/defaults.js';
 import {
   buildTree,
   lockPlan,
   MAX_IDS_PER_REQUEST,
   namespaceFor,
+  type Operation,
   operationSource,
   prng,
   rampLevelAt,
   rampStages,
-  skewedPicker,
   STRATEGIES,
+  skewedPicker,
   treeStats,
   validateWorkload,
-  type Operation,
 } from '../../loadtests/lib/workload.js';
-import { retryDelayMs } from '../../loadtests/lib/backoff.js';
 
 describe('tree', () => {
   it('is generated deterministically from its shape', () => {

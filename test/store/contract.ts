@@ -55,7 +55,9 @@ export function storeContract(name: string, open: () => Promise<StoreUnderTest>)
       const id = unique('contract|d|b');
       const first = applied((await store.write([{ kind: 'create', docId: id, body: body(id, 1) }]))[0]);
       expect(await store.write([{ kind: 'create', docId: id, body: body(id, 2) }])).toEqual([{ ok: false, docId: id, reason: 'conflict' }]);
-      const replaced = applied((await store.write([{ kind: 'replace', docId: id, body: body(id, 3), ifSeqNo: first.seqNo, ifPrimaryTerm: first.primaryTerm }]))[0]);
+      const replaced = applied(
+        (await store.write([{ kind: 'replace', docId: id, body: body(id, 3), ifSeqNo: first.seqNo, ifPrimaryTerm: first.primaryTerm }]))[0],
+      );
       expect(replaced.seqNo).toBeGreaterThan(first.seqNo);
       const stale = { ifSeqNo: first.seqNo, ifPrimaryTerm: first.primaryTerm };
       expect(await store.write([{ kind: 'replace', docId: id, body: body(id, 4), ...stale }])).toEqual([{ ok: false, docId: id, reason: 'conflict' }]);
@@ -88,7 +90,8 @@ export function storeContract(name: string, open: () => Promise<StoreUnderTest>)
       const { store, refresh } = await open();
       const namespace = unique('sweepns');
       const ids = [0, 1, 2].map((n) => `${namespace}|d|k${n}`);
-      for (const [n, id] of ids.entries()) await store.write([{ kind: 'create', docId: id, body: { ...body(`k${n}`, 1_000 + n, 'o', namespace), lockId: id } }]);
+      for (const [n, id] of ids.entries())
+        await store.write([{ kind: 'create', docId: id, body: { ...body(`k${n}`, 1_000 + n, 'o', namespace), lockId: id } }]);
       await store.write([{ kind: 'create', docId: `${namespace}|d|live`, body: { ...body('live', 9_000, 'o', namespace), lockId: `${namespace}|d|live` } }]);
       await refresh();
       const mine = (locks: StoredLock[]): string[] => locks.filter((lock) => lock.body.namespace === namespace).map((lock) => lock.docId);
@@ -124,7 +127,11 @@ export function storeContract(name: string, open: () => Promise<StoreUnderTest>)
     it('finds the live tree documents below a path, and the path itself as the answering copy has it', async () => {
       const { store } = await open();
       const namespace = unique('belowns');
-      const tree = (key: string, expiresAt: number): LockDocument => ({ ...body(key, expiresAt, 'o', namespace), granularity: 'tree', lockId: `${namespace}|t|${key}` });
+      const tree = (key: string, expiresAt: number): LockDocument => ({
+        ...body(key, expiresAt, 'o', namespace),
+        granularity: 'tree',
+        lockId: `${namespace}|t|${key}`,
+      });
       const docs: Array<[string, number]> = [
         ['/a', 9_000],
         ['/a/b', 9_000],
@@ -147,7 +154,9 @@ export function storeContract(name: string, open: () => Promise<StoreUnderTest>)
       const before = applied((await subject.store.write([{ kind: 'create', docId: id, body: body(id, 1) }]))[0]);
       await subject.drop();
       await expect(subject.store.read([id])).rejects.toBeInstanceOf(StoreRejectedError);
-      const refused = (await subject.store.write([{ kind: 'create', docId: id, body: body(id, 1) }]).catch((error: unknown) => [{ ok: false, reason: 'error', error }]))[0] as { reason: string; error: unknown };
+      const refused = (
+        await subject.store.write([{ kind: 'create', docId: id, body: body(id, 1) }]).catch((error: unknown) => [{ ok: false, reason: 'error', error }])
+      )[0] as { reason: string; error: unknown };
       expect(refused.reason).toBe('error');
       expect(refused.error).toBeInstanceOf(StoreRejectedError);
       await subject.recreate();

@@ -1,7 +1,8 @@
 /** The store contract against the Elasticsearch store (real node) and the in-memory store. */
-import { afterAll, beforeAll } from 'vitest';
+
 import type { Client } from '@elastic/elasticsearch';
-import { ElasticsearchLockStore, deleteLockIndex, ensureLockIndex } from '../../functions/store/index.js';
+import { afterAll, beforeAll } from 'vitest';
+import { deleteLockIndex, ElasticsearchLockStore, ensureLockIndex } from '../../functions/store/index.js';
 import { closeTestClient, freshLockIndex, testClient } from '../support/engine.js';
 import { MemoryLockStore } from '../support/memory-store.js';
 import { storeContract } from './contract.js';

@@ -35,7 +35,8 @@ function pointerOf(node: Json, fallback: string): string {
   return typeof node.$ref === 'string' ? node.$ref.replace(/^#/, '') : fallback;
 }
 
-const describe = (errors: ErrorObject[] | null | undefined): string[] => (errors ?? []).map((error) => `${error.instancePath || '(root)'} ${error.message ?? ''} ${JSON.stringify(error.params)}`);
+const describe = (errors: ErrorObject[] | null | undefined): string[] =>
+  (errors ?? []).map((error) => `${error.instancePath || '(root)'} ${error.message ?? ''} ${JSON.stringify(error.params)}`);
 
 export interface ResponseLike {
   statusCode: number;
@@ -74,7 +75,9 @@ export function contractProblems(method: 'GET' | 'POST', path: string, response:
   const contentType = headerValue('content-type');
   if (contentType !== undefined && !contentType.startsWith('application/json')) problems.push(`content-type is ${contentType}`);
   const schema = content.schema as Json;
-  const validate = validatorFor(pointerOf(schema, `/paths/${path.replace(/\//g, '~1')}/${method.toLowerCase()}/responses/${response.statusCode}/content/application~1json/schema`));
+  const validate = validatorFor(
+    pointerOf(schema, `/paths/${path.replace(/\//g, '~1')}/${method.toLowerCase()}/responses/${response.statusCode}/content/application~1json/schema`),
+  );
   if (!validate(response.body)) problems.push(...describe(validate.errors));
   return problems;
 }

@@ -1,9 +1,9 @@
 /** A fresh lock index per test file on the real Elasticsearch, and engines over it. */
 import { randomBytes } from 'node:crypto';
-import { inject } from 'vitest';
 import type { Client } from '@elastic/elasticsearch';
-import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLockIndex } from '../../functions/store/index.js';
+import { inject } from 'vitest';
 import type { SettingsOverrides } from '../../functions/core/settings.js';
+import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLockIndex } from '../../functions/store/index.js';
 
 export function testClient(): Client {
   const apiKey = inject('esApiKey');

@@ -3,10 +3,10 @@
  * index), then the handler modules, exactly as Lambda would import them.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, inject } from 'vitest';
 import type { Client } from '@elastic/elasticsearch';
-import { testClient } from './engine.js';
+import { afterAll, inject } from 'vitest';
 import { deleteLockIndex } from '../../functions/store/index.js';
+import { testClient } from './engine.js';
 
 export interface FunctionEnvOptions {
   label: string;

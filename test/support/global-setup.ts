@@ -1,6 +1,6 @@
 /** Starts Elasticsearch once per test run (unless ES_URL is set) and hands its address to every test file. */
 import type { TestProject } from 'vitest/node';
-import { resolveElasticsearch, type EsTarget } from '../../infra/es/target.js';
+import { type EsTarget, resolveElasticsearch } from '../../infra/es/target.js';
 
 let target: EsTarget | undefined;
 

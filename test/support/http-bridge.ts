@@ -32,7 +32,10 @@ export async function serveHandlers(handlers: Handlers): Promise<{ baseUrl: stri
           return;
         }
         const query: Record<string, string[]> = {};
-        for (const [key, value] of url.searchParams) (query[key] ??= []).push(value);
+        for (const [key, value] of url.searchParams) {
+          query[key] ??= [];
+          query[key].push(value);
+        }
         const body = Buffer.concat(chunks).toString('utf8');
         const event = httpEvent(method, url.pathname, { ...(body ? { rawBody: body } : {}), query });
         const result = (await handlers[name](event, lambdaContext(name))) as APIGatewayProxyStructuredResultV2;

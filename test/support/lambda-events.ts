@@ -20,7 +20,7 @@ export function httpEvent(method: 'GET' | 'POST', path: string, options: HttpEve
   const queryStringParameters: Record<string, string> = {};
   for (const name of new Set(params.keys())) queryStringParameters[name] = params.getAll(name).join(',');
   const text = options.rawBody ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
-  const requestId = randomBytes(6).toString('base64url') + '=';
+  const requestId = `${randomBytes(6).toString('base64url')}=`;
   const now = new Date();
   return {
     version: '2.0',

@@ -53,7 +53,11 @@ export class MemoryLockStore implements LockStore {
   }
 
   private missingIndex(operation: string): StoreRejectedError {
-    return new StoreRejectedError(`The lock index "${this.index}" does not exist; create it with \`npm run index:create\``, { operation, statusCode: 404, reason: 'index_not_found_exception' });
+    return new StoreRejectedError(`The lock index "${this.index}" does not exist; create it with \`npm run index:create\``, {
+      operation,
+      statusCode: 404,
+      reason: 'index_not_found_exception',
+    });
   }
 
   private stored(docId: string, entry: Entry): StoredLock {
@@ -62,10 +66,12 @@ export class MemoryLockStore implements LockStore {
 
   async read(docIds: readonly string[]): Promise<Map<string, StoredLock | null>> {
     if (!this.exists) throw this.missingIndex('read');
-    return new Map(docIds.map((docId) => {
-      const entry = this.docs.get(docId);
-      return [docId, entry ? this.stored(docId, entry) : null];
-    }));
+    return new Map(
+      docIds.map((docId) => {
+        const entry = this.docs.get(docId);
+        return [docId, entry ? this.stored(docId, entry) : null];
+      }),
+    );
   }
 
   readPrimary(docIds: readonly string[]): Promise<Map<string, StoredLock | null>> {

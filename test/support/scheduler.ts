@@ -85,26 +85,30 @@ export class Scheduler {
 export function scheduledStore(store: LockStore, scheduler: Scheduler, faults: { lostAnswers: number; unavailable: number }): LockStore {
   const fail = (operation: string): StoreUnavailableError => new StoreUnavailableError(`${operation}: connection refused (scheduled)`, { operation });
   return {
-    read: (ids) => scheduler.schedule(`read ${ids.join(' ')}`, async () => {
-      if (scheduler.chance(faults.unavailable)) throw fail('read');
-      return store.read(ids);
-    }),
-    readPrimary: (ids) => scheduler.schedule(`readPrimary ${ids.join(' ')}`, async () => {
-      if (scheduler.chance(faults.unavailable)) throw fail('primary read');
-      return store.readPrimary(ids);
-    }),
-    write: (ops) => scheduler.schedule(`write ${ops.map((op) => `${op.kind}:${op.docId}`).join(' ')}`, async () => {
-      if (scheduler.chance(faults.unavailable)) throw fail('write');
-      const outcomes = await store.write(ops);
-      if (scheduler.chance(faults.lostAnswers)) throw new StoreUnavailableError('write: answer lost (scheduled)', { operation: 'write', ambiguous: true });
-      return outcomes;
-    }),
-    writeThenRead: (ops, ids) => scheduler.schedule(`write ${ops.map((op) => `${op.kind}:${op.docId}`).join(' ')} then read ${ids.join(' ')}`, async () => {
-      if (scheduler.chance(faults.unavailable)) throw fail('write');
-      const result = await store.writeThenRead(ops, ids);
-      if (scheduler.chance(faults.lostAnswers)) throw new StoreUnavailableError('write: answer lost (scheduled)', { operation: 'write', ambiguous: true });
-      return result;
-    }),
+    read: (ids) =>
+      scheduler.schedule(`read ${ids.join(' ')}`, async () => {
+        if (scheduler.chance(faults.unavailable)) throw fail('read');
+        return store.read(ids);
+      }),
+    readPrimary: (ids) =>
+      scheduler.schedule(`readPrimary ${ids.join(' ')}`, async () => {
+        if (scheduler.chance(faults.unavailable)) throw fail('primary read');
+        return store.readPrimary(ids);
+      }),
+    write: (ops) =>
+      scheduler.schedule(`write ${ops.map((op) => `${op.kind}:${op.docId}`).join(' ')}`, async () => {
+        if (scheduler.chance(faults.unavailable)) throw fail('write');
+        const outcomes = await store.write(ops);
+        if (scheduler.chance(faults.lostAnswers)) throw new StoreUnavailableError('write: answer lost (scheduled)', { operation: 'write', ambiguous: true });
+        return outcomes;
+      }),
+    writeThenRead: (ops, ids) =>
+      scheduler.schedule(`write ${ops.map((op) => `${op.kind}:${op.docId}`).join(' ')} then read ${ids.join(' ')}`, async () => {
+        if (scheduler.chance(faults.unavailable)) throw fail('write');
+        const result = await store.writeThenRead(ops, ids);
+        if (scheduler.chance(faults.lostAnswers)) throw new StoreUnavailableError('write: answer lost (scheduled)', { operation: 'write', ambiguous: true });
+        return result;
+      }),
     findExpired: (before, size, after) => scheduler.schedule('findExpired', () => store.findExpired(before, size, after)),
     list: (query) => scheduler.schedule('list', () => store.list(query)),
     findLiveBelow: (query) => scheduler.schedule(`findLiveBelow ${query.path}`, () => store.findLiveBelow(query)),

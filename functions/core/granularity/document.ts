@@ -14,7 +14,8 @@ export const documentRules: GranularityRules<'document'> = {
     input.ids.forEach((id, index) => {
       checkText(ctx, ['ids', index], id, limits.idBytes);
       const normalized = toNfc(id);
-      if (seen.has(normalized)) issue(ctx, ['ids', index], 'unique', normalized === id ? 'duplicates an earlier id' : 'duplicates an earlier id once both are in Unicode NFC');
+      if (seen.has(normalized))
+        issue(ctx, ['ids', index], 'unique', normalized === id ? 'duplicates an earlier id' : 'duplicates an earlier id once both are in Unicode NFC');
       seen.add(normalized);
     });
   },

@@ -20,5 +20,5 @@ export const logKeyOf = (input: { granularity: string; ids?: string[] | undefine
   input.granularity in GRANULARITIES ? rulesFor(input.granularity as Granularity).logKey(input) : '*';
 
 export { GLOBAL_KEY } from './global.js';
-export { ancestorsOf } from './tree.js';
 export type { GranularityRules, RawTargetFields, TargetField, TargetOf } from './rules.js';
+export { ancestorsOf } from './tree.js';

@@ -1,6 +1,7 @@
 /** Checks shared by the granularities for the text that names a lock (ids, path segments). */
 import type { RefineContext } from './rules.js';
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this pattern's job.
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
 export const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 

@@ -62,7 +62,9 @@ export async function confirmTreeScope(context: EngineContext, hold: ScopeHold):
   let ancestorsRead = hold.ancestorsRead;
   for (let attempt = 0; ; attempt++) {
     if (attempt > 0 && settings.now() > giveUpAt) {
-      throw new StoreUnavailableError(`The acquire of ${hold.path} kept stalling past its own lease while checking around it. Retry.`, { operation: 'acquire' });
+      throw new StoreUnavailableError(`The acquire of ${hold.path} kept stalling past its own lease while checking around it. Retry.`, {
+        operation: 'acquire',
+      });
     }
     if (attempt > 0) lock = await rewriteOurHolder(context, hold, lock, 'reissue');
     for (let round = 0; ; round++) {
@@ -92,7 +94,13 @@ function ourHolder(lock: StoredLock, leaseId: string): StoredHolder {
   return mine;
 }
 
-function conflictOf(key: string, requestedMode: HolderMode, holders: StoredHolder[], now: number, skewMs: number): { conflict: ConflictingKey; clearsAt: number } {
+function conflictOf(
+  key: string,
+  requestedMode: HolderMode,
+  holders: StoredHolder[],
+  now: number,
+  skewMs: number,
+): { conflict: ConflictingKey; clearsAt: number } {
   return {
     conflict: { key, granularity: 'tree', requestedMode, holders: holders.map(({ owner, mode, expiresAt }) => ({ owner, mode, expiresAt })) },
     clearsAt: Math.max(now, ...holders.map((holder) => holder.expiresAt + skewMs)),
@@ -119,7 +127,13 @@ async function checkAncestors(context: EngineContext, hold: ScopeHold, readAlong
   const paths = ancestorsOf(hold.path);
   if (paths.length === 0) return undefined;
   const intention = intentionMode(hold.mode);
-  const keys: PlannedKey[] = paths.map((path) => ({ docId: lockDocId(hold.namespace, 'tree', path), namespace: hold.namespace, granularity: 'tree', key: path, mode: intention }));
+  const keys: PlannedKey[] = paths.map((path) => ({
+    docId: lockDocId(hold.namespace, 'tree', path),
+    namespace: hold.namespace,
+    granularity: 'tree',
+    key: path,
+    mode: intention,
+  }));
   let known = readAlong && keys.every((key) => readAlong.has(key.docId)) ? readAlong : await store.readPrimary(keys.map((key) => key.docId));
   let newest: string | undefined;
   const observe = (position: { primaryTerm: number; seqNo: number }): void => {
@@ -132,10 +146,19 @@ async function checkAncestors(context: EngineContext, hold: ScopeHold, readAlong
       const writes: Array<{ item: PlannedKey; op: WriteOp }> = [];
       for (const key of pending) {
         const lock = known.get(key.docId) ?? null;
-        const blocking = lock?.body.holders.filter((holder) => holder.lease !== hold.leaseId && isLive(holder, now, settings.maxClockSkewMs) && !compatible(intention, holder.mode)) ?? [];
+        const blocking =
+          lock?.body.holders.filter(
+            (holder) => holder.lease !== hold.leaseId && isLive(holder, now, settings.maxClockSkewMs) && !compatible(intention, holder.mode),
+          ) ?? [];
         if (blocking.length > 0) blocked.push(conflictOf(key.key, intention, blocking, now, settings.maxClockSkewMs));
         else if (lock?.body.lockedBelow) observe(lock);
-        else writes.push({ item: key, op: lock ? replaceOp(lock, { ...lock.body, docId: lock.docId }, settleFences(lock), now, true) : { kind: 'create', docId: key.docId, body: lockDocument(key, [], now, true) } });
+        else
+          writes.push({
+            item: key,
+            op: lock
+              ? replaceOp(lock, { ...lock.body, docId: lock.docId }, settleFences(lock), now, true)
+              : { kind: 'create', docId: key.docId, body: lockDocument(key, [], now, true) },
+          });
       }
       if (blocked.length > 0) throw heldError(context, blocked, now);
       return writes;
@@ -172,19 +195,26 @@ async function waitForLocksBelow(context: EngineContext, hold: ScopeHold): Promi
   for (let attempt = 0; attempt < SEARCH_ATTEMPTS && below === undefined; attempt++) {
     const found = await store.findLiveBelow({ namespace: hold.namespace, path: hold.path, selfDocId: hold.lock.docId, liveAfter: settings.now() - skew });
     // Only a copy that shows our own write (or a later one) has everything acknowledged before it.
-    const current = found.self !== null && found.self.body.holders.some((holder) => holder.lease === hold.leaseId);
+    const current = found.self?.body.holders.some((holder) => holder.lease === hold.leaseId) === true;
     if (current) below = found.below;
     else await contentionPause(settings, attempt);
   }
   if (below === undefined) {
-    throw new StoreUnavailableError(`The search for locks below ${hold.path} kept answering from a copy that had not seen this acquire's write`, { operation: 'acquire' });
+    throw new StoreUnavailableError(`The search for locks below ${hold.path} kept answering from a copy that had not seen this acquire's write`, {
+      operation: 'acquire',
+    });
   }
   let blocking = below.filter((lock) => blockingIn(lock, settings.now()).length > 0);
   if (blocking.length === 0) return 'drained';
   if (hold.graceOnlyMs !== undefined) {
     const now = settings.now();
     const established = blocking.filter((lock) => blockingIn(lock, now).some((holder) => holder.grantedAt < now - hold.graceOnlyMs!));
-    if (established.length > 0) throw heldError(context, established.map((lock) => conflictOf(lock.body.key, own, blockingIn(lock, now), now, skew)), now);
+    if (established.length > 0)
+      throw heldError(
+        context,
+        established.map((lock) => conflictOf(lock.body.key, own, blockingIn(lock, now), now, skew)),
+        now,
+      );
   }
   const ourExpiry = ourHolder(hold.lock, hold.leaseId).expiresAt;
   for (let round = 0; ; round++) {
@@ -229,7 +259,13 @@ async function rewriteOurHolder(context: EngineContext, hold: ScopeHold, known: 
     },
     applied: (_, outcome, op) => {
       done = true;
-      current = { docId: current.docId, seqNo: outcome.seqNo, primaryTerm: outcome.primaryTerm, index: outcome.index, body: (op as Extract<WriteOp, { kind: 'replace' }>).body };
+      current = {
+        docId: current.docId,
+        seqNo: outcome.seqNo,
+        primaryTerm: outcome.primaryTerm,
+        index: outcome.index,
+        body: (op as Extract<WriteOp, { kind: 'replace' }>).body,
+      };
     },
     reread: async (changed) => {
       const read = (await store.readPrimary(changed)).get(current.docId);

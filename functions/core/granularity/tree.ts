@@ -28,7 +28,8 @@ export const treeRules: GranularityRules<'tree'> = {
     for (const segment of segments) {
       if (segment === '') return issue(ctx, at, 'no_empty_segments', 'must not contain empty segments ("//")');
       if (segment === '.' || segment === '..') return issue(ctx, at, 'no_dot_segments', 'must not contain "." or ".." segments');
-      if (utf8Bytes(segment) > limits.segmentBytes) return issue(ctx, at, 'segment_too_long', `each segment must be at most ${limits.segmentBytes} bytes of UTF-8`);
+      if (utf8Bytes(segment) > limits.segmentBytes)
+        return issue(ctx, at, 'segment_too_long', `each segment must be at most ${limits.segmentBytes} bytes of UTF-8`);
     }
     checkText(ctx, at, path, limits.pathBytes);
   },

@@ -6,15 +6,15 @@ import { createHash } from 'node:crypto';
 import { allExclusive } from '../compatibility.js';
 import { FencingRangeError, LockContentionError, LockHeldError, LockOutcomeUnknownError, StoreUnavailableError } from '../errors.js';
 import { encodable, maxFencingToken } from '../fencing.js';
-import { describeTarget, rulesFor, type GranularityRules } from '../granularity/index.js';
-import { encodeToken, hintFor, newLease, type NewLease } from '../lease-token.js';
-import { decideAcquire, fenceOf, type Claim } from '../lock-document.js';
+import { describeTarget, type GranularityRules, rulesFor } from '../granularity/index.js';
 import { lockDocId, planKeys } from '../keys.js';
+import { encodeToken, hintFor, type NewLease, newLease } from '../lease-token.js';
+import { type Claim, decideAcquire, fenceOf } from '../lock-document.js';
 import type { AcquireRequest, ConflictingKey, Grant, Granularity, LockDocument, PlannedKey } from '../model.js';
 import type { StoredLock, WriteOp } from '../store.js';
 import { writeUntilSettled } from '../write-loop.js';
-import { rollback } from './remove-lease.js';
 import type { EngineContext } from './context.js';
+import { rollback } from './remove-lease.js';
 
 interface HeldKey {
   key: PlannedKey;
@@ -38,7 +38,12 @@ export async function acquire(context: EngineContext, request: AcquireRequest): 
       const remaining = deadline - settings.now();
       if (remaining <= 0) {
         if (error instanceof LockHeldError && request.waitMs > 0) {
-          throw new LockHeldError(undefined, { conflicts: error.conflicts, retryAfterMs: error.retryAfterMs, waitedMs: settings.now() - started, cause: error });
+          throw new LockHeldError(undefined, {
+            conflicts: error.conflicts,
+            retryAfterMs: error.retryAfterMs,
+            waitedMs: settings.now() - started,
+            cause: error,
+          });
         }
         throw error;
       }
@@ -55,7 +60,8 @@ async function attemptOnce(context: EngineContext, request: AcquireRequest, keys
   const held = new Map<string, HeldKey>();
   const call = request.requestId === undefined ? null : callFingerprint(request);
   const ours = (lock: StoredLock | null | undefined): lock is StoredLock => lock?.body.holders.some((holder) => holder.lease === lease.leaseId) ?? false;
-  const keep = (key: PlannedKey, lock: StoredLock, reused: boolean): void => void held.set(key.docId, { key, lock, reused: reused || (held.get(key.docId)?.reused ?? false) });
+  const keep = (key: PlannedKey, lock: StoredLock, reused: boolean): void =>
+    void held.set(key.docId, { key, lock, reused: reused || (held.get(key.docId)?.reused ?? false) });
   const reusedIn = new Set<string>();
   let latestExpiry = 0;
   let unresolved = false;
@@ -67,7 +73,14 @@ async function attemptOnce(context: EngineContext, request: AcquireRequest, keys
     let known = allExclusive(keys) ? new Map<string, StoredLock | null>() : await store.read(keys.map((key) => key.docId));
     await writeUntilSettled(context, settings.contentionBudgetMs, keys, {
       decide: (pending, now) => {
-        const claim: Claim = { leaseId: lease.leaseId, proof: lease.proof, owner: request.owner, requestId: request.requestId ?? null, call, expiresAt: now + request.ttlMs };
+        const claim: Claim = {
+          leaseId: lease.leaseId,
+          proof: lease.proof,
+          owner: request.owner,
+          requestId: request.requestId ?? null,
+          call,
+          expiresAt: now + request.ttlMs,
+        };
         const writes: Array<{ item: PlannedKey; op: WriteOp }> = [];
         const conflicts: ConflictingKey[] = [];
         let clearsAt = now;
@@ -85,7 +98,10 @@ async function attemptOnce(context: EngineContext, request: AcquireRequest, keys
           }
         }
         if (conflicts.length > 0) {
-          throw new LockHeldError(undefined, { conflicts, retryAfterMs: Math.max(settings.retry.baseDelayMs, Math.min(settings.maxRetryAfterMs, clearsAt - now)) });
+          throw new LockHeldError(undefined, {
+            conflicts,
+            retryAfterMs: Math.max(settings.retry.baseDelayMs, Math.min(settings.maxRetryAfterMs, clearsAt - now)),
+          });
         }
         if (writes.length > 0) latestExpiry = claim.expiresAt;
         return writes;
@@ -115,12 +131,27 @@ async function attemptOnce(context: EngineContext, request: AcquireRequest, keys
         return notApplied;
       },
       keysOf: (pending) => pending.map((key) => key.key),
-      ...(guards.length > 0 ? { alsoRead: guards, readAlong: (read: Map<string, StoredLock | null>) => void (guardsRead = read) } : {}),
+      ...(guards.length > 0
+        ? {
+            alsoRead: guards,
+            readAlong: (read: Map<string, StoredLock | null>) => {
+              guardsRead = read;
+            },
+          }
+        : {}),
     });
     if (rules.confirm) await confirmScope(context, rules.confirm, request, keys, held, lease.leaseId, deadline, guardsRead);
     return confirmedGrant(context, request, keys, held, lease);
   } catch (error) {
-    throw await abandon(context, request, [...held.values()].map((entry) => entry.lock), lease.leaseId, error as Error, unresolved, latestExpiry + skew);
+    throw await abandon(
+      context,
+      request,
+      [...held.values()].map((entry) => entry.lock),
+      lease.leaseId,
+      error as Error,
+      unresolved,
+      latestExpiry + skew,
+    );
   }
 }
 
@@ -136,7 +167,15 @@ async function confirmScope(
   guardsRead: Map<string, StoredLock | null> | undefined,
 ): Promise<void> {
   const locks = keys.map((key) => held.get(key.docId)!.lock);
-  const confirmed = await confirm(context, { target: request.target, mode: request.mode, ttlMs: request.ttlMs, leaseId, locks, deadline, ...(guardsRead ? { guardsRead } : {}) });
+  const confirmed = await confirm(context, {
+    target: request.target,
+    mode: request.mode,
+    ttlMs: request.ttlMs,
+    leaseId,
+    locks,
+    deadline,
+    ...(guardsRead ? { guardsRead } : {}),
+  });
   confirmed.forEach((lock, index) => {
     const entry = held.get(keys[index]!.docId)!;
     held.set(entry.key.docId, { ...entry, lock });
@@ -152,10 +191,13 @@ function confirmedGrant(context: EngineContext, request: AcquireRequest, keys: P
   for (const { lock } of held.values()) {
     const mine = lock.body.holders.find((holder) => holder.lease === lease.leaseId);
     if (mine?.fence === null && !encodable(lock.primaryTerm, lock.seqNo)) {
-      throw new FencingRangeError(`the lock index's write position (term ${lock.primaryTerm}, seq_no ${lock.seqNo}) is beyond what a fencing token encodes; create a new lock index`, {
-        primaryTerm: lock.primaryTerm,
-        seqNo: lock.seqNo,
-      });
+      throw new FencingRangeError(
+        `the lock index's write position (term ${lock.primaryTerm}, seq_no ${lock.seqNo}) is beyond what a fencing token encodes; create a new lock index`,
+        {
+          primaryTerm: lock.primaryTerm,
+          seqNo: lock.seqNo,
+        },
+      );
     }
   }
   const grant = grantFrom(context, request, keys, held, lease);
@@ -178,7 +220,11 @@ function grantFrom(context: EngineContext, request: AcquireRequest, keys: Planne
   const expiresAt = Math.min(...granted.map(({ mine }) => mine.expiresAt));
   const hints = granted.map(({ entry }) => hintFor(entry.lock));
   return {
-    leaseToken: encodeToken({ leaseId: lease.leaseId, target: request.target, mode: request.mode, hints, expiresAt }, lease.secret, context.settings.tokenSigningKey),
+    leaseToken: encodeToken(
+      { leaseId: lease.leaseId, target: request.target, mode: request.mode, hints, expiresAt },
+      lease.secret,
+      context.settings.tokenSigningKey,
+    ),
     leaseId: lease.leaseId,
     fencingToken: maxFencingToken(granted.map(({ fencingToken }) => fencingToken)),
     expiresAt,
@@ -196,12 +242,23 @@ function grantFrom(context: EngineContext, request: AcquireRequest, keys: Planne
  * what it took (a write's answer was lost and the read-back failed), the caller must hear that it
  * may hold keys until `mayHoldUntil`, and that a retry with the same requestId recovers them.
  */
-async function abandon(context: EngineContext, request: AcquireRequest, locks: StoredLock[], leaseId: string, error: Error, unresolved: boolean, mayHoldUntil: number): Promise<Error> {
+async function abandon(
+  context: EngineContext,
+  request: AcquireRequest,
+  locks: StoredLock[],
+  leaseId: string,
+  error: Error,
+  unresolved: boolean,
+  mayHoldUntil: number,
+): Promise<Error> {
   const clean = await rollback(context, locks, leaseId);
   const lost = error instanceof StoreUnavailableError && error.context.ambiguous;
   if (clean && !unresolved) {
     return lost
-      ? new StoreUnavailableError(`Elasticsearch failed twice during the acquire of ${describeTarget(request.target)}; nothing is held. Retry.`, { operation: 'acquire', cause: error })
+      ? new StoreUnavailableError(`Elasticsearch failed twice during the acquire of ${describeTarget(request.target)}; nothing is held. Retry.`, {
+          operation: 'acquire',
+          cause: error,
+        })
       : error;
   }
   const retry = request.requestId

@@ -1,6 +1,6 @@
 /** The documents a lease token names, as held by that lease: what renew and release start from. */
 import { LeaseTokenMismatchError } from '../errors.js';
-import { proofMatches, type DecodedToken } from '../lease-token.js';
+import { type DecodedToken, proofMatches } from '../lease-token.js';
 import type { PlannedKey } from '../model.js';
 import type { StoredLock } from '../store.js';
 import type { EngineContext } from './context.js';
@@ -12,7 +12,11 @@ export type OwnedToken = DecodedToken & { keys: PlannedKey[] };
  * any write. A key that looks lost is confirmed by the primary: a copy cut off from the cluster may
  * not have seen our latest write.
  */
-export async function readOwned(context: EngineContext, token: OwnedToken, keys: readonly PlannedKey[] = token.keys): Promise<{ owned: StoredLock[]; missingKeys: string[] }> {
+export async function readOwned(
+  context: EngineContext,
+  token: OwnedToken,
+  keys: readonly PlannedKey[] = token.keys,
+): Promise<{ owned: StoredLock[]; missingKeys: string[] }> {
   const found = await context.store.read(keys.map((key) => key.docId));
   const holds = (lock: StoredLock | null | undefined): boolean => lock?.body.holders.some((holder) => holder.lease === token.leaseId) ?? false;
   const doubtful = keys.filter((key) => !holds(found.get(key.docId)));

@@ -1,7 +1,8 @@
 /** Inspect (realtime, by target) and list (search, by namespace, owner or path prefix). */
-import { holderViews } from '../lock-document.js';
+
 import { rulesFor } from '../granularity/index.js';
 import { lockDocId, planKeys } from '../keys.js';
+import { holderViews } from '../lock-document.js';
 import type { LockState, LockTarget, RequestedMode } from '../model.js';
 import type { ListQuery, StoredLock } from '../store.js';
 import type { EngineContext } from './context.js';

@@ -5,7 +5,7 @@
 import type { Release } from '../model.js';
 import type { WriteOp } from '../store.js';
 import type { EngineContext } from './context.js';
-import { readOwned, type OwnedToken } from './owned.js';
+import { type OwnedToken, readOwned } from './owned.js';
 import { removeLease } from './remove-lease.js';
 
 export async function release(context: EngineContext, token: OwnedToken): Promise<Release> {

@@ -3,14 +3,18 @@ import { removeLeaseOp } from '../lock-document.js';
 import type { StoredHolder } from '../model.js';
 import type { StoredLock } from '../store.js';
 import { writeUntilSettled } from '../write-loop.js';
-import { keepingBudget, type EngineContext } from './context.js';
+import { type EngineContext, keepingBudget } from './context.js';
 
 /**
  * Removes the lease from each document, re-reading from the primary the ones that changed under us
  * ("gone" must not come from a stale copy that has not seen our lease yet). Returns the holders
  * removed and the keys the lease was not on.
  */
-export async function removeLease(context: EngineContext, locks: readonly StoredLock[], leaseId: string): Promise<{ removed: StoredHolder[]; missing: string[] }> {
+export async function removeLease(
+  context: EngineContext,
+  locks: readonly StoredLock[],
+  leaseId: string,
+): Promise<{ removed: StoredHolder[]; missing: string[] }> {
   const removed: StoredHolder[] = [];
   const missing: string[] = [];
   const keyOf = new Map(locks.map((lock) => [lock.docId, lock.body.key]));

@@ -1,15 +1,15 @@
 /** Renew: extend every key of a lease to one new expiry, or report the lease lost. */
 import { LeaseLostError } from '../errors.js';
 import { maxFencingToken } from '../fencing.js';
+import { rulesFor } from '../granularity/index.js';
 import { encodeToken, hintFor } from '../lease-token.js';
 import { fenceOf, lockDocument, settleFences } from '../lock-document.js';
 import type { LockDocument, Renewal } from '../model.js';
 import type { StoredLock, WriteOp } from '../store.js';
 import { writeUntilSettled } from '../write-loop.js';
-import { keepingBudget, type EngineContext } from './context.js';
-import { readOwned, type OwnedToken } from './owned.js';
+import { type EngineContext, keepingBudget } from './context.js';
+import { type OwnedToken, readOwned } from './owned.js';
 import { removeLease } from './remove-lease.js';
-import { rulesFor } from '../granularity/index.js';
 
 export async function renew(context: EngineContext, token: OwnedToken, ttlMs: number): Promise<Renewal> {
   // Computed once: a key extended in an early round must not be reported as ending later than it does.
@@ -22,7 +22,13 @@ export async function renew(context: EngineContext, token: OwnedToken, ttlMs: nu
     decide: (pending, now) =>
       pending.map((lock) => {
         const holders = settleFences(lock).map((holder) => (holder.lease === token.leaseId ? { ...holder, expiresAt } : holder));
-        const op: WriteOp = { kind: 'replace', docId: lock.docId, body: lockDocument({ ...lock.body, docId: lock.docId }, holders, now, lock.body.lockedBelow === true), ifSeqNo: lock.seqNo, ifPrimaryTerm: lock.primaryTerm };
+        const op: WriteOp = {
+          kind: 'replace',
+          docId: lock.docId,
+          body: lockDocument({ ...lock.body, docId: lock.docId }, holders, now, lock.body.lockedBelow === true),
+          ifSeqNo: lock.seqNo,
+          ifPrimaryTerm: lock.primaryTerm,
+        };
         return { item: lock, op };
       }),
     applied: (lock, outcome, op) => {
@@ -32,7 +38,11 @@ export async function renew(context: EngineContext, token: OwnedToken, ttlMs: nu
     // Another holder of a shared document wrote in between; our earlier writes in this call stand.
     reread: async (changed) => {
       const docIds = new Set(changed.map((lock) => lock.docId));
-      const again = await readOwned(context, token, token.keys.filter((key) => docIds.has(key.docId)));
+      const again = await readOwned(
+        context,
+        token,
+        token.keys.filter((key) => docIds.has(key.docId)),
+      );
       if (again.missingKeys.length > 0) throw new LeaseLostError(undefined, { leaseId: token.leaseId, lostKeys: again.missingKeys });
       return again.owned;
     },
@@ -43,7 +53,11 @@ export async function renew(context: EngineContext, token: OwnedToken, ttlMs: nu
   const mine = locks.map((lock) => lock.body.holders.find((holder) => holder.lease === token.leaseId)!);
   const earliest = Math.min(...mine.map((holder) => holder.expiresAt));
   return {
-    leaseToken: encodeToken({ leaseId: token.leaseId, target: token.target, mode: token.mode, hints: locks.map(hintFor), expiresAt: earliest }, token.secret, context.settings.tokenSigningKey),
+    leaseToken: encodeToken(
+      { leaseId: token.leaseId, target: token.target, mode: token.mode, hints: locks.map(hintFor), expiresAt: earliest },
+      token.secret,
+      context.settings.tokenSigningKey,
+    ),
     leaseId: token.leaseId,
     fencingToken: maxFencingToken(locks.map((lock, index) => fenceOf(mine[index]!, lock))),
     expiresAt: earliest,
@@ -62,6 +76,13 @@ async function refuseIfRunOut(context: EngineContext, token: OwnedToken, before:
   const now = context.settings.now();
   const runOut = before.filter((lock) => lock.body.holders.some((holder) => holder.lease === token.leaseId && holder.expiresAt <= now));
   if (runOut.length === 0) return;
-  await removeLease(context, await context.store.readPrimary(runOut.map((lock) => lock.docId)).then((found) => [...found.values()].filter((lock): lock is StoredLock => lock !== null)), token.leaseId).catch(() => undefined);
-  throw new LeaseLostError(`Lease ${token.leaseId} ran out before it was renewed (${runOut.map((lock) => lock.body.key).join(', ')})`, { leaseId: token.leaseId, lostKeys: runOut.map((lock) => lock.body.key) });
+  await removeLease(
+    context,
+    await context.store.readPrimary(runOut.map((lock) => lock.docId)).then((found) => [...found.values()].filter((lock): lock is StoredLock => lock !== null)),
+    token.leaseId,
+  ).catch(() => undefined);
+  throw new LeaseLostError(`Lease ${token.leaseId} ran out before it was renewed (${runOut.map((lock) => lock.body.key).join(', ')})`, {
+    leaseId: token.leaseId,
+    lostKeys: runOut.map((lock) => lock.body.key),
+  });
 }

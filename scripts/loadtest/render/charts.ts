@@ -8,7 +8,15 @@ export const STRATEGY_COLORS: Record<string, string> = {
 const FALLBACK_COLORS = ['#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
 
 /** The SVG opening, background, title and horizontal grid with y labels that every chart shares. */
-function chartFrame(frame: { width: number; height: number; title: string; left: number; plotW: number; yTicks: number[]; sy: (y: number) => number }): string[] {
+function chartFrame(frame: {
+  width: number;
+  height: number;
+  title: string;
+  left: number;
+  plotW: number;
+  yTicks: number[];
+  sy: (y: number) => number;
+}): string[] {
   const { width, height, title, left, plotW } = frame;
   const parts = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeXml(title)}">`,
@@ -113,12 +121,16 @@ export function lineChart(options: LineChartOptions): string {
     );
     if (!series.dashed) {
       for (const p of points) {
-        parts.push(`<circle cx="${sx(p.x).toFixed(1)}" cy="${sy(p.y).toFixed(1)}" r="3.5" fill="${color}"><title>${escapeXml(`${series.name}: ${formatTick(p.x)} -> ${p.y.toFixed(1)}`)}</title></circle>`);
+        parts.push(
+          `<circle cx="${sx(p.x).toFixed(1)}" cy="${sy(p.y).toFixed(1)}" r="3.5" fill="${color}"><title>${escapeXml(`${series.name}: ${formatTick(p.x)} -> ${p.y.toFixed(1)}`)}</title></circle>`,
+        );
       }
     }
     const ly = margin.top + 10 + index * 22;
     const lx = margin.left + plotW + 16;
-    parts.push(`<line x1="${lx}" y1="${ly}" x2="${lx + 24}" y2="${ly}" stroke="${color}" stroke-width="2.5"${series.dashed ? ' stroke-dasharray="6 5"' : ''}/>`);
+    parts.push(
+      `<line x1="${lx}" y1="${ly}" x2="${lx + 24}" y2="${ly}" stroke="${color}" stroke-width="2.5"${series.dashed ? ' stroke-dasharray="6 5"' : ''}/>`,
+    );
     parts.push(`<text x="${lx + 30}" y="${ly}" dy="4" font-size="13" ${FONT}>${escapeXml(series.name)}</text>`);
   });
   parts.push('</svg>');
@@ -165,10 +177,16 @@ export function barChart(options: BarChartOptions): string {
       parts.push(
         `<rect class="bar" x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${(barW - 3).toFixed(1)}" height="${(margin.top + plotH - y).toFixed(1)}" fill="${fill}" fill-opacity="${opacity}"><title>${escapeXml(`${group.name} ${options.bars[bi] ?? ''}: ${value.toFixed(1)}`)}</title></rect>`,
       );
-      parts.push(`<text x="${(x + (barW - 3) / 2).toFixed(1)}" y="${(y - 4).toFixed(1)}" text-anchor="middle" font-size="10" fill="#333" ${FONT}>${formatTick(Math.round(value * 10) / 10)}</text>`);
-      parts.push(`<text x="${(x + (barW - 3) / 2).toFixed(1)}" y="${margin.top + plotH + 14}" text-anchor="middle" font-size="10" fill="#666" ${FONT}>${escapeXml(options.bars[bi] ?? '')}</text>`);
+      parts.push(
+        `<text x="${(x + (barW - 3) / 2).toFixed(1)}" y="${(y - 4).toFixed(1)}" text-anchor="middle" font-size="10" fill="#333" ${FONT}>${formatTick(Math.round(value * 10) / 10)}</text>`,
+      );
+      parts.push(
+        `<text x="${(x + (barW - 3) / 2).toFixed(1)}" y="${margin.top + plotH + 14}" text-anchor="middle" font-size="10" fill="#666" ${FONT}>${escapeXml(options.bars[bi] ?? '')}</text>`,
+      );
     });
-    parts.push(`<text x="${(gx + (groupW * 0.7) / 2).toFixed(1)}" y="${margin.top + plotH + 34}" text-anchor="middle" font-size="13" font-weight="600" ${FONT}>${escapeXml(group.name)}</text>`);
+    parts.push(
+      `<text x="${(gx + (groupW * 0.7) / 2).toFixed(1)}" y="${margin.top + plotH + 34}" text-anchor="middle" font-size="13" font-weight="600" ${FONT}>${escapeXml(group.name)}</text>`,
+    );
   });
   parts.push('</svg>');
   return parts.join('\n');

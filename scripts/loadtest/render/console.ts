@@ -1,6 +1,6 @@
 /** What a run prints at the end: the table per workload and the recommendation. */
 import { recommendations } from './recommendation.js';
-import { workloadsOf, type ReportInput } from './report-input.js';
+import { type ReportInput, workloadsOf } from './report-input.js';
 import { textTable } from './tables.js';
 import { describeWorkload } from './workload.js';
 

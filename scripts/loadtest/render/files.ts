@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { renderHtml } from './html.js';
 import { renderMarkdown } from './markdown.js';
-import { workloadsOf, type ReportInput } from './report-input.js';
+import { type ReportInput, workloadsOf } from './report-input.js';
 import { goodputChart, latencyBars } from './result-charts.js';
 
 export function writeReports(outDir: string, input: ReportInput): void {

@@ -1,7 +1,7 @@
 /** report.html: the same content as report.md with every chart inline, readable without other files. */
 import { escapeXml } from './charts.js';
 import { recommendations } from './recommendation.js';
-import { settingsLines, workloadsOf, type ReportInput } from './report-input.js';
+import { type ReportInput, settingsLines, workloadsOf } from './report-input.js';
 import { goodputChart, latencyBars, latencyByLoadChart } from './result-charts.js';
 import { htmlTable } from './tables.js';
 import { describeWorkload } from './workload.js';
@@ -18,7 +18,11 @@ export function renderHtml(input: ReportInput): string {
   const { perWorkload, note } = recommendations(input);
   const body: string[] = [];
   body.push('<h1>Lock strategy load test</h1>');
-  body.push(`<ul>${settingsLines(input.info).map((line) => `<li>${escapeXml(line.replace(/^- /, '').replace(/`/g, ''))}</li>`).join('')}</ul>`);
+  body.push(
+    `<ul>${settingsLines(input.info)
+      .map((line) => `<li>${escapeXml(line.replace(/^- /, '').replace(/`/g, ''))}</li>`)
+      .join('')}</ul>`,
+  );
   body.push('<h2>Recommendation</h2>');
   for (const rec of perWorkload) {
     body.push(`<p class="headline">${escapeXml(`${perWorkload.length > 1 ? `${rec.workload}: ` : ''}${rec.headline}.`)}</p>`);

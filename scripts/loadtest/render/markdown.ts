@@ -1,6 +1,6 @@
 /** report.md: settings, recommendation, and per workload its tables. */
 import { recommendations } from './recommendation.js';
-import { settingsLines, workloadsOf, type ReportInput } from './report-input.js';
+import { type ReportInput, settingsLines, workloadsOf } from './report-input.js';
 import { markdownTable, perOperationTable, rampTable } from './tables.js';
 import { describeWorkload } from './workload.js';
 
@@ -27,6 +27,9 @@ export function renderMarkdown(input: ReportInput, charts: { goodput: string }):
     }
     if (failed.length) lines.push('');
   }
-  lines.push('Files: `summary-<workload>-<strategy>.json` (k6 summaries), `safety-<workload>-<strategy>.json`, `holds-<workload>-<strategy>.log`, `report.html`.', '');
+  lines.push(
+    'Files: `summary-<workload>-<strategy>.json` (k6 summaries), `safety-<workload>-<strategy>.json`, `holds-<workload>-<strategy>.log`, `report.html`.',
+    '',
+  );
   return lines.join('\n');
 }

@@ -1,9 +1,9 @@
 /** The recommendation in words: a headline and the measured reasons behind the ranking's decision. */
 import type { Strategy, WorkloadConfig } from '../../../loadtests/lib/workload.js';
-import { rank, type Decision, type Ranking } from '../ranking.js';
+import { type Decision, type Ranking, rank } from '../ranking.js';
 import type { StrategyResult } from '../summary.js';
 import { describeSaturation, ratio, round } from './format.js';
-import { workloadsOf, type ReportInput } from './report-input.js';
+import { type ReportInput, workloadsOf } from './report-input.js';
 import { mixPercentages } from './workload.js';
 
 export interface Recommendation {
@@ -30,7 +30,12 @@ export function recommend(workload: WorkloadConfig, results: StrategyResult[]): 
     case 'winner': {
       const { winner } = decision;
       const order = [winner, ...ranking.eligible.filter((r) => r !== winner)];
-      return { workload: workload.name, winner: winner.strategy, headline: winnerHeadline(ranking, decision, results.length), reasons: [...reasons, ...order.map(because)] };
+      return {
+        workload: workload.name,
+        winner: winner.strategy,
+        headline: winnerHeadline(ranking, decision, results.length),
+        reasons: [...reasons, ...order.map(because)],
+      };
     }
   }
 }
@@ -59,7 +64,10 @@ function winnerHeadline(ranking: Ranking, decision: Extract<Decision, { kind: 'w
       ` at ${offered} ops/s offered`
     );
   }
-  const tiedWith = ranking.tiedOnGoodput.filter((r) => r !== winner).map((r) => r.strategy).join(' and ');
+  const tiedWith = ranking.tiedOnGoodput
+    .filter((r) => r !== winner)
+    .map((r) => r.strategy)
+    .join(' and ');
   const worst = ranked.filter((r) => !ranking.tiedOnGoodput.includes(r)).at(-1);
   const tie =
     `${winner.strategy}: ties ${tiedWith} on goodput at ${offered} ops/s offered` +

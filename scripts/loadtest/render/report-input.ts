@@ -34,7 +34,9 @@ export function settingsLines(info: RunInfo): string[] {
   return [
     `- run ${info.runId}, ${info.startedAt} to ${info.finishedAt}, ${info.mode === 'target' ? `against ${info.baseUrl}` : `local stack at ${info.baseUrl}`}, ${info.k6}`,
     `- steady: constant-arrival-rate ${schedule.steady.rate} ops/s for ${schedule.steady.durationS} s; ` +
-      (schedule.ramp.levels.length > 0 ? `ramp: ramping-arrival-rate through ${schedule.ramp.levels.join(', ')} ops/s, ${schedule.ramp.stepS} s per level` : 'no ramp'),
+      (schedule.ramp.levels.length > 0
+        ? `ramp: ramping-arrival-rate through ${schedule.ramp.levels.join(', ')} ops/s, ${schedule.ramp.stepS} s per level`
+        : 'no ramp'),
     `- client: retries 409/503 with exponential backoff ${retry.baseDelayMs}-${retry.maxDelayMs} ms and jitter` +
       `${retry.honourRetryAfter ? ', waiting at least retryAfterMs (capped at the backoff maximum)' : ''}; gives up after ${retry.budgetMs} ms; lease TTL ${info.config.ttlMs} ms`,
     `- goodput = operations that acquired, ran their critical section and released; saturation = between the highest ramp level where goodput stayed >= ${KEEP_UP_RATIO * 100}% of offered and the next level (* = a lower level fell short too, a transient stall)`,

@@ -13,7 +13,15 @@ export function goodputChart(workload: WorkloadConfig, results: StrategyResult[]
     yLabel: 'goodput (completed operations/s)',
     series: [
       ...results.map((r) => ({ name: r.strategy, points: pointsOf(r) })),
-      { name: 'offered (ideal)', points: [{ x: 0, y: 0 }, { x: maxOffered, y: maxOffered }], color: '#999999', dashed: true },
+      {
+        name: 'offered (ideal)',
+        points: [
+          { x: 0, y: 0 },
+          { x: maxOffered, y: maxOffered },
+        ],
+        color: '#999999',
+        dashed: true,
+      },
     ],
   });
 }

@@ -43,7 +43,14 @@ export function markdownTable(results: StrategyResult[]): string {
 export function textTable(results: StrategyResult[]): string {
   const rows = [TABLE_HEADER, ...tableRows(results)];
   const widths = TABLE_HEADER.map((_, i) => Math.max(...rows.map((row) => (row[i] ?? '').length)));
-  return rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 export function htmlTable(results: StrategyResult[]): string {
@@ -68,6 +75,10 @@ export function rampTable(results: StrategyResult[]): string {
 
 /** Steady phase per operation: goodput / gave up / acquire p95 ms. */
 export function perOperationTable(results: StrategyResult[]): string {
-  const cell = (r: StrategyResult, op: 'read' | 'edit' | 'rename'): string => `${r.perOp[op].goodput} / ${r.perOp[op].gaveUp} / ${round(r.perOp[op].acquireP95)}`;
-  return markdownRows(['strategy', 'read', 'edit', 'rename'], results.map((r) => [r.strategy, cell(r, 'read'), cell(r, 'edit'), cell(r, 'rename')]));
+  const cell = (r: StrategyResult, op: 'read' | 'edit' | 'rename'): string =>
+    `${r.perOp[op].goodput} / ${r.perOp[op].gaveUp} / ${round(r.perOp[op].acquireP95)}`;
+  return markdownRows(
+    ['strategy', 'read', 'edit', 'rename'],
+    results.map((r) => [r.strategy, cell(r, 'read'), cell(r, 'edit'), cell(r, 'rename')]),
+  );
 }
