@@ -4,7 +4,8 @@
  */
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { errorReply } from '../runtime/errors.js';
-import { correlationIdOf, isHttpApiEvent, jsonResponse } from '../runtime/handler.js';
+import { invocationOf } from '../runtime/events.js';
+import { correlate, jsonResponse } from '../runtime/handler.js';
 import { runtime } from '../runtime/runtime.js';
 
 const rt = runtime();
@@ -16,8 +17,9 @@ export interface HealthBody {
 }
 
 export async function handler(event: unknown, context?: Partial<Context>): Promise<HealthBody | APIGatewayProxyStructuredResultV2> {
-  const http = isHttpApiEvent(event);
-  const correlationId = correlationIdOf(event, context);
+  const invocation = invocationOf(event);
+  const http = invocation.kind === 'http';
+  const correlationId = correlate(rt.logger, invocation, context);
   try {
     // The client alone: a health check must not create the lock index (LOCK_ENSURE_INDEX) as a side effect.
     const client = await rt.client();
@@ -29,7 +31,7 @@ export async function handler(event: unknown, context?: Partial<Context>): Promi
     const body: HealthBody = { status: 'ok', elasticsearch: { status: health.status, timedOut: health.timed_out }, index: rt.config.lockIndex };
     return http ? jsonResponse(200, body, { 'x-correlation-id': correlationId }) : body;
   } catch (error) {
-    rt.logger.warn('health check failed', { reason: (error as Error).message, correlationId });
+    rt.logger.warn('health check failed', { reason: (error as Error).message });
     const reply = errorReply(error);
     const body = {
       error: 'StoreUnavailableError',
@@ -39,5 +41,7 @@ export async function handler(event: unknown, context?: Partial<Context>): Promi
     };
     if (http) return jsonResponse(503, body, { 'Retry-After': '1', 'x-correlation-id': correlationId });
     throw Object.assign(new Error(body.message), { name: 'StoreUnavailableError' });
+  } finally {
+    rt.logger.resetKeys();
   }
 }

@@ -12,7 +12,7 @@ const rt = runtime();
 export const handler = lockHandler(rt, {
   name: 'inspect',
   schema: targetSchema(rt.settings),
-  fromHttp: (request) => queryInput(request),
+  fromQuery: (query) => queryInput(query),
   describe: scopeOfTarget,
   run: (engine, input) => engine.inspect(toTarget(input), input.mode),
   present: presentStates,

@@ -9,7 +9,7 @@ const rt = runtime();
 export const handler = lockHandler(rt, {
   name: 'list',
   schema: listSchema(rt.settings),
-  fromHttp: (request) => queryInput(request, ['limit'], ['includeExpired']),
+  fromQuery: (query) => queryInput(query, ['limit'], ['includeExpired']),
   describe: (input) => ({
     ...(input.namespace ? { namespace: input.namespace } : {}),
     granularity: input.granularity ?? 'all',

@@ -1,19 +1,21 @@
 /**
- * What every lock function does around its one engine call: tell an HTTP API event from a direct
- * invocation, validate the input with the Powertools parser, set up log keys, metrics dimensions
- * and a trace subsegment, and answer (HTTP response, or the plain result / a thrown named error).
+ * What every lock function does around its one engine call: read the input from whatever invoked
+ * it (HTTP API, EventBridge or a direct invocation: see events.ts), set up the correlation id, log
+ * keys, metrics dimensions and a trace subsegment, and answer (HTTP response, or the plain result /
+ * a thrown named error).
  */
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { parse } from '@aws-lambda-powertools/parser';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { z } from 'zod';
+import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { z } from 'zod';
 import { LeaseLostError, LockContentionError, type LockEngine, LockHeldError, StoreUnavailableError, toFieldIssues, ValidationError } from '../core/index.js';
 import { withOpaqueId } from '../store/index.js';
 import { errorReply, invocationError } from './errors.js';
+import { CORRELATION_PATHS, type Invocation, type InvocationKind, inputReader, invocationOf } from './events.js';
 import type { Runtime } from './runtime.js';
 
-export type InvocationKind = 'http' | 'eventbridge' | 'direct';
+export type { InvocationKind } from './events.js';
 
 /** What the logs and metrics say about a call: filled in as soon as the input is known. */
 export interface Scope {
@@ -31,8 +33,8 @@ export interface Call {
 export interface Operation<TSchema extends z.ZodType, TResult, TBody> {
   name: string;
   schema: TSchema;
-  /** The raw input of an HTTP API call (the JSON body by default). */
-  fromHttp?: (request: HttpRequest) => unknown;
+  /** For GET routes: the raw input from the query string (the JSON body by default). */
+  fromQuery?: (query: URLSearchParams) => unknown;
   describe?: (input: z.output<TSchema>) => Scope;
   run: (engine: LockEngine, input: z.output<TSchema>, call: Call) => Promise<TResult>;
   present: (result: TResult) => TBody;
@@ -42,50 +44,7 @@ export interface Operation<TSchema extends z.ZodType, TResult, TBody> {
   summary?: (result: TResult) => Record<string, unknown>;
 }
 
-export interface HttpRequest {
-  event: APIGatewayProxyEventV2;
-  /** The parsed JSON body (throws ValidationError for a missing or unreadable body). */
-  json(): unknown;
-  query: URLSearchParams;
-}
-
 export type LockHandler<TBody> = (event: unknown, context?: Partial<Context>) => Promise<TBody | APIGatewayProxyStructuredResultV2>;
-
-export function isHttpApiEvent(event: unknown): event is APIGatewayProxyEventV2 {
-  const candidate = event as { version?: unknown; requestContext?: { http?: unknown } } | null;
-  return typeof candidate === 'object' && candidate !== null && candidate.version === '2.0' && typeof candidate.requestContext?.http === 'object';
-}
-
-export function isEventBridgeEvent(event: unknown): event is { 'detail-type': string; source: string; detail: unknown; id?: string } {
-  return typeof event === 'object' && event !== null && 'detail-type' in event && 'source' in event && 'detail' in event;
-}
-
-export function httpRequest(event: APIGatewayProxyEventV2): HttpRequest {
-  return {
-    event,
-    json() {
-      if (event.body === undefined || event.body === null || event.body === '') {
-        throw new ValidationError(undefined, { fields: [{ field: '(body)', rule: 'required', message: 'a JSON object body is required' }] });
-      }
-      const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
-      try {
-        return JSON.parse(text) as unknown;
-      } catch {
-        throw new ValidationError(undefined, { fields: [{ field: '(body)', rule: 'json', message: 'must be valid JSON' }] });
-      }
-    },
-    query: new URLSearchParams(event.rawQueryString ?? ''),
-  };
-}
-
-/** Validates with the Powertools parser; failures become ValidationError with one entry per field. */
-export function validate<TSchema extends z.ZodType>(schema: TSchema, data: unknown): z.output<TSchema> {
-  const result = parse(data, undefined, schema, true);
-  if (result.success) return result.data as z.output<TSchema>;
-  const issues = (result.error.cause ?? []) as z.core.$ZodIssue[];
-  // The input lets the core tell a missing field (required) from one of the wrong type.
-  throw new ValidationError(undefined, { fields: toFieldIssues(new z.ZodError(issues), data) });
-}
 
 /** A subsegment around the engine call when tracing is on; the call alone otherwise. */
 export async function traced<T>(tracer: Tracer, name: string, scope: Scope, work: () => Promise<T>): Promise<T> {
@@ -112,15 +71,18 @@ export function jsonResponse(statusCode: number, body: unknown, headers: Record<
   return { statusCode, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
 }
 
-export function correlationIdOf(event: unknown, context: Partial<Context> | undefined): string {
-  if (isHttpApiEvent(event)) {
-    const header = event.headers?.['x-correlation-id'];
-    return header || event.requestContext.requestId || context?.awsRequestId || 'unknown';
-  }
-  const requestId = (event as { requestId?: unknown } | null)?.requestId;
-  if (typeof requestId === 'string' && requestId) return requestId;
-  if (isEventBridgeEvent(event) && event.id) return event.id;
-  return context?.awsRequestId ?? 'unknown';
+/**
+ * Sets the logger's correlation id for this call (see CORRELATION_PATHS; the Lambda request id when
+ * the event has none) and answers it: it goes back in the `x-correlation-id` header and to
+ * Elasticsearch as X-Opaque-Id.
+ */
+export function correlate(logger: Runtime['logger'], invocation: Invocation, context: Partial<Context> | undefined): string {
+  logger.setCorrelationId(invocation.event, CORRELATION_PATHS[invocation.kind]);
+  const found = logger.getCorrelationId();
+  if (typeof found === 'string' && found !== '') return found;
+  const fallback = context?.awsRequestId ?? 'unknown';
+  logger.setCorrelationId(fallback);
+  return fallback;
 }
 
 function failureMetric(metrics: Metrics, error: unknown): void {
@@ -131,33 +93,25 @@ function failureMetric(metrics: Metrics, error: unknown): void {
   else metrics.addMetric('InternalError', MetricUnit.Count, 1);
 }
 
-let coldStart = true;
-
 export function lockHandler<TSchema extends z.ZodType, TResult, TBody>(runtime: Runtime, operation: Operation<TSchema, TResult, TBody>): LockHandler<TBody> {
   const { logger, metrics, tracer } = runtime;
+  const reader = inputReader(operation.schema, operation.fromQuery ? { fromQuery: operation.fromQuery } : {});
   return async (event, context) => {
-    const kind: InvocationKind = isHttpApiEvent(event) ? 'http' : isEventBridgeEvent(event) ? 'eventbridge' : 'direct';
-    const correlationId = correlationIdOf(event, context);
+    const invocation = invocationOf(event);
+    const { kind } = invocation;
     if (context?.functionName) logger.addContext(context as Context);
-    logger.appendKeys({ operation: operation.name, correlationId, invocation: kind });
-    if (coldStart) {
-      coldStart = false;
-      metrics.captureColdStartMetric(context?.functionName);
-      tracer.annotateColdStart();
-    }
+    const correlationId = correlate(logger, invocation, context);
+    logger.appendKeys({ operation: operation.name, invocation: kind });
+    // Both count only the container's first call.
+    metrics.captureColdStartMetric(context?.functionName);
+    tracer.annotateColdStart();
     metrics.addDimension('operation', operation.name);
     const call: Call = { kind, correlationId };
     let scope: Scope = {};
     const started = performance.now();
     let engineMs: number | undefined;
     try {
-      const raw =
-        kind === 'http'
-          ? (operation.fromHttp ?? ((request) => request.json()))(httpRequest(event as APIGatewayProxyEventV2))
-          : kind === 'eventbridge'
-            ? (event as { detail: unknown }).detail
-            : event;
-      const input = validate(operation.schema, raw);
+      const input = reader.read(invocation);
       scope = operation.describe?.(input) ?? {};
       logger.appendKeys(scope as Record<string, string>);
       metrics.addDimension('granularity', scope.granularity ?? 'all');

@@ -5,7 +5,6 @@
 import { z } from 'zod';
 import type { LockSettings } from '../core/settings.js';
 import { NAMESPACE_PATTERN } from '../core/validation.js';
-import type { HttpRequest } from './handler.js';
 
 export function listSchema({ limits }: Readonly<LockSettings>) {
   return z
@@ -28,10 +27,10 @@ export const sweepSchema = z
   .strict();
 
 /** Query strings as typed input: repeated `id` (or comma-separated `ids`) become `ids`; numbers and booleans are read as such. */
-export function queryInput(request: HttpRequest, numeric: readonly string[] = [], booleans: readonly string[] = []): Record<string, unknown> {
+export function queryInput(query: URLSearchParams, numeric: readonly string[] = [], booleans: readonly string[] = []): Record<string, unknown> {
   const input: Record<string, unknown> = {};
   const ids: string[] = [];
-  for (const [name, value] of request.query) {
+  for (const [name, value] of query) {
     if (name === 'id') ids.push(value);
     else if (name === 'ids') ids.push(...value.split(',').filter((id) => id !== ''));
     else if (numeric.includes(name)) input[name] = /^-?\d+$/.test(value) ? Number(value) : value;

@@ -66,7 +66,7 @@ describe('observability', () => {
       namespace: 'obs',
       granularity: 'tree',
       key: '/x/y',
-      correlationId: event.requestContext.requestId,
+      correlation_id: event.requestContext.requestId,
       invocation: 'http',
       function_request_id: context.awsRequestId,
     });
@@ -75,13 +75,29 @@ describe('observability', () => {
     await handlers.release({ leaseToken: JSON.parse(response.body).leaseToken }, lambdaContext('release')).catch(() => {});
   });
 
+  it("a caller's x-correlation-id header wins over API Gateway's request id, in the logs and the answer", async () => {
+    const event = httpEvent('POST', '/acquire', {
+      body: { namespace: 'obs', granularity: 'global', owner: 'me' },
+      headers: { 'x-correlation-id': 'caller-42' },
+    });
+    const response = (await handlers.acquire(event, lambdaContext('acquire'))) as { body: string; headers: Record<string, string> };
+    expect(response.headers['x-correlation-id']).toBe('caller-42');
+    expect(logs('acquire done')[0]).toMatchObject({ correlation_id: 'caller-42', invocation: 'http' });
+    await handlers.release({ leaseToken: JSON.parse(response.body).leaseToken }, lambdaContext('release'));
+  });
+
   it('direct invocations correlate by the requestId field, else the Lambda request id', async () => {
     const context = lambdaContext('acquire');
     const grant = (await handlers.acquire({ namespace: 'obs', granularity: 'global', owner: 'me', requestId: 'run-77' }, context)) as { leaseToken: string };
-    expect(logs('acquire done')[0]).toMatchObject({ correlationId: 'run-77', requestId: 'run-77', key: '*' });
+    expect(logs('acquire done')[0]).toMatchObject({ correlation_id: 'run-77', requestId: 'run-77', key: '*' });
     const releaseContext = lambdaContext('release');
     await handlers.release({ leaseToken: grant.leaseToken }, releaseContext);
-    expect(logs('release done')[0]).toMatchObject({ correlationId: releaseContext.awsRequestId, namespace: 'obs', granularity: 'global', outcome: 'released' });
+    expect(logs('release done')[0]).toMatchObject({
+      correlation_id: releaseContext.awsRequestId,
+      namespace: 'obs',
+      granularity: 'global',
+      outcome: 'released',
+    });
   });
 
   it('emits EMF metrics with granularity and operation dimensions: grants, conflicts, latency', async () => {
@@ -126,6 +142,6 @@ describe('observability', () => {
     const release = logs('release done')[0];
     expect(release).toBeDefined();
     expect(release).not.toHaveProperty('requestId');
-    expect(release?.correlationId).not.toBe('only-this-one');
+    expect(release?.correlation_id).not.toBe('only-this-one');
   });
 });
