@@ -51,7 +51,7 @@ async function slsPackage(stage: string, params: string[] = []): Promise<void> {
 beforeAll(async () => {
   // One after the other: serverless-esbuild stages its zips in the service's own .serverless/ folder.
   await slsPackage('dev');
-  await slsPackage('prod', ['sweepRate=rate(5 minutes)']);
+  await slsPackage('prod', ['sweepRate=rate(5 minutes)', 'vpcSubnetIds=subnet-0a1b2c3d,subnet-4e5f6a7b', 'vpcSecurityGroupIds=sg-0123abcd']);
 });
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -115,6 +115,15 @@ describe('serverless package', () => {
     expect(rule('dev')).toEqual([expect.objectContaining({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' })]);
     expect(rule('dev')[0].Targets[0].Arn['Fn::GetAtt'][0]).toBe('SweeperLambdaFunction');
     expect(rule('prod')).toEqual([expect.objectContaining({ ScheduleExpression: 'rate(5 minutes)' })]);
+  });
+
+  it('runs the functions in a VPC when the vpc params are set, and outside one when they are not', () => {
+    for (const [name, resource] of resourcesOf(packaged.prod!.template, 'AWS::Lambda::Function')) {
+      expect(resource.Properties.VpcConfig, name).toEqual({ SubnetIds: ['subnet-0a1b2c3d', 'subnet-4e5f6a7b'], SecurityGroupIds: ['sg-0123abcd'] });
+    }
+    const role = resourcesOf(packaged.prod!.template, 'AWS::IAM::Role')[0]![1];
+    expect(JSON.stringify(role.Properties.ManagedPolicyArns)).toContain('AWSLambdaVPCAccessExecutionRole');
+    for (const [name, resource] of resourcesOf(packaged.dev!.template, 'AWS::Lambda::Function')) expect(resource.Properties.VpcConfig, name).toBeUndefined();
   });
 
   it('prod requires IAM (SigV4) authorization on every route', () => {
