@@ -24,4 +24,14 @@ export {
   type ReleaseBody,
   type RenewalBody,
 } from './http-client.js';
+export {
+  DEFAULT_LOCAL_LOCK_TABLE_SETTINGS,
+  type LocalEnterOptions,
+  type LocalKey,
+  LocalLockTable,
+  type LocalLockTableSettings,
+  type LocalLockTableStats,
+  type LocalSlot,
+  localKeysOf,
+} from './local-lock-table.js';
 export { type LeaseContext, type Locker, type WithLockOptions, withLock } from './with-lock.js';

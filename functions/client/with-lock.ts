@@ -12,12 +12,17 @@
  *   the request that set it was sent, so clock differences with the server do not matter);
  * - always releases, also when `work` throws; if the lease was lost before `work` returned, withLock
  *   rejects with the loss (a LeaseLostError) even if `work` resolved, because what it did was not
- *   protected to the end.
+ *   protected to the end;
+ * - with `localTable`, first queues in this process behind local holders of the same keys
+ *   (local-lock-table.ts), so that concurrent callers of one process send one acquire per key at a
+ *   time instead of racing; the local wait counts against `waitMs`, and the local slot is given up
+ *   only after the release has been answered (or failed), whatever happened.
  */
 
 import type { LockEngine } from '../core/engine.js';
 import { LeaseLostError, LeaseTokenMismatchError, ValidationError } from '../core/errors.js';
 import { type AcquireBody, LockHttpClient } from './http-client.js';
+import type { LocalLockTable, LocalSlot } from './local-lock-table.js';
 
 export interface LeaseContext {
   /** Pass it along with every write to the protected resource; the resource rejects smaller ones. */
@@ -43,6 +48,12 @@ export interface WithLockOptions {
   onLost?: (reason: Error) => void;
   /** Called when the final release fails (the lease then ends on its own at its expiry). */
   onReleaseError?: (error: unknown) => void;
+  /**
+   * One table shared by the callers of this process (keep it at module scope): callers that want
+   * conflicting locks queue there, and only the first in line asks the lock service. Bounded per key
+   * (LockHeldError at once when full); the wait there is part of `waitMs`.
+   */
+  localTable?: LocalLockTable;
 }
 
 /** Either the in-process engine or the HTTP client: the three calls withLock needs. */
@@ -95,13 +106,28 @@ export async function withLock<T>(
   options.signal?.throwIfAborted();
   const backend = backendOf(locker);
 
+  const waitMs = options.waitMs ?? request.waitMs;
+  const queuedAt = now();
+  const slot: LocalSlot | undefined = await options.localTable?.enter(request, {
+    ...(waitMs !== undefined ? { waitMs } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
   const sentAt = now();
-  const grant = await backend.acquire({ ...request, ...(options.waitMs !== undefined ? { waitMs: options.waitMs } : {}) });
+  let grant: Lease;
+  try {
+    // What the local queue left of the wait goes to the service.
+    const remaining = waitMs === undefined || slot === undefined ? waitMs : Math.max(0, Math.floor(waitMs - (sentAt - queuedAt)));
+    grant = await backend.acquire({ ...request, ...(remaining !== undefined ? { waitMs: remaining } : {}) });
+  } catch (error) {
+    slot?.release();
+    throw error;
+  }
   const ttlMs = grant.ttlMs;
   let token = grant.leaseToken;
   // Local (monotonic) end of the lease: the server counted its TTL from after our request left.
   let localExpiry = sentAt + ttlMs;
   const wallOffset = Date.now() - now();
+  slot?.leaseEndsAt(Math.round(localExpiry + wallOffset));
 
   const controller = new AbortController();
   let lost: Error | undefined;
@@ -145,6 +171,7 @@ export async function withLock<T>(
       if (finished || lost) return;
       token = renewal.leaseToken;
       localExpiry = started + ttlMs;
+      slot?.leaseEndsAt(Math.round(localExpiry + wallOffset));
       armExpiry();
       options.onRenew?.({ fencingToken: renewal.fencingToken, expiresAtMs: Math.round(localExpiry + wallOffset) });
       scheduleRenewal(started + ttlMs * fraction - now());
@@ -192,6 +219,9 @@ export async function withLock<T>(
       await backend.release(token);
     } catch (error) {
       options.onReleaseError?.(error);
+    } finally {
+      // Only now: the next local holder must not find our lease still in the lock document.
+      slot?.release();
     }
   }
   if (lost) throw lost;
