@@ -1,17 +1,18 @@
 /**
- * What invoked a function and what it asked for, read the Powertools parser's way: its event
- * schemas tell an HTTP API call from an EventBridge event from a direct invocation, and take the
- * operation's input out of them (the JSON body through `JSONStringified`, the `detail` through the
- * EventBridge envelope). Validation failures become one ValidationError whose fields are named as
- * the caller wrote them.
+ * What invoked a function and what it asked for, read with the Powertools parser's event schemas:
+ * they tell an HTTP API call from an EventBridge event from a direct invocation, and, extended with
+ * the operation's schema (the body through `JSONStringified`, the `detail` as it is), take the
+ * input out. Validation failures become one ValidationError whose fields are named as the caller
+ * wrote them.
  *
- * HTTP API events are read with the parser's API Gateway v2 schema cut down to the fields we use,
- * not with its envelope: the envelope validates the whole event, and the emulators people develop
- * with do not fill it the way API Gateway does (serverless-offline sends `queryStringParameters:
- * null`, `body: null` and an authorizer without claims), so every local call would fail.
+ * Why extended schemas and not the parser's envelopes, which do the same: the envelopes module
+ * loads every event schema the parser has (about 30 ms more init per cold start, measured), and
+ * the API Gateway envelope validates the whole event, which the emulators people develop with do
+ * not fill the way API Gateway does (serverless-offline sends `queryStringParameters: null`,
+ * `body: null` and an authorizer without claims), so every local call would fail. The HTTP API
+ * schema is cut down to the fields a lock function reads.
  */
 import { parse } from '@aws-lambda-powertools/parser';
-import { EventBridgeEnvelope } from '@aws-lambda-powertools/parser/envelopes/eventbridge';
 import { JSONStringified } from '@aws-lambda-powertools/parser/helpers';
 import { APIGatewayProxyEventV2Schema } from '@aws-lambda-powertools/parser/schemas/api-gatewayv2';
 import { EventBridgeSchema } from '@aws-lambda-powertools/parser/schemas/eventbridge';
@@ -49,15 +50,16 @@ export function invocationOf(event: unknown): Invocation {
 }
 
 /**
- * Where the logger finds the correlation id (JMESPath, searched by the Logger's correlation-id
- * support): a caller's own `x-correlation-id` header, else API Gateway's request id; the
- * EventBridge event id; a direct caller's `requestId`. Without one, the Lambda request id.
+ * The id that ties a call's log lines, answer and Elasticsearch requests together: a caller's own
+ * `x-correlation-id` header, else API Gateway's request id; the EventBridge event id; a direct
+ * caller's `requestId` field. Undefined when the event has none (the Lambda request id is used).
  */
-export const CORRELATION_PATHS: Readonly<Record<InvocationKind, string>> = Object.freeze({
-  http: 'headers."x-correlation-id" || requestContext.requestId',
-  eventbridge: 'id',
-  direct: 'requestId',
-});
+export function correlationIdOf(invocation: Invocation): string | undefined {
+  if (invocation.kind === 'http') return invocation.event.headers?.['x-correlation-id'] || invocation.event.requestContext.requestId || undefined;
+  if (invocation.kind === 'eventbridge') return invocation.event.id || undefined;
+  const requestId = (invocation.event as { requestId?: unknown } | null)?.requestId;
+  return typeof requestId === 'string' && requestId !== '' ? requestId : undefined;
+}
 
 /** Reads an operation's input from any invocation; built once per function. */
 export interface InputReader<T> {
@@ -71,9 +73,13 @@ export interface InputSource {
 
 export function inputReader<TSchema extends z.ZodType>(schema: TSchema, source: InputSource = {}): InputReader<z.output<TSchema>> {
   const httpBody = HttpApiEventSchema.extend({ body: JSONStringified(schema) });
+  const eventBridgeDetail = EventBridgeSchema.extend({ detail: schema });
   return {
     read(invocation) {
-      if (invocation.kind === 'eventbridge') return settled(parse(invocation.event, EventBridgeEnvelope, schema, true), 'detail', invocation.event.detail);
+      if (invocation.kind === 'eventbridge') {
+        const result = parse(invocation.event, undefined, eventBridgeDetail, true);
+        return result.success ? (result.data as unknown as { detail: z.output<TSchema> }).detail : settled(result, 'detail', invocation.event.detail);
+      }
       if (invocation.kind === 'direct') return settled(parse(invocation.event, undefined, schema, true), undefined, invocation.event);
       const { event } = invocation;
       if (source.fromQuery) {

@@ -5,14 +5,13 @@
  * a thrown named error).
  */
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { parse } from '@aws-lambda-powertools/parser';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { z } from 'zod';
-import { LeaseLostError, LockContentionError, type LockEngine, LockHeldError, StoreUnavailableError, toFieldIssues, ValidationError } from '../core/index.js';
+import { LeaseLostError, LockContentionError, type LockEngine, LockHeldError, StoreUnavailableError, ValidationError } from '../core/index.js';
 import { withOpaqueId } from '../store/index.js';
 import { errorReply, invocationError } from './errors.js';
-import { CORRELATION_PATHS, type Invocation, type InvocationKind, inputReader, invocationOf } from './events.js';
+import { correlationIdOf, type Invocation, type InvocationKind, inputReader, invocationOf } from './events.js';
 import type { Runtime } from './runtime.js';
 
 export type { InvocationKind } from './events.js';
@@ -72,17 +71,14 @@ export function jsonResponse(statusCode: number, body: unknown, headers: Record<
 }
 
 /**
- * Sets the logger's correlation id for this call (see CORRELATION_PATHS; the Lambda request id when
- * the event has none) and answers it: it goes back in the `x-correlation-id` header and to
- * Elasticsearch as X-Opaque-Id.
+ * Sets the logger's correlation id (Powertools' `correlation_id` key) for this call, from the event
+ * (see correlationIdOf) or else the Lambda request id, and answers it: it goes back in the
+ * `x-correlation-id` header and to Elasticsearch as X-Opaque-Id.
  */
 export function correlate(logger: Runtime['logger'], invocation: Invocation, context: Partial<Context> | undefined): string {
-  logger.setCorrelationId(invocation.event, CORRELATION_PATHS[invocation.kind]);
-  const found = logger.getCorrelationId();
-  if (typeof found === 'string' && found !== '') return found;
-  const fallback = context?.awsRequestId ?? 'unknown';
-  logger.setCorrelationId(fallback);
-  return fallback;
+  const correlationId = correlationIdOf(invocation) ?? context?.awsRequestId ?? 'unknown';
+  logger.setCorrelationId(correlationId);
+  return correlationId;
 }
 
 function failureMetric(metrics: Metrics, error: unknown): void {

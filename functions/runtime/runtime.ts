@@ -3,7 +3,6 @@
  * client and the lock engine, all created once when the function's module loads. The lock index is
  * ensured once per container: the promise is cached, and forgotten only if it fails.
  */
-import { search } from '@aws-lambda-powertools/jmespath';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { Tracer } from '@aws-lambda-powertools/tracer';
@@ -45,8 +44,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const env = options.env ?? process.env;
   const config = readConfig(env);
   const serviceName = env.POWERTOOLS_SERVICE_NAME || SERVICE_NAME;
-  // JMESPath over the event finds the correlation id (events.ts CORRELATION_PATHS); events are JSON.
-  const logger = new Logger({ serviceName, correlationIdSearchFn: (expression, data) => search(expression, data as Parameters<typeof search>[1]) });
+  const logger = new Logger({ serviceName });
   const metrics = new Metrics({ serviceName, namespace: env.POWERTOOLS_METRICS_NAMESPACE || METRICS_NAMESPACE });
   // Inactive outside Lambda or with POWERTOOLS_TRACE_ENABLED=false; on Lambda it also traces the client's HTTP calls.
   const tracer = new Tracer({ serviceName });
