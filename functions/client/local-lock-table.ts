@@ -148,7 +148,9 @@ export class LocalLockTable {
     options.signal?.throwIfAborted();
     const keys = localKeysOf(request);
     const holder: Holder = { owner: request.owner, keys, expiresAt: 0 };
-    const waitMs = Math.max(0, options.waitMs ?? request.waitMs ?? 0);
+    const asked = options.waitMs ?? request.waitMs ?? 0;
+    // Timers take at most 2^31 - 1 ms; anything longer (or Infinity) waits that long.
+    const waitMs = Number.isNaN(asked) ? 0 : Math.min(Math.max(0, asked), 2 ** 31 - 1);
 
     if (this.admits(keys, Number.POSITIVE_INFINITY)) {
       this.hold(holder);

@@ -1,7 +1,8 @@
 /**
  * `serverless package` (osls + serverless-esbuild) without AWS credentials: the CloudFormation it
  * generates has the functions, their routes (the same as the OpenAPI document's), the sweeper's
- * schedule, least-privilege IAM, and one small ESM bundle per function that loads in plain Node.
+ * schedule, the example SQS consumer with its queues, least-privilege IAM, and one small ESM bundle
+ * per function that loads in plain Node.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -13,7 +14,9 @@ import { ROOT } from '../../scripts/stack.js';
 import { openapi } from '../support/contract.js';
 
 const run = promisify(execFile);
-const FUNCTIONS = ['acquire', 'renew', 'release', 'inspect', 'list', 'health', 'sweeper'];
+const FUNCTIONS = ['acquire', 'renew', 'release', 'inspect', 'list', 'health', 'sweeper', 'sqsConsumer'];
+/** The handler module of a function (the same name, but for the SQS consumer's file). */
+const handlerFile = (name: string) => (name === 'sqsConsumer' ? 'sqs-consumer' : name);
 const work = mkdtempSync(join(tmpdir(), 'sls-package-'));
 type Template = { Resources: Record<string, { Type: string; Properties: any; DependsOn?: unknown }> };
 const packaged: Record<string, { dir: string; template: Template }> = {};
@@ -72,7 +75,7 @@ describe('serverless package', () => {
     for (const name of FUNCTIONS) {
       const fn = template.Resources[logicalId(name)]!.Properties;
       expect(fn.Runtime).toBe('nodejs24.x');
-      expect(fn.Handler).toBe(`functions/handlers/${name}.handler`);
+      expect(fn.Handler).toBe(`functions/handlers/${handlerFile(name)}.handler`);
       const env = fn.Environment.Variables as Record<string, string>;
       expect(env.ES_URL).toBe('https://es.example.com:9243');
       expect(Number(env.FUNCTION_TIMEOUT_MS)).toBe(fn.Timeout * 1000);
@@ -126,6 +129,30 @@ describe('serverless package', () => {
     for (const [name, resource] of resourcesOf(packaged.dev!.template, 'AWS::Lambda::Function')) expect(resource.Properties.VpcConfig, name).toBeUndefined();
   });
 
+  it('wires the SQS consumer to its queue: batches of 10, partial batch responses, a dead-letter queue, a visibility timeout above the function timeout', () => {
+    const { template } = packaged.dev!;
+    const mappings = resourcesOf(template, 'AWS::Lambda::EventSourceMapping').map(([, resource]) => resource.Properties);
+    expect(mappings).toEqual([
+      expect.objectContaining({
+        EventSourceArn: { 'Fn::GetAtt': ['LockedWorkQueue', 'Arn'] },
+        FunctionName: { 'Fn::GetAtt': ['SqsConsumerLambdaFunction', 'Arn'] },
+        BatchSize: 10,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+        Enabled: true,
+      }),
+    ]);
+    const queues = Object.fromEntries(resourcesOf(template, 'AWS::SQS::Queue'));
+    expect(Object.keys(queues).sort()).toEqual(['LockedWorkDeadLetterQueue', 'LockedWorkQueue']);
+    const queue = queues.LockedWorkQueue!.Properties;
+    expect(queue.RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': ['LockedWorkDeadLetterQueue', 'Arn'] }, maxReceiveCount: 5 });
+    const consumer = template.Resources.SqsConsumerLambdaFunction!.Properties;
+    expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * consumer.Timeout);
+    // Records wait for their locks within what the function timeout leaves.
+    const env = consumer.Environment.Variables as Record<string, string>;
+    expect(Number(env.RECORD_LOCK_WAIT_MS)).toBeLessThanOrEqual(consumer.Timeout * 1000 - 2 * Number(env.ES_REQUEST_TIMEOUT_MS) - 1000);
+    expect(env.WORK_INDEX).toBe('locked-work');
+  });
+
   it('prod requires IAM (SigV4) authorization on every route', () => {
     const routes = resourcesOf(packaged.prod!.template, 'AWS::ApiGatewayV2::Route');
     expect(routes).toHaveLength(6);
@@ -143,6 +170,9 @@ describe('serverless package', () => {
         'logs:PutLogEvents',
         'logs:TagResource',
         'secretsmanager:GetSecretValue',
+        'sqs:DeleteMessage',
+        'sqs:GetQueueAttributes',
+        'sqs:ReceiveMessage',
         'ssm:GetParameter',
         'xray:PutTelemetryRecords',
         'xray:PutTraceSegments',
@@ -153,6 +183,8 @@ describe('serverless package', () => {
       if (statement.Action.some((action) => action.startsWith('xray:'))) continue;
       expect(text).not.toBe('["*"]');
       if (statement.Action.some((action) => action.startsWith('ssm:') || action.startsWith('secretsmanager:'))) expect(text).toContain('es-lease-locks/dev/*');
+      // The consumer reads and deletes messages of its own queue only.
+      if (statement.Action.some((action) => action.startsWith('sqs:'))) expect(statement.Resource).toEqual([{ 'Fn::GetAtt': ['LockedWorkQueue', 'Arn'] }]);
     }
     expect(role.ManagedPolicyArns ?? []).toEqual([]);
   });
@@ -166,7 +198,7 @@ describe('serverless package', () => {
       const { stdout } = await run('unzip', ['-Z1', join(dir, zip)]);
       const entries = stdout.trim().split('\n');
       // The handler, plus the chunks esbuild splits off (the SSM / Secrets Manager code is loaded only when configured).
-      expect(entries, zip).toContain(`functions/handlers/${zip.replace('.zip', '')}.mjs`);
+      expect(entries, zip).toContain(`functions/handlers/${handlerFile(zip.replace('.zip', ''))}.mjs`);
       for (const entry of entries) expect(entry, zip).toMatch(/^functions\/handlers\/[\w-]+\.mjs$/);
     }
   });
@@ -178,7 +210,7 @@ describe('serverless package', () => {
     const out = join(work, 'unzipped');
     for (const name of FUNCTIONS) {
       await run('unzip', ['-q', '-o', join(dir, `${name}.zip`), '-d', out]);
-      const probe = `const m = await import(${JSON.stringify(join(out, `functions/handlers/${name}.mjs`))}); console.log(typeof m.handler, m.handler.constructor.name, m.handler.length);`;
+      const probe = `const m = await import(${JSON.stringify(join(out, `functions/handlers/${handlerFile(name)}.mjs`))}); console.log(typeof m.handler, m.handler.constructor.name, m.handler.length);`;
       const { stdout } = await run(process.execPath, ['--input-type=module', '-e', probe], {
         env: { PATH: process.env.PATH, ES_URL: 'http://127.0.0.1:9', POWERTOOLS_TRACE_ENABLED: 'false' },
         cwd: tmpdir(),

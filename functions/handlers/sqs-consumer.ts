@@ -1,0 +1,171 @@
+/**
+ * SQS consumer, an example pipeline stage: Lambda hands it a batch of records, Powertools' batch
+ * processor runs them concurrently, and each record does its work under `withLock` with the engine
+ * in-process. The answer is a partial batch response: only the records that failed go back to the
+ * queue (and, after the queue's maxReceiveCount, to its dead-letter queue).
+ *
+ * Records of one batch often touch the same key. They share the container's one LocalLockTable, so
+ * those that want the same lock queue in memory and only the first in line asks Elasticsearch;
+ * without it they would all send acquires at once, all but one be refused, back off and try again.
+ *
+ * A record's body (JSON):
+ *
+ *   { "lock":  { "namespace": "orders", "granularity": "document", "ids": ["o-1"] },
+ *     "write": { "id": "o-1", "document": { "status": "paid" } } }
+ *
+ * `lock` is an acquire request's target (namespace, granularity, ids | path, mode, ttlMs); `write`
+ * is the work: one document indexed into WORK_INDEX with the grant's fencing token as its version
+ * (writeFenced), so a holder that lost its lease cannot overwrite a newer one. The owner and the
+ * requestId are the message id: a redelivered message takes over its own earlier grant instead of
+ * waiting for it to expire.
+ *
+ * Configuration (besides the lock functions' own): WORK_INDEX (default `locked-work`) and
+ * RECORD_LOCK_WAIT_MS (default 5000, at most what the function timeout leaves: LOCK_MAX_WAIT_MS).
+ */
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { Client } from '@elastic/elasticsearch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { z } from 'zod';
+import type { AcquireBody } from '../client/http-client.js';
+import { LocalLockTable } from '../client/local-lock-table.js';
+import { type Locker, withLock } from '../client/with-lock.js';
+import { toFieldIssues, ValidationError } from '../core/index.js';
+import { ConfigError } from '../runtime/config.js';
+import { runtime } from '../runtime/runtime.js';
+import { withOpaqueId } from '../store/correlation.js';
+import { writeFenced } from '../store/fenced-document.js';
+
+/** The shape of a record body; the engine checks the lock target itself (limits, paths, ids). */
+export const recordBodySchema = z
+  .object({
+    lock: z
+      .object({
+        namespace: z.string(),
+        granularity: z.enum(['global', 'document', 'tree']),
+        ids: z.array(z.string()).optional(),
+        path: z.string().optional(),
+        mode: z.enum(['exclusive', 'shared']).optional(),
+        ttlMs: z.number().int().optional(),
+      })
+      .strict(),
+    write: z.object({ id: z.string().min(1).max(512), document: z.record(z.string(), z.unknown()) }).strict(),
+  })
+  .strict();
+
+export type RecordBody = z.output<typeof recordBodySchema>;
+
+export interface SqsConsumerOptions {
+  /** The lock engine (or the HTTP client) and the Elasticsearch client the work writes with. */
+  store: () => Promise<{ engine: Locker; client: Client }>;
+  workIndex: string;
+  /** How long a record waits for its lock: in the local queue and then in Elasticsearch, together. */
+  waitMs: number;
+  /** Shared by every record of every batch this container handles. Without one, every record asks Elasticsearch at once. */
+  localTable?: LocalLockTable;
+  logger?: Logger;
+  metrics?: Metrics;
+}
+
+export function parseRecordBody(body: string): RecordBody {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    throw new ValidationError(undefined, { fields: [{ field: 'body', rule: 'json', message: 'must be a JSON object' }] });
+  }
+  const parsed = recordBodySchema.safeParse(json);
+  if (!parsed.success) throw new ValidationError(undefined, { fields: toFieldIssues(parsed.error, json) });
+  return parsed.data;
+}
+
+export function createSqsConsumer(options: SqsConsumerOptions): (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse> {
+  const { logger, metrics, localTable } = options;
+
+  const processRecord = async (record: SQSRecord): Promise<void> => {
+    try {
+      const body = parseRecordBody(record.body);
+      const { engine, client } = await options.store();
+      const id = `sqs:${record.messageId}`;
+      const request: AcquireBody = { ...body.lock, owner: id, requestId: id };
+      // The lock index requests of this record carry its message id (X-Opaque-Id): Elasticsearch's logs name the record.
+      await withOpaqueId(id, () =>
+        withLock(
+          engine,
+          request,
+          async ({ fencingToken, signal }) => {
+            signal.throwIfAborted();
+            await writeFenced(client, { index: options.workIndex, id: body.write.id, document: body.write.document, fencingToken });
+          },
+          { waitMs: options.waitMs, ...(localTable ? { localTable } : {}) },
+        ),
+      );
+    } catch (error) {
+      const { name, message } = error instanceof Error ? error : { name: 'Error', message: String(error) };
+      logger?.warn('record failed', { messageId: record.messageId, error: name, reason: message });
+      throw error;
+    }
+  };
+
+  return async (event, context) => {
+    if (context?.functionName) logger?.addContext(context);
+    logger?.appendKeys({ operation: 'consume', invocation: 'sqs' });
+    metrics?.captureColdStartMetric(context?.functionName);
+    metrics?.addDimension('operation', 'consume');
+    const started = performance.now();
+    const queuedBefore = localTable?.stats().queued ?? 0;
+    // A processor per batch: it keeps the batch's successes and failures, and batches must not share them.
+    const processor = new BatchProcessor(EventType.SQS);
+    try {
+      const response = await processPartialResponse(event, processRecord, processor, {
+        ...(context ? { context } : {}),
+        processInParallel: true,
+      });
+      const failed = response.batchItemFailures.length;
+      const queuedLocally = (localTable?.stats().queued ?? queuedBefore) - queuedBefore;
+      metrics?.addMetric('RecordsProcessed', MetricUnit.Count, event.Records.length - failed);
+      metrics?.addMetric('RecordsFailed', MetricUnit.Count, failed);
+      metrics?.addMetric('RecordsQueuedLocally', MetricUnit.Count, queuedLocally);
+      logger?.info('batch done', { records: event.Records.length, failed, queuedLocally, durationMs: Math.round(performance.now() - started) });
+      return response as SQSBatchResponse;
+    } catch (error) {
+      // Every record failed: Powertools throws, and Lambda hands the whole batch back to the queue.
+      metrics?.addMetric('RecordsFailed', MetricUnit.Count, event.Records.length);
+      logger?.error('batch failed', { records: event.Records.length, cause: error as Error });
+      throw error;
+    } finally {
+      metrics?.publishStoredMetrics();
+      logger?.resetKeys();
+    }
+  };
+}
+
+const consumerEnvSchema = z
+  .object({
+    WORK_INDEX: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9._-]*$/, { error: 'must be a lowercase Elasticsearch index name' })
+      .default('locked-work'),
+    RECORD_LOCK_WAIT_MS: z.coerce.number().int().min(0).default(5_000),
+  })
+  .loose();
+
+function readConsumerEnv(env: Record<string, string | undefined>, maxWaitMs: number): { workIndex: string; waitMs: number } {
+  const blankless = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== ''));
+  const parsed = consumerEnvSchema.safeParse(blankless);
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+  if (parsed.data.RECORD_LOCK_WAIT_MS > maxWaitMs)
+    throw new ConfigError([
+      `RECORD_LOCK_WAIT_MS (${parsed.data.RECORD_LOCK_WAIT_MS}) must be at most ${maxWaitMs} (what the function timeout leaves for waiting)`,
+    ]);
+  return { workIndex: parsed.data.WORK_INDEX, waitMs: parsed.data.RECORD_LOCK_WAIT_MS };
+}
+
+const rt = runtime();
+const { workIndex, waitMs } = readConsumerEnv(process.env, rt.config.maxWaitMs);
+
+/** The container's one local lock table: every record of every batch it handles queues in it. */
+export const localTable = new LocalLockTable();
+
+export const handler = createSqsConsumer({ store: () => rt.store(), workIndex, waitMs, localTable, logger: rt.logger, metrics: rt.metrics });
