@@ -13,14 +13,14 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ensureK6, K6_VERSION } from './k6.js';
 import { parseCli, USAGE } from './loadtest/cli.js';
-import { ConfigError, type LoadtestConfig, strategySeconds } from './loadtest/config.js';
+import { ConfigError, type LoadtestConfig, plannedSeconds } from './loadtest/config.js';
 import { Interrupt } from './loadtest/interrupt.js';
 import { log, phase, warn } from './loadtest/log.js';
 import { consoleReport } from './loadtest/render/console.js';
 import { writeReports } from './loadtest/render/files.js';
 import type { ReportInput } from './loadtest/render/report-input.js';
 import { nameRun, type RunName } from './loadtest/results-dir.js';
-import { type RunOutcome, runAll } from './loadtest/run.js';
+import { formatSeconds, type RunOutcome, runAll } from './loadtest/run.js';
 import { openService } from './loadtest/service.js';
 
 async function main(argv: string[]): Promise<number> {
@@ -32,11 +32,9 @@ async function main(argv: string[]): Promise<number> {
   const run = nameRun(config.resultsDir);
   const interrupt = new Interrupt();
   interrupt.install();
-  const runs = config.workloads.length * config.strategies.length;
-  const perRun = strategySeconds(config.schedule) + 3;
   phase(
-    `load test ${run.runId}: ${config.strategies.join(', ')} x ${config.workloads.length} workload(s), ` +
-      `about ${perRun} s each (${Math.ceil((runs * perRun) / 60)} min of k6)${config.smoke ? ' [smoke]' : ''}`,
+    `load test ${run.runId}: ${config.strategies.join(', ')} x ${config.workloads.length} workload(s) x ${config.trials} trial(s), ` +
+      `about ${formatSeconds(plannedSeconds(config))} of k6 plus the stack's start${config.smoke ? ' [smoke]' : ''}`,
   );
   const k6 = await ensureK6(log);
   log(`k6 ${K6_VERSION}: ${k6}`);

@@ -30,8 +30,9 @@ export interface Schedule {
 
 export function defaultSchedule(): Schedule {
   return {
-    steady: { rate: 60, durationS: 20 },
-    ramp: { levels: [40, 80, 160, 320], stepS: 8, transitionS: 0 },
+    // The expected rate: latency and goodput there. Capacity is searched for separately (probes).
+    steady: { rate: 60, durationS: 8 },
+    ramp: { levels: [], stepS: 8, transitionS: 0 },
     // Each VU has at most one request in flight. The local stack serves the handlers in process
     // (scripts/stack.ts `inProcess`), so 100 VUs cost little; past the ceiling k6 drops iterations
     // (reported), which is how an overloaded strategy shows. With LOADTEST_LAMBDA_WORKERS=1 (a worker
@@ -45,7 +46,7 @@ export function defaultSchedule(): Schedule {
 export function smokeSchedule(): Schedule {
   return {
     steady: { rate: 10, durationS: 3 },
-    ramp: { levels: [10, 20], stepS: 2, transitionS: 0 },
+    ramp: { levels: [], stepS: 2, transitionS: 0 },
     vus: { preAllocated: 5, max: 20 },
     gracefulStopS: 3,
   };

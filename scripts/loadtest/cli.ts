@@ -6,23 +6,31 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { defaultRetry, defaultSchedule, defaultWorkload, smokeSchedule } from '../../loadtests/lib/defaults.js';
 import type { Mix, Skew } from '../../loadtests/lib/workload.js';
-import { ConfigError, configErrorFrom, defaultConfig, type LoadtestConfig, validateConfig } from './config.js';
+import { DEFAULT_OBJECTIVE, DEFAULT_SEARCH } from './capacity.js';
+import { ConfigError, configErrorFrom, defaultCapacity, defaultConfig, type LoadtestConfig, smokeCapacity, validateConfig } from './config.js';
 import { applyConfigFile, readConfigFile, strategySchema, targetSchema } from './config-file.js';
 
 export const USAGE = `usage: npm run loadtest -- [options]
 
-Runs the k6 lock workload once per strategy (global, document, tree) with the same offered load,
-checks every critical section for safety, and writes results/<timestamp>/ (report.md, report.html,
-goodput.svg, k6 summaries). Without --target it starts Elasticsearch and serverless-offline itself.
+Runs the k6 lock workload under each strategy (global, document, tree): the expected rate, then a
+search for the capacity (the highest rate meeting the latency objective), in --trials interleaved
+trials; checks every critical section for safety, and writes results/<timestamp>/ (report.md,
+report.html, charts, k6 summaries). Without --target it starts Elasticsearch and serverless-offline.
+The defaults take about 8 minutes here.
 
   --config FILE        JSON file with any of: strategies, workload, workloads[], steady, ramp, vus,
                        retry, ttlMs, target, resultsDir, seed, port, warmup (flags override it)
   --target URL         run against a deployed stage; start nothing
   --smoke              a few seconds per strategy (what CI runs)
   --strategies LIST    e.g. global,document,tree
-  --rate N             steady offered load, operations/s (default ${defaultSchedule().steady.rate})
-  --duration S         steady phase length in seconds (default ${defaultSchedule().steady.durationS})
-  --levels LIST        ramp levels in operations/s, e.g. 20,40,80,160; "none" skips the ramp
+  --rate N             expected offered load, operations/s (default ${defaultSchedule().steady.rate})
+  --duration S         seconds at the expected rate (default ${defaultSchedule().steady.durationS})
+  --trials N           trials per strategy; figures are medians with ranges (default 3; --smoke: 1)
+  --slo-p99 MS         capacity objective: acquire p99 at most this (default ${DEFAULT_OBJECTIVE.p99Ms})
+  --probe-seconds S    length of each capacity probe (default ${defaultCapacity().probeS})
+  --max-rate N         highest rate the capacity search tries (default ${DEFAULT_SEARCH.maxRate})
+  --no-search          skip the capacity search (only the expected rate)
+  --levels LIST        optional fixed ramp after the expected rate, e.g. 20,40,80; "none" skips it
   --step S             seconds per ramp level (default ${defaultSchedule().ramp.stepS})
   --max-vus N          k6 VU ceiling per scenario (default ${defaultSchedule().vus.max})
   --depth N --fanout N --files N --tree-seed N
@@ -105,6 +113,11 @@ const flagsSchema = z
       .pipe(z.array(strategySchema)),
     rate: number,
     duration: number,
+    trials: number,
+    'slo-p99': number,
+    'probe-seconds': number,
+    'max-rate': number,
+    'no-search': z.boolean(),
     levels: flagValue(readLevels, 'expected numbers separated by commas, or "none"'),
     step: number,
     'max-vus': number,
@@ -126,7 +139,7 @@ const flagsSchema = z
   .partial();
 type Flags = z.infer<typeof flagsSchema>;
 
-const BOOLEAN_FLAGS = new Set(['smoke', 'no-seed', 'help']);
+const BOOLEAN_FLAGS = new Set(['smoke', 'no-seed', 'no-search', 'help']);
 
 function readFlags(argv: string[]): Flags {
   let values: unknown;
@@ -159,6 +172,11 @@ function applyFlags(base: LoadtestConfig, flags: Flags): LoadtestConfig {
   if (flags.rate !== undefined) schedule.steady.rate = flags.rate;
   if (flags.duration !== undefined) schedule.steady.durationS = flags.duration;
   if (flags.levels !== undefined) schedule.ramp.levels = flags.levels;
+  if (flags.trials !== undefined) config.trials = flags.trials;
+  if (flags['slo-p99'] !== undefined) config.capacity.objective.p99Ms = flags['slo-p99'];
+  if (flags['probe-seconds'] !== undefined) config.capacity.probeS = flags['probe-seconds'];
+  if (flags['max-rate'] !== undefined) config.capacity.search.maxRate = flags['max-rate'];
+  if (flags['no-search']) config.capacity.enabled = false;
   if (flags.step !== undefined) {
     schedule.ramp.stepS = flags.step;
     schedule.ramp.transitionS = Math.min(schedule.ramp.transitionS, Math.max(0, flags.step - 1));
@@ -193,7 +211,7 @@ export function parseCli(argv: string[]): { config: LoadtestConfig; help: boolea
   const flags = readFlags(argv);
   let config = defaultConfig();
   if (flags.config) config = applyConfigFile(config, readConfigFile(flags.config));
-  if (flags.smoke) config = { ...config, smoke: true, schedule: smokeSchedule() };
+  if (flags.smoke) config = { ...config, smoke: true, schedule: smokeSchedule(), trials: 1, capacity: smokeCapacity() };
   config = applyFlags(config, flags);
   const problems = validateConfig(config);
   if (problems.length > 0 && !flags.help) throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`);

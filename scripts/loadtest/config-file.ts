@@ -44,6 +44,16 @@ export const configFileSchema = z.strictObject({
     .optional(),
   vus: z.strictObject({ preAllocated: z.number(), max: z.number() }).partial().optional(),
   gracefulStopS: z.number().optional(),
+  trials: z.number().optional(),
+  capacity: z
+    .strictObject({
+      enabled: z.boolean(),
+      probeS: z.number(),
+      objective: z.strictObject({ goodputRatio: z.number(), p99Ms: z.number(), errorRate: z.number() }).partial(),
+      search: z.strictObject({ startRate: z.number(), maxRate: z.number(), minRate: z.number(), resolution: z.number(), maxProbes: z.number() }).partial(),
+    })
+    .partial()
+    .optional(),
   retry: z.strictObject({ budgetMs: z.number(), baseDelayMs: z.number(), maxDelayMs: z.number(), honourRetryAfter: z.boolean() }).partial().optional(),
   ttlMs: z.number().optional(),
   target: targetSchema.optional(),
@@ -91,6 +101,15 @@ export function applyConfigFile(config: LoadtestConfig, file: ConfigFile): Loadt
     gracefulStopS: file.gracefulStopS ?? next.schedule.gracefulStopS,
   };
   next.retry = { ...next.retry, ...file.retry };
+  if (file.trials !== undefined) next.trials = file.trials;
+  if (file.capacity) {
+    next.capacity = {
+      enabled: file.capacity.enabled ?? next.capacity.enabled,
+      probeS: file.capacity.probeS ?? next.capacity.probeS,
+      objective: { ...next.capacity.objective, ...file.capacity.objective },
+      search: { ...next.capacity.search, ...file.capacity.search },
+    };
+  }
   if (file.ttlMs !== undefined) next.ttlMs = file.ttlMs;
   if (file.target !== undefined) next.target = file.target;
   if (file.resultsDir !== undefined) next.resultsDir = file.resultsDir;

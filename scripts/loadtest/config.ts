@@ -5,11 +5,24 @@
 import type { z } from 'zod';
 import { defaultRetry, defaultSchedule, defaultWorkload, RAMP_PAUSE_S, type Schedule } from '../../loadtests/lib/defaults.js';
 import { type RetryPolicy, STRATEGIES, type Strategy, validateWorkload, type WorkloadConfig } from '../../loadtests/lib/workload.js';
+import { DEFAULT_OBJECTIVE, DEFAULT_SEARCH, type Objective, type SearchSettings } from './capacity.js';
+
+/** The capacity search per strategy and trial (capacity.ts). */
+export interface CapacitySettings {
+  enabled: boolean;
+  /** Seconds each probe offers its rate. */
+  probeS: number;
+  objective: Objective;
+  search: SearchSettings;
+}
 
 export interface LoadtestConfig {
   strategies: Strategy[];
   workloads: WorkloadConfig[];
   schedule: Schedule;
+  /** Every strategy is measured this many times, the trials interleaved (1 for --smoke). */
+  trials: number;
+  capacity: CapacitySettings;
   retry: RetryPolicy;
   ttlMs: number;
   /** Base URL of a deployed stage; when set nothing is started locally. */
@@ -44,12 +57,23 @@ export function defaultConfig(): LoadtestConfig {
     strategies: [...STRATEGIES],
     workloads: [defaultWorkload()],
     schedule: defaultSchedule(),
+    trials: 3,
+    capacity: defaultCapacity(),
     retry: defaultRetry(),
     ttlMs: 15_000,
     resultsDir: 'results',
     smoke: false,
     seed: true,
   };
+}
+
+export function defaultCapacity(): CapacitySettings {
+  return { enabled: true, probeS: 5, objective: { ...DEFAULT_OBJECTIVE }, search: { ...DEFAULT_SEARCH } };
+}
+
+/** --smoke: one short search (it proves the loop works; its figures mean little). */
+export function smokeCapacity(): CapacitySettings {
+  return { enabled: true, probeS: 2, objective: { ...DEFAULT_OBJECTIVE }, search: { ...DEFAULT_SEARCH, startRate: 10, maxProbes: 2 } };
 }
 
 /** Problems with a configuration, as sentences; empty when it is usable. */
@@ -82,6 +106,14 @@ export function validateConfig(config: LoadtestConfig): string[] {
   if (!(config.retry.baseDelayMs >= 1) || !(config.retry.maxDelayMs >= config.retry.baseDelayMs)) {
     problems.push('retry delays need 1 <= baseDelayMs <= maxDelayMs');
   }
+  if (!Number.isInteger(config.trials) || config.trials < 1 || config.trials > 20) problems.push(`trials must be 1..20 (got ${config.trials})`);
+  const { capacity } = config;
+  if (!Number.isInteger(capacity.probeS) || capacity.probeS < 1 || capacity.probeS > 120)
+    problems.push(`probe seconds must be 1..120 (got ${capacity.probeS})`);
+  if (!(capacity.objective.p99Ms > 0)) problems.push(`the p99 objective must be > 0 ms (got ${capacity.objective.p99Ms})`);
+  if (!(capacity.search.startRate >= 1) || !(capacity.search.maxRate >= capacity.search.startRate)) {
+    problems.push(`capacity search rates need 1 <= start (${capacity.search.startRate}) <= max (${capacity.search.maxRate})`);
+  }
   if (!Number.isInteger(config.ttlMs) || config.ttlMs < 1000 || config.ttlMs > 900_000) problems.push(`ttlMs must be in 1000..900000 (got ${config.ttlMs})`);
   if (config.warmup !== undefined && (!Number.isInteger(config.warmup) || config.warmup < 0 || config.warmup > 500))
     problems.push(`warmup must be 0..500 (got ${config.warmup})`);
@@ -92,6 +124,28 @@ export function validateConfig(config: LoadtestConfig): string[] {
 /** Warm-up concurrency: as many as k6 can have requests in flight, unless set. */
 export function warmupConcurrency(config: LoadtestConfig): number {
   return config.warmup ?? config.schedule.vus.max;
+}
+
+/** Seconds k6 takes to start, check the service and write its summary, on top of the schedule (measured here: 0.5-1.5 s). */
+export const K6_RUN_OVERHEAD_S = 1.5;
+
+/**
+ * Probes a capacity search runs: a first trial ramps up from the start rate and bisects; later
+ * trials check an earlier bracket's two ends and narrow it. Used for the time estimate only.
+ */
+export function expectedProbes(config: LoadtestConfig, trial: number): number {
+  if (!config.capacity.enabled) return 0;
+  return Math.min(config.capacity.search.maxProbes, trial === 1 ? 8 : 3);
+}
+
+/** Seconds the whole run should take (k6 only; the stack's start and the seeding come on top). */
+export function plannedSeconds(config: LoadtestConfig): number {
+  const probeS = config.capacity.probeS + 1 + K6_RUN_OVERHEAD_S;
+  const steadyS = strategySeconds(config.schedule) + K6_RUN_OVERHEAD_S;
+  let total = 0;
+  for (let trial = 1; trial <= config.trials; trial++)
+    total += config.workloads.length * config.strategies.length * (steadyS + expectedProbes(config, trial) * probeS);
+  return total;
 }
 
 /** Seconds one strategy run takes by the schedule (k6 start-up not included). */

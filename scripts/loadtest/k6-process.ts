@@ -19,6 +19,8 @@ const K6_EXIT: Record<number, string> = {
   107: 'script error',
   108: 'test aborted (setup health check failed?)',
 };
+/** The code k6 exits with when a threshold failed. */
+export const K6_THRESHOLDS_FAILED = 99;
 /** The code k6 exits with when its setup() aborts the test (our health check). */
 export const K6_ABORTED = 108;
 
@@ -41,6 +43,8 @@ export function runK6(args: {
   outDir: string;
   scheduledS: number;
   interrupt: Interrupt;
+  /** No progress bar and no console output (capacity probes: many short runs). */
+  quiet?: boolean;
 }): Promise<K6Run> {
   const summaryPath = join(args.outDir, `summary-${args.stem}.json`);
   const holdsPath = join(args.outDir, `holds-${args.stem}.log`);
@@ -56,11 +60,16 @@ export function runK6(args: {
     `BASE_URL=${args.baseUrl}`,
     '-e',
     `SUMMARY_PATH=${summaryPath}`,
+    ...(args.quiet ? ['--quiet'] : []),
     K6_SCRIPT,
   ];
   const budgetMs = (args.scheduledS + K6_OVERHEAD_S) * 1000;
   return new Promise((resolveRun, reject) => {
-    const child = spawn(args.k6, argv, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, K6_NO_USAGE_REPORT: 'true' } });
+    const child = spawn(args.k6, argv, {
+      cwd: ROOT,
+      stdio: ['ignore', args.quiet ? 'ignore' : 'inherit', 'inherit'],
+      env: { ...process.env, K6_NO_USAGE_REPORT: 'true' },
+    });
     let exited = false;
     args.interrupt.child = child;
     const watchdog = setTimeout(() => {

@@ -2,76 +2,77 @@
  * Which strategy wins one workload, from measured numbers only: no wording here (that is
  * render/recommendation.ts), so the decision can be read and tested on its own.
  *
- * Unsafe runs and runs with 1% or more errors are out. The rest are ranked by steady goodput; when
- * several tie on it, the ramp's peak goodput decides, then acquire p95; latencies too close to
- * matter make it a tie.
+ * Unsafe strategies (a safety violation in any trial) and those with 1% or more errors are out.
+ * The rest are ranked by capacity (the highest offered rate that met the objective, median over
+ * trials). A strategy wins on capacity only when its range lies above every other's; where ranges
+ * overlap, acquire latency at the expected rate may still separate them (again only without
+ * overlap, and by more than a couple of ms); otherwise the verdict is a tie within noise.
  */
 import type { StrategyResult } from './summary.js';
+import { groupTrials, overlaps, type Spread, type StrategyTrials } from './trials.js';
 
-/** Goodputs closer than this (relative) count as a tie. */
-export const TIE_RATIO = 0.05;
-/** Below this error rate a run counts as clean. */
+/** Below this error rate (median over trials) a strategy counts as clean. */
 const ERROR_RATE_LIMIT = 0.01;
+/** Latency differences smaller than this (ms, or relative) say nothing at a light load. */
+const LATENCY_FLOOR_MS = 2;
+const LATENCY_FLOOR_RATIO = 0.1;
 
 export type Decision =
   | { kind: 'none' }
-  /** The tied strategies could not be separated even by latency. */
-  | { kind: 'tie'; field: StrategyResult[] }
-  | { kind: 'winner'; winner: StrategyResult; basis: 'goodput' }
-  /** Tied on goodput and won on `basis`; `closest` is the best of the others on that measure. */
-  | { kind: 'winner'; winner: StrategyResult; basis: 'peak' | 'latency'; closest: StrategyResult };
+  /** No measured figure separates these beyond the trials' spread. */
+  | { kind: 'tie'; field: StrategyTrials[] }
+  /** `closest` is the best of the others on `basis` (null when no other strategy was eligible). */
+  | { kind: 'winner'; winner: StrategyTrials; basis: 'capacity' | 'latency'; closest: StrategyTrials | null };
 
 export interface Ranking {
   /** Excluded: the safety checker found violations. */
-  unsafe: StrategyResult[];
-  /** Excluded: safe, but 1% or more of the operations failed. */
-  failing: StrategyResult[];
-  /** The rest, in the order measured. */
-  eligible: StrategyResult[];
-  /** The eligible, best first: steady goodput, then ramp peak goodput, then acquire p95. */
-  ranked: StrategyResult[];
-  /** Those within TIE_RATIO of the best steady goodput (the best included). */
-  tiedOnGoodput: StrategyResult[];
-  /** The steady phase's offered load, ops/s (0 when nothing is eligible). */
-  offered: number;
+  unsafe: StrategyTrials[];
+  /** Excluded: safe, but 1% or more of the operations failed (median over trials). */
+  failing: StrategyTrials[];
+  eligible: StrategyTrials[];
+  /** The eligible, best first: capacity, then acquire p95 at the expected rate. */
+  ranked: StrategyTrials[];
+  /** Trials per strategy (the fewest any strategy had). */
+  trials: number;
   decision: Decision;
 }
 
-const close = (a: number, b: number): boolean => Math.abs(a - b) <= TIE_RATIO * Math.max(a, b);
-const byGoodput = (a: StrategyResult, b: StrategyResult): number => b.steady.goodputRate - a.steady.goodputRate;
-const byPeak = (a: StrategyResult, b: StrategyResult): number => b.saturation.peakGoodputRate - a.saturation.peakGoodputRate;
-const byP95 = (a: StrategyResult, b: StrategyResult): number => a.steady.acquire.p95 - b.steady.acquire.p95;
-const first = (candidates: StrategyResult[], order: (a: StrategyResult, b: StrategyResult) => number): StrategyResult => [...candidates].sort(order)[0]!;
+/**
+ * Where a strategy's capacity lies over all its trials: from the lowest rate it sustained to the
+ * highest rate it failed at (each trial's true capacity is somewhere in [sustained, failed)).
+ */
+export function capacityBounds(t: StrategyTrials): Spread {
+  const upper = Math.max(...t.trials.map((r) => r.capacity?.failedAt ?? r.capacity?.capacity ?? 0));
+  return { median: t.capacity.median, min: t.capacity.min, max: Math.max(upper, t.capacity.max), values: t.capacity.values };
+}
+
+const byCapacity = (a: StrategyTrials, b: StrategyTrials): number => b.capacity.median - a.capacity.median;
+const byP95 = (a: StrategyTrials, b: StrategyTrials): number => a.acquireP95.median - b.acquireP95.median;
 
 export function rank(results: StrategyResult[]): Ranking {
-  const unsafe = results.filter((r) => r.safety && !r.safety.ok);
-  const failing = results.filter((r) => !unsafe.includes(r) && r.errorRate >= ERROR_RATE_LIMIT);
-  const eligible = results.filter((r) => !unsafe.includes(r) && !failing.includes(r) && r.steady.offered > 0);
-  const ranked = [...eligible].sort((a, b) => byGoodput(a, b) || byPeak(a, b) || byP95(a, b));
+  const groups = groupTrials(results);
+  const unsafe = groups.filter((g) => g.safe === false);
+  const failing = groups.filter((g) => !unsafe.includes(g) && g.errorRate.median >= ERROR_RATE_LIMIT);
+  const eligible = groups.filter((g) => !unsafe.includes(g) && !failing.includes(g));
+  const ranked = [...eligible].sort((a, b) => byCapacity(a, b) || byP95(a, b));
+  const trials = groups.length > 0 ? Math.min(...groups.map((g) => g.trials.length)) : 0;
+  return { unsafe, failing, eligible, ranked, trials, decision: decide(ranked) };
+}
+
+function decide(ranked: StrategyTrials[]): Decision {
   const best = ranked[0];
-  const base = { unsafe, failing, eligible, ranked, offered: best?.steady.offeredRate ?? 0 };
-  if (!best) return { ...base, tiedOnGoodput: [], decision: { kind: 'none' } };
-  const tiedOnGoodput = ranked.filter((r) => close(r.steady.goodputRate, best.steady.goodputRate));
-  return { ...base, tiedOnGoodput, decision: decide(best, tiedOnGoodput) };
+  if (!best) return { kind: 'none' };
+  const others = ranked.slice(1);
+  if (others.length === 0) return { kind: 'winner', winner: best, basis: 'capacity', closest: null };
+  const bestBounds = capacityBounds(best);
+  const field = [best, ...others.filter((other) => overlaps(capacityBounds(other), bestBounds))];
+  if (field.length === 1) return { kind: 'winner', winner: best, basis: 'capacity', closest: others[0]! };
+  const byLatency = [...field].sort(byP95);
+  const fastest = byLatency[0]!;
+  const separated = byLatency.slice(1).every((other) => {
+    const gap = other.acquireP95.median - fastest.acquireP95.median;
+    return !overlaps(other.acquireP95, fastest.acquireP95) && gap > Math.max(LATENCY_FLOOR_MS, LATENCY_FLOOR_RATIO * other.acquireP95.median);
+  });
+  if (separated) return { kind: 'winner', winner: fastest, basis: 'latency', closest: byLatency[1]! };
+  return { kind: 'tie', field };
 }
-
-function decide(best: StrategyResult, tiedOnGoodput: StrategyResult[]): Decision {
-  if (tiedOnGoodput.length === 1) return { kind: 'winner', winner: best, basis: 'goodput' };
-  let latencyField = tiedOnGoodput;
-  if (tiedOnGoodput.every((r) => r.saturation.measured)) {
-    const byPeakFirst = [...tiedOnGoodput].sort(byPeak);
-    const top = byPeakFirst[0]!;
-    const tiedOnPeak = byPeakFirst.filter((r) => close(r.saturation.peakGoodputRate, top.saturation.peakGoodputRate));
-    if (tiedOnPeak.length === 1) return { kind: 'winner', winner: top, basis: 'peak', closest: first(others(tiedOnGoodput, top), byPeak) };
-    latencyField = tiedOnPeak;
-  }
-  const fastest = first(latencyField, byP95);
-  const second = first(others(latencyField, fastest), byP95);
-  // Latencies a couple of ms apart at a light load say nothing: call it a tie.
-  if (second.steady.acquire.p95 - fastest.steady.acquire.p95 <= Math.max(2, TIE_RATIO * 2 * second.steady.acquire.p95)) {
-    return { kind: 'tie', field: latencyField };
-  }
-  return { kind: 'winner', winner: fastest, basis: 'latency', closest: first(others(tiedOnGoodput, fastest), byP95) };
-}
-
-const others = (candidates: StrategyResult[], one: StrategyResult): StrategyResult[] => candidates.filter((r) => r !== one);

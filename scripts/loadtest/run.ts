@@ -1,8 +1,14 @@
-/** The run loop: every strategy on every workload, in order, until done, interrupted or the service is gone. */
-
-import { phase } from './log.js';
-import { type RunContext, runStrategy, warmFunctions } from './strategy-run.js';
-import type { StrategyResult } from './summary.js';
+/**
+ * The run loop: trials of every strategy on every workload, interleaved (trial 1 of each, then
+ * trial 2 of each...) so that a machine that slows down over the run does not favour whoever ran
+ * first. Each step runs the expected rate (steady), then searches for the capacity with probes.
+ * Prints progress with an estimate of the time left, measured from the probes run so far.
+ */
+import { type Bracket, searchCapacity } from './capacity.js';
+import { expectedProbes, K6_RUN_OVERHEAD_S, type LoadtestConfig, strategySeconds } from './config.js';
+import { log, phase } from './log.js';
+import { type RunContext, runProbe, runStrategy, warmFunctions } from './strategy-run.js';
+import { type StrategyResult, saturationOf } from './summary.js';
 
 export interface RunOutcome {
   results: StrategyResult[];
@@ -10,28 +16,136 @@ export interface RunOutcome {
   failures: number;
 }
 
+/** The time left, from what each kind of k6 run has taken so far (the plan's figures until measured). */
+class Clock {
+  private readonly started = Date.now();
+  private probeS: number;
+  private steadyS: number;
+  private probesDone = 0;
+  private probeTotalS = 0;
+  private steadyDone = 0;
+  private steadyTotalS = 0;
+
+  constructor(config: LoadtestConfig) {
+    this.probeS = config.capacity.probeS + 1 + K6_RUN_OVERHEAD_S;
+    this.steadyS = strategySeconds(config.schedule) + K6_RUN_OVERHEAD_S;
+  }
+
+  probeTook(seconds: number): void {
+    this.probesDone++;
+    this.probeTotalS += seconds;
+    this.probeS = this.probeTotalS / this.probesDone;
+  }
+
+  steadyTook(seconds: number): void {
+    this.steadyDone++;
+    this.steadyTotalS += seconds;
+    this.steadyS = this.steadyTotalS / this.steadyDone;
+  }
+
+  /** "~4 min 10 s left" for the steps not yet run plus the probes still expected in this one. */
+  left(stepsLeft: Array<{ trial: number }>, probesLeftNow: number, config: LoadtestConfig): string {
+    let seconds = probesLeftNow * this.probeS;
+    for (const step of stepsLeft) seconds += this.steadyS + expectedProbes(config, step.trial) * this.probeS;
+    return `${formatSeconds((Date.now() - this.started) / 1000)} elapsed, ~${formatSeconds(seconds)} left`;
+  }
+}
+
+export function formatSeconds(seconds: number): string {
+  const whole = Math.max(0, Math.round(seconds));
+  return whole >= 60 ? `${Math.floor(whole / 60)} min ${String(whole % 60).padStart(2, '0')} s` : `${whole} s`;
+}
+
 export async function runAll(ctx: RunContext): Promise<RunOutcome> {
   const { config, interrupt } = ctx;
-  const { steady, ramp } = config.schedule;
-  const plan = config.workloads.flatMap((workload) => config.strategies.map((strategy) => ({ workload, strategy })));
+  const plan = Array.from({ length: config.trials }, (_, index) => index + 1).flatMap((trial) =>
+    config.workloads.flatMap((workload) => config.strategies.map((strategy) => ({ trial, workload, strategy }))),
+  );
   const outcome: RunOutcome = { results: [], notes: [], failures: 0 };
-  for (const [index, { workload, strategy }] of plan.entries()) {
+  const brackets = new Map<string, Bracket>();
+  const clock = new Clock(config);
+  const { objective } = config.capacity;
+  for (const [index, step] of plan.entries()) {
     if (interrupt.interrupted) break;
+    const { trial, workload, strategy } = step;
+    const later = plan.slice(index + 1);
     phase(
-      `[${index + 1}/${plan.length}] ${strategy} on workload ${workload.name}: steady ${steady.rate} ops/s for ${steady.durationS} s` +
-        (ramp.levels.length ? `, ramp ${ramp.levels.join('/')} ops/s` : ''),
+      `[${index + 1}/${plan.length}] ${strategy} on workload ${workload.name}${config.trials > 1 ? `, trial ${trial}/${config.trials}` : ''}: ` +
+        `${config.schedule.steady.rate} ops/s for ${config.schedule.steady.durationS} s` +
+        (config.capacity.enabled ? `, then the capacity search (p99 <= ${objective.p99Ms} ms, goodput >= ${objective.goodputRatio * 100}%)` : '') +
+        ` (${clock.left([step, ...later].slice(1), expectedProbes(config, trial), config)})`,
     );
     await warmFunctions(ctx);
     if (interrupt.interrupted) break;
-    const step = await runStrategy(ctx, workload, strategy);
-    if (step.result) outcome.results.push(step.result);
-    outcome.notes.push(...step.notes);
-    outcome.failures += step.failures;
-    if (step.stop) break;
+    const steadyStarted = Date.now();
+    const run = await runStrategy(ctx, workload, strategy, trial);
+    clock.steadyTook((Date.now() - steadyStarted) / 1000);
+    outcome.notes.push(...run.notes);
+    outcome.failures += run.failures;
+    if (run.stop || !run.result) {
+      if (run.stop) break;
+      continue;
+    }
+    const result = run.result;
+    outcome.results.push(result);
+    if (!config.capacity.enabled || result.safety?.ok === false) continue;
+
+    const key = `${workload.name}/${strategy}`;
+    const stages: StrategyResult['ramp'] = [];
+    let unsafe = false;
+    let probesRun = 0;
+    const search = await searchCapacity(
+      async (rate) => {
+        if (interrupt.interrupted || unsafe) throw new SearchStopped();
+        const started = Date.now();
+        const probe = await runProbe(ctx, workload, strategy, trial, rate);
+        clock.probeTook((Date.now() - started) / 1000);
+        probesRun++;
+        stages.push(probe.stage);
+        outcome.notes.push(...probe.notes);
+        if (probe.unsafe) {
+          unsafe = true;
+          outcome.failures++;
+          if (result.safety) result.safety = { ...result.safety, ok: false, violationCount: result.safety.violationCount + 1 };
+        }
+        const { verdict } = probe;
+        log(
+          `probe ${rate} ops/s: ${verdict.good ? 'met the objective' : `missed it (${verdict.reasons.join(', ')})`}; ` +
+            `goodput ${verdict.goodputRate.toFixed(1)}, acquire p99 ${Math.round(verdict.acquireP99)} ms ` +
+            `(${clock.left(later, Math.max(0, expectedProbes(config, trial) - probesRun), config)})`,
+        );
+        return verdict;
+      },
+      config.capacity.search,
+      brackets.get(key),
+    ).catch((error: unknown) => {
+      if (error instanceof SearchStopped) return undefined;
+      throw error;
+    });
+    if (!search) {
+      if (interrupt.interrupted) break;
+      continue;
+    }
+    result.capacity = search;
+    if (config.schedule.ramp.levels.length === 0) {
+      result.ramp = [...stages].sort((a, b) => a.offeredRate - b.offeredRate);
+      result.saturation = saturationOf(result.ramp);
+    }
+    if (!brackets.has(key)) brackets.set(key, { good: search.capacity, bad: search.failedAt });
+    log(
+      `${strategy} capacity (trial ${trial}): ${search.capacity} ops/s` +
+        (search.failedAt !== null ? `, missed the objective at ${search.failedAt} ops/s` : ', the search maximum') +
+        (search.truncated ? ' (stopped at the probe limit)' : '') +
+        ` after ${search.probes.length} probe(s)`,
+    );
   }
   if (interrupt.interrupted) {
     outcome.notes.push('interrupted before all runs finished; numbers cover the completed runs only');
     outcome.failures++;
   }
   return outcome;
+}
+
+class SearchStopped extends Error {
+  override name = 'SearchStopped';
 }

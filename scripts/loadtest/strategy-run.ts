@@ -6,12 +6,13 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { runConfig } from '../../loadtests/lib/defaults.js';
 import { namespaceFor, type Strategy, type WorkloadConfig } from '../../loadtests/lib/workload.js';
+import { judge, type ProbeVerdict } from './capacity.js';
 import { checkHolds, formatSafety, parseHoldLog, type SafetyReport } from './checker.js';
 import { type LoadtestConfig, strategySeconds, warmupConcurrency } from './config.js';
 import type { Interrupt } from './interrupt.js';
-import { describeK6Exit, K6_ABORTED, runK6 } from './k6-process.js';
+import { describeK6Exit, K6_ABORTED, K6_THRESHOLDS_FAILED, runK6 } from './k6-process.js';
 import { log } from './log.js';
-import { extractResult, type K6Summary, type StrategyResult } from './summary.js';
+import { extractResult, type K6Summary, type StageStats, type StrategyResult } from './summary.js';
 import { DEFAULT_WARMUP, warmUp } from './warmup.js';
 
 export interface RunContext {
@@ -43,9 +44,9 @@ export async function warmFunctions(ctx: RunContext): Promise<void> {
   );
 }
 
-export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, strategy: Strategy): Promise<StrategyOutcome> {
+export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, strategy: Strategy, trial = 1): Promise<StrategyOutcome> {
   const { config } = ctx;
-  const stem = `${workload.name}-${strategy}`;
+  const stem = `${workload.name}-${strategy}${config.trials > 1 ? `-t${trial}` : ''}`;
   const k6Config = runConfig({
     runId: ctx.runId,
     strategy,
@@ -91,6 +92,7 @@ export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, str
     summary,
     workload: workload.name,
     strategy,
+    trial,
     steady: config.schedule.steady,
     ramp: config.schedule.ramp,
     k6ExitCode: run.exitCode,
@@ -100,12 +102,98 @@ export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, str
   return outcome;
 }
 
-/** Checks the hold log k6 wrote, saves the verdict as safety-<stem>.json and prints it. */
-function checkSafety(outDir: string, stem: string, label: string, holdsPath: string): SafetyReport {
+export interface ProbeRun {
+  verdict: ProbeVerdict;
+  /** The probe as a stage (for the goodput and latency charts). */
+  stage: StageStats;
+  /** The safety checker found violations in the probe's critical sections. */
+  unsafe: boolean;
+  notes: string[];
+}
+
+/**
+ * One capacity probe: the rate offered for config.capacity.probeS seconds by a quiet k6 run, its
+ * critical sections checked for safety like any run. k6 failing its thresholds is what an
+ * overloaded probe does, not a failure of the run.
+ */
+export async function runProbe(ctx: RunContext, workload: WorkloadConfig, strategy: Strategy, trial: number, rate: number): Promise<ProbeRun> {
+  const { config } = ctx;
+  const stem = `${workload.name}-${strategy}${config.trials > 1 ? `-t${trial}` : ''}-probe${rate}`;
+  const schedule = { ...config.schedule, steady: { rate, durationS: config.capacity.probeS }, ramp: { ...config.schedule.ramp, levels: [] }, gracefulStopS: 2 };
+  const k6Config = runConfig({
+    runId: ctx.runId,
+    strategy,
+    namespace: namespaceFor(strategy, ctx.runId, workload.name),
+    workload,
+    schedule,
+    retry: config.retry,
+    ttlMs: config.ttlMs,
+  });
+  const run = await runK6({
+    k6: ctx.k6,
+    k6Config,
+    stem,
+    baseUrl: ctx.baseUrl,
+    outDir: ctx.outDir,
+    scheduledS: strategySeconds(schedule),
+    interrupt: ctx.interrupt,
+    quiet: true,
+  });
+  const notes: string[] = [];
+  const safety = checkSafety(ctx.outDir, stem, `${strategy}/${workload.name} probe ${rate} ops/s`, run.holdsPath, true);
+  const failedRun = (): ProbeRun => {
+    const stage = emptyStage(rate);
+    return {
+      verdict: judge({ rate, goodputRate: 0, acquireP99: Number.POSITIVE_INFINITY, errorRate: 1, dropped: 0 }, config.capacity.objective),
+      stage,
+      unsafe: !safety.ok,
+      notes,
+    };
+  };
+  if (run.exitCode !== 0 && run.exitCode !== K6_THRESHOLDS_FAILED) notes.push(`${strategy} probe at ${rate} ops/s: ${describeK6Exit(run.exitCode)}`);
+  if (!existsSync(run.summaryPath)) return failedRun();
+  const summary = JSON.parse(readFileSync(run.summaryPath, 'utf8')) as K6Summary;
+  const result = extractResult({
+    summary,
+    workload: workload.name,
+    strategy,
+    trial,
+    steady: schedule.steady,
+    ramp: schedule.ramp,
+    k6ExitCode: run.exitCode,
+    safety: null,
+  });
+  const stage: StageStats = { ...result.steady, stage: `probe${rate}` };
+  const verdict = judge(
+    { rate, goodputRate: result.steady.goodputRate, acquireP99: result.steady.acquire.p99, errorRate: result.errorRate, dropped: result.steady.dropped },
+    config.capacity.objective,
+  );
+  return { verdict, stage, unsafe: !safety.ok, notes };
+}
+
+function emptyStage(rate: number): StageStats {
+  return {
+    stage: `probe${rate}`,
+    offeredRate: rate,
+    offered: 0,
+    goodput: 0,
+    goodputRate: 0,
+    gaveUp: 0,
+    conflicts: 0,
+    retries: 0,
+    errors: 0,
+    conflictRate: 0,
+    acquire: { p50: 0, p95: 0, p99: 0, count: 0 },
+  };
+}
+
+/** Checks the hold log k6 wrote, saves the verdict as safety-<stem>.json and prints it (quiet: only when violated). */
+function checkSafety(outDir: string, stem: string, label: string, holdsPath: string, quiet = false): SafetyReport {
   const parsed = parseHoldLog(existsSync(holdsPath) ? readFileSync(holdsPath, 'utf8') : '');
   const safety = checkHolds(parsed.holds);
   const safetyFile = `safety-${stem}.json`;
   writeFileSync(join(outDir, safetyFile), `${JSON.stringify({ ...safety, malformed: parsed.malformed, errorSamples: parsed.errors.slice(0, 20) }, null, 2)}\n`);
+  if (quiet && safety.ok) return safety;
   (safety.ok ? log : console.error)(formatSafety(label, safety, parsed.malformed, safetyFile));
   for (const sample of parsed.errors.slice(0, 3)) log(`error sample: ${sample}`);
   return safety;

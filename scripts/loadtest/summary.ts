@@ -1,8 +1,9 @@
 /**
  * The numbers of one strategy run, read from the k6 summary (handleSummary's JSON) and the safety
- * check: per-stage goodput, latency and conflicts, and the saturation point of the ramp.
+ * check: per-stage goodput, latency and conflicts, and where it saturates.
  */
 import type { Strategy } from '../../loadtests/lib/workload.js';
+import type { CapacityResult } from './capacity.js';
 
 /** A level "keeps up" while goodput stays at or above this share of the offered load. */
 export const KEEP_UP_RATIO = 0.9;
@@ -50,7 +51,13 @@ export interface SafetySummary {
 export interface StrategyResult {
   workload: string;
   strategy: Strategy;
+  /** 1-based trial number (trials of all strategies are interleaved). */
+  trial: number;
+  /** The steady phase: the expected rate (--rate). */
   steady: StageStats & { dropped: number; durationS: number };
+  /** The capacity search (null when it was not run). */
+  capacity: CapacityResult | null;
+  /** Goodput and latency per offered rate: the capacity probes, by rate (or a ramp's levels). */
   ramp: StageStats[];
   rampDropped: number;
   perOp: Record<'read' | 'edit' | 'rename', { goodput: number; gaveUp: number; acquireP95: number }>;
@@ -130,6 +137,7 @@ export function extractResult(args: {
   summary: K6Summary;
   workload: string;
   strategy: Strategy;
+  trial?: number;
   steady: { rate: number; durationS: number };
   ramp: { levels: number[]; stepS: number; transitionS: number };
   k6ExitCode: number | null;
@@ -162,7 +170,9 @@ export function extractResult(args: {
   return {
     workload: args.workload,
     strategy: args.strategy,
+    trial: args.trial ?? 1,
     steady,
+    capacity: null,
     ramp,
     rampDropped: count(summary, 'dropped_iterations{scenario:ramp}'),
     perOp,

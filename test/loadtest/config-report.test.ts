@@ -5,21 +5,31 @@ import { describe, expect, it } from 'vitest';
 import type { Strategy } from '../../loadtests/lib/workload.js';
 import { parseGoVersion } from '../../scripts/k6.js';
 import { parseCli, parseMix, parseSkew } from '../../scripts/loadtest/cli.js';
-import { ConfigError, defaultConfig, strategySeconds } from '../../scripts/loadtest/config.js';
+import { ConfigError, defaultConfig, plannedSeconds, strategySeconds } from '../../scripts/loadtest/config.js';
 import { barChart, lineChart, niceTicks } from '../../scripts/loadtest/render/charts.js';
 import { renderHtml } from '../../scripts/loadtest/render/html.js';
 import { renderMarkdown } from '../../scripts/loadtest/render/markdown.js';
 import { recommend } from '../../scripts/loadtest/render/recommendation.js';
-import { goodputChart } from '../../scripts/loadtest/render/result-charts.js';
+import { capacityChart, goodputChart } from '../../scripts/loadtest/render/result-charts.js';
 import { extractResult, type K6Summary, type StrategyResult, saturationOf } from '../../scripts/loadtest/summary.js';
 
 describe('config', () => {
-  it('defaults fit in five minutes on top of the stack start', () => {
+  it('defaults fit in ten minutes with the stack start: three interleaved trials, a capacity search each', () => {
     const config = defaultConfig();
-    const k6Seconds = config.strategies.length * (strategySeconds(config.schedule) + 5);
-    expect(k6Seconds).toBeLessThanOrEqual(220);
+    expect(config.trials).toBe(3);
+    expect(config.capacity.enabled).toBe(true);
+    expect(plannedSeconds(config)).toBeLessThanOrEqual(9 * 60);
     expect(config.schedule.steady.rate).toBeLessThanOrEqual(300);
-    expect(Math.max(...config.schedule.ramp.levels)).toBeLessThanOrEqual(400);
+    expect(config.schedule.ramp.levels).toEqual([]);
+  });
+
+  it('takes the capacity flags: trials, the p99 objective, probe length, the search maximum', () => {
+    const { config } = parseCli(['--trials', '5', '--slo-p99', '120', '--probe-seconds', '4', '--max-rate', '500']);
+    expect(config.trials).toBe(5);
+    expect(config.capacity).toMatchObject({ probeS: 4, objective: { p99Ms: 120 }, search: { maxRate: 500 } });
+    expect(parseCli(['--no-search']).config.capacity.enabled).toBe(false);
+    expect(parseCli(['--smoke']).config.trials).toBe(1);
+    expect(() => parseCli(['--trials', '0'])).toThrow(/trials must be 1\.\.20/);
   });
 
   it('parses flags over a JSON config file, with --smoke shortening the schedule', () => {
@@ -142,54 +152,98 @@ describe('report', () => {
     expect(stalled).toMatchObject({ sustainedRate: 80, saturatedAt: null, shortBelow: [40] });
   });
 
-  it('recommends from measured numbers, with the ratio', () => {
-    const rec = recommend(workload, results);
+  /** One trial of a strategy whose capacity search ended between `capacity` and `failedAt`. */
+  function trial(strategy: Strategy, n: number, capacity: number, p95: number, errorsRate = 0): StrategyResult {
+    const base = result(strategy, summary({ goodput: 800, offered: 800, p95 }, { 20: 20, 40: 40, 80: 80 }, errorsRate));
+    const failedAt = Math.round(capacity * 1.05);
+    const probe = (rate: number, good: boolean) => ({
+      rate,
+      goodputRate: good ? rate : rate * 0.8,
+      acquireP99: good ? 90 : 400,
+      errorRate: 0,
+      dropped: 0,
+      good,
+      reasons: good ? [] : ['p99'],
+    });
+    return { ...base, trial: n, capacity: { capacity, failedAt, probes: [probe(capacity, true), probe(failedAt, false)], truncated: false } };
+  }
+  const trials = (strategy: Strategy, capacities: number[], p95s: number[]) => capacities.map((c, i) => trial(strategy, i + 1, c, p95s[i]!));
+
+  it('recommends by capacity when the ranges over trials do not overlap, with median, range and ratio', () => {
+    const rec = recommend(
+      workload,
+      [
+        ...trials('global', [20, 22, 21], [900, 950, 920]),
+        ...trials('document', [160, 170, 165], [12, 13, 12]),
+        ...trials('tree', [100, 110, 105], [15, 16, 15]),
+      ],
+      40,
+    );
     expect(rec.winner).toBe('document');
-    // document and tree tie on steady goodput (within 5%); the ramp separates them.
     expect(rec.headline).toBe(
-      "document: ties tree on goodput at 40 ops/s offered (3.3x global's), and reaches 1.3x tree's peak goodput under the ramp (79.0 vs 60.0 ops/s)",
+      "document: sustains 165 ops/s (160-170 over 3 trials) against tree's 105 ops/s (100-110 over 3 trials), 1.6x its capacity, and the ranges do not overlap",
     );
     expect(rec.reasons).toHaveLength(3);
+    expect(rec.reasons[0]).toMatch(/^document: capacity 165 ops\/s .*leaves 125 ops\/s of headroom \(4\.1x the expected rate\)\.$/);
   });
 
-  it('says N-x the goodput when one strategy clearly wins at the steady load', () => {
-    const rec = recommend(workload, [results[0]!, results[1]!]);
-    expect(rec.headline).toBe('document: 3.3x the goodput of global at 40 ops/s offered');
-  });
-
-  it('calls it a tie when goodput, peak and latency are all close', () => {
-    const even = (strategy: Strategy, p95: number): StrategyResult =>
-      result(strategy, summary({ goodput: 800, offered: 800, p95 }, { 20: 20, 40: 40, 80: 80 }));
-    const rec = recommend(workload, [even('global', 3), even('document', 2), even('tree', 2.5)]);
+  it('calls overlapping ranges a tie within noise, and says what would separate them', () => {
+    const rec = recommend(workload, [...trials('document', [150, 160, 170], [12, 14, 13]), ...trials('tree', [155, 165, 175], [13, 12, 14])], 40);
     expect(rec.winner).toBeNull();
-    expect(rec.headline).toMatch(/^no clear winner at 40 ops\/s offered: (global|document|tree), .* are within a few percent/);
-    expect(rec.reasons).toHaveLength(3);
-    // A clear latency gap still decides.
-    expect(recommend(workload, [even('global', 300), even('document', 20)]).winner).toBe('document');
+    expect(rec.headline).toMatch(/^tie within noise between (document and tree|tree and document): their capacities overlap/);
+    expect(rec.headline).toMatch(/more trials \(--trials 5\)/);
+  });
+
+  it('lets latency decide only when capacities overlap and the p95 ranges do not', () => {
+    const rec = recommend(workload, [...trials('document', [150, 160, 170], [12, 14, 13]), ...trials('tree', [155, 165, 175], [40, 45, 42])], 40);
+    expect(rec.winner).toBe('document');
+    expect(rec.headline).toMatch(/^document: capacity within noise of tree's .* but a lower acquire p95 at 40 ops\/s: 13 ms \(12-14 over 3 trials\) vs 42 ms/);
+  });
+
+  it('a single trial has no error bars and says so', () => {
+    const rec = recommend(workload, [trial('document', 1, 160, 12), trial('tree', 1, 100, 15)], 40);
+    expect(rec.winner).toBe('document');
+    expect(rec.headline).toMatch(/one trial, so no error bars/);
   });
 
   it('never recommends an unsafe or failing strategy', () => {
-    const unsafe = { ...results[1]!, safety: { ok: false, holds: 10, violationCount: 2, warningCount: 0 } };
-    const failing = result('tree', summary({ goodput: 800, offered: 800, p95: 1 }, {}, 0.2));
-    const rec = recommend(workload, [results[0]!, unsafe, failing]);
+    const unsafe = trials('document', [300, 310, 305], [5, 5, 5]).map((r, i) =>
+      i === 1 ? { ...r, safety: { ok: false, holds: 10, violationCount: 2, warningCount: 0 } } : r,
+    );
+    const failing = [1, 2, 3].map((n) => trial('tree', n, 400, 1, 0.2));
+    const rec = recommend(workload, [...trials('global', [20, 21, 22], [900, 900, 900]), ...unsafe, ...failing], 40);
     expect(rec.winner).toBe('global');
     expect(rec.reasons.join(' ')).toMatch(/document is excluded: the safety checker found 2 violation/);
     expect(rec.reasons.join(' ')).toMatch(/tree is excluded: 20\.00% of its operations failed/);
-    expect(failing.thresholdsOk).toBe(false);
+    expect(failing[0]!.thresholdsOk).toBe(false);
   });
 
-  it('renders markdown, HTML and the goodput chart naming every strategy', () => {
+  it('draws capacity with error bars from the trials', () => {
+    const svg = capacityChart(workload, [...trials('document', [150, 160, 170], [12, 14, 13]), ...trials('tree', [100, 110, 105], [15, 16, 15])]);
+    expect(svg).toBeDefined();
+    expect(svg!.match(/class="error-bar"/g)).toHaveLength(2);
+    expect(svg).toContain('document capacity: 150.0-179.0');
+  });
+
+  it('renders markdown, HTML and the charts naming every strategy, with medians, ranges and the probes', () => {
+    const measured = [
+      ...trials('global', [20, 22, 21], [900, 950, 920]),
+      ...trials('document', [160, 170, 165], [12, 13, 12]),
+      ...trials('tree', [100, 110, 105], [15, 16, 15]),
+    ];
     const input = {
       info: { runId: 'r1', startedAt: 'a', finishedAt: 'b', baseUrl: 'http://x', mode: 'local' as const, k6: 'k6 v1.8.1', config, notes: [] },
-      results,
+      results: measured,
     };
-    const markdown = renderMarkdown(input, { goodput: 'goodput.svg' });
+    const markdown = renderMarkdown(input, { goodput: 'goodput.svg', capacity: 'capacity.svg' });
     for (const strategy of ['global', 'document', 'tree']) expect(markdown).toMatch(new RegExp(`\\| ${strategy} \\|`));
     expect(markdown).toContain('![goodput against offered load](goodput.svg)');
-    expect(markdown).toContain('| 20-40 |');
+    expect(markdown).toContain('![capacity per strategy, with the range over trials](capacity.svg)');
+    expect(markdown).toContain('| document | 165 (160-179) |');
+    expect(markdown).toContain('| document | 2 | 179 | 143.2 | 400 | missed: p99 |');
     const html = renderHtml(input);
-    expect(html.match(/<svg /g)).toHaveLength(3);
-    const svg = goodputChart(workload, results);
+    expect(html.match(/<svg /g)).toHaveLength(4);
+    const svg = goodputChart(workload, measured);
     expect(svg.match(/<polyline class="series"/g)).toHaveLength(4);
     expect(svg).toContain('data-series="document"');
   });

@@ -146,6 +146,8 @@ export interface BarChartOptions {
   bars: string[];
   /** Color per group (true) or per bar (false). */
   colorByGroup?: boolean;
+  /** Error bars: per group, per bar, the range over trials (drawn as a whisker from min to max). */
+  ranges?: Array<Array<{ min: number; max: number } | undefined>>;
   width?: number;
   height?: number;
 }
@@ -155,7 +157,7 @@ export function barChart(options: BarChartOptions): string {
   const height = options.height ?? 380;
   const margin = { top: 48, right: 24, bottom: 64, left: 70 };
   const { plotW, plotH } = plotSize(width, height, margin);
-  const values = options.groups.flatMap((g) => g.values).filter(Number.isFinite);
+  const values = [...options.groups.flatMap((g) => g.values), ...(options.ranges ?? []).flat().map((range) => range?.max ?? 0)].filter(Number.isFinite);
   const yTicks = niceTicks(Math.max(1, ...values));
   const yMax = yTicks[yTicks.length - 1]!;
   const sy = (y: number): number => margin.top + plotH - (Math.max(0, y) / yMax) * plotH;
@@ -177,8 +179,20 @@ export function barChart(options: BarChartOptions): string {
       parts.push(
         `<rect class="bar" x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${(barW - 3).toFixed(1)}" height="${(margin.top + plotH - y).toFixed(1)}" fill="${fill}" fill-opacity="${opacity}"><title>${escapeXml(`${group.name} ${options.bars[bi] ?? ''}: ${value.toFixed(1)}`)}</title></rect>`,
       );
+      const range = options.ranges?.[gi]?.[bi];
+      const mid = x + (barW - 3) / 2;
+      if (range && Number.isFinite(range.min) && Number.isFinite(range.max) && range.max > range.min) {
+        const [top, bottom] = [sy(range.max), sy(range.min)];
+        parts.push(
+          `<g class="error-bar" stroke="#222" stroke-width="1.5"><line x1="${mid.toFixed(1)}" y1="${top.toFixed(1)}" x2="${mid.toFixed(1)}" y2="${bottom.toFixed(1)}"/>` +
+            `<line x1="${(mid - 5).toFixed(1)}" y1="${top.toFixed(1)}" x2="${(mid + 5).toFixed(1)}" y2="${top.toFixed(1)}"/>` +
+            `<line x1="${(mid - 5).toFixed(1)}" y1="${bottom.toFixed(1)}" x2="${(mid + 5).toFixed(1)}" y2="${bottom.toFixed(1)}"/>` +
+            `<title>${escapeXml(`${group.name} ${options.bars[bi] ?? ''}: ${range.min.toFixed(1)}-${range.max.toFixed(1)}`)}</title></g>`,
+        );
+      }
+      const labelY = Math.min(y, range ? sy(range.max) : y) - 4;
       parts.push(
-        `<text x="${(x + (barW - 3) / 2).toFixed(1)}" y="${(y - 4).toFixed(1)}" text-anchor="middle" font-size="10" fill="#333" ${FONT}>${formatTick(Math.round(value * 10) / 10)}</text>`,
+        `<text x="${mid.toFixed(1)}" y="${labelY.toFixed(1)}" text-anchor="middle" font-size="10" fill="#333" ${FONT}>${formatTick(Math.round(value * 10) / 10)}</text>`,
       );
       parts.push(
         `<text x="${(x + (barW - 3) / 2).toFixed(1)}" y="${margin.top + plotH + 14}" text-anchor="middle" font-size="10" fill="#666" ${FONT}>${escapeXml(options.bars[bi] ?? '')}</text>`,

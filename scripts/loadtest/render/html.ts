@@ -2,8 +2,8 @@
 import { escapeXml } from './charts.js';
 import { recommendations } from './recommendation.js';
 import { type ReportInput, settingsLines, workloadsOf } from './report-input.js';
-import { goodputChart, latencyBars, latencyByLoadChart } from './result-charts.js';
-import { htmlTable } from './tables.js';
+import { capacityChart, goodputChart, latencyBars, latencyByLoadChart } from './result-charts.js';
+import { htmlTable, probeTable } from './tables.js';
 import { describeWorkload } from './workload.js';
 
 const STYLE = `body { font-family: system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif; margin: 2rem auto; max-width: 1100px; color: #222; }
@@ -33,10 +33,14 @@ export function renderHtml(input: ReportInput): string {
     body.push(`<h2>Workload "${escapeXml(workload.name)}"</h2>`);
     body.push(`<p>${escapeXml(describeWorkload(workload))}</p>`);
     body.push(htmlTable(results));
+    const capacity = capacityChart(workload, results);
+    if (capacity) body.push(`<div class="chart">${capacity}</div>`);
     body.push(`<div class="chart">${goodputChart(workload, results)}</div>`);
     body.push(`<div class="chart">${latencyBars(workload, results)}</div>`);
     const byLoad = latencyByLoadChart(workload, results);
     if (byLoad) body.push(`<div class="chart">${byLoad}</div>`);
+    const probes = probeTable(results);
+    if (probes) body.push(`<details><summary>Capacity probes</summary><pre>${escapeXml(probes)}</pre></details>`);
   }
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Lock strategy load test ${escapeXml(input.info.runId)}</title>

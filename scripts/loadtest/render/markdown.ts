@@ -1,10 +1,10 @@
 /** report.md: settings, recommendation, and per workload its tables. */
 import { recommendations } from './recommendation.js';
 import { type ReportInput, settingsLines, workloadsOf } from './report-input.js';
-import { markdownTable, perOperationTable, rampTable } from './tables.js';
+import { markdownTable, perOperationTable, probeTable } from './tables.js';
 import { describeWorkload } from './workload.js';
 
-export function renderMarkdown(input: ReportInput, charts: { goodput: string }): string {
+export function renderMarkdown(input: ReportInput, charts: { goodput: string; capacity?: string }): string {
   const { perWorkload, note } = recommendations(input);
   const lines: string[] = ['# Lock strategy load test', '', ...settingsLines(input.info), ''];
   lines.push('## Recommendation', '');
@@ -14,12 +14,13 @@ export function renderMarkdown(input: ReportInput, charts: { goodput: string }):
     lines.push('');
   }
   if (note) lines.push(note, '');
+  if (charts.capacity && input.results.some((r) => r.capacity)) lines.push(`![capacity per strategy, with the range over trials](${charts.capacity})`, '');
   lines.push(`![goodput against offered load](${charts.goodput})`, '');
   for (const { workload, results } of workloadsOf(input)) {
     lines.push(`## Workload "${workload.name}"`, '', describeWorkload(workload), '');
     lines.push(markdownTable(results), '');
-    const ramp = rampTable(results);
-    if (ramp) lines.push('Ramp (goodput in ops/s per offered level):', '', ramp, '');
+    const probes = probeTable(results);
+    if (probes) lines.push('Capacity probes (each offers one rate; the objective is in the settings above):', '', probes, '');
     lines.push('Per operation (steady phase): goodput / gave up / acquire p95 ms', '', perOperationTable(results), '');
     const failed = results.filter((r) => !r.thresholdsOk || (r.k6ExitCode !== 0 && r.k6ExitCode !== null));
     for (const r of failed) {

@@ -1,8 +1,9 @@
 /** The recommendation in words: a headline and the measured reasons behind the ranking's decision. */
 import type { Strategy, WorkloadConfig } from '../../../loadtests/lib/workload.js';
-import { type Decision, type Ranking, rank } from '../ranking.js';
+import { capacityBounds, type Decision, type Ranking, rank } from '../ranking.js';
 import type { StrategyResult } from '../summary.js';
-import { describeSaturation, ratio, round } from './format.js';
+import type { Spread, StrategyTrials } from '../trials.js';
+import { ratio, round } from './format.js';
 import { type ReportInput, workloadsOf } from './report-input.js';
 import { mixPercentages } from './workload.js';
 
@@ -13,79 +14,92 @@ export interface Recommendation {
   reasons: string[];
 }
 
+/** "163 ops/s (157-170 over 3 trials)", or the single value for one trial. */
+export function spreadText(spread: Spread, unit: string, digits = 0): string {
+  const value = (v: number) => round(v, digits);
+  if (spread.values.length <= 1 || spread.min === spread.max) return `${value(spread.median)} ${unit}`;
+  return `${value(spread.median)} ${unit} (${value(spread.min)}-${value(spread.max)} over ${spread.values.length} trials)`;
+}
+
 /** Picks a strategy for one workload from measured numbers only, and says why. */
-export function recommend(workload: WorkloadConfig, results: StrategyResult[]): Recommendation {
+export function recommend(workload: WorkloadConfig, results: StrategyResult[], expectedRate: number): Recommendation {
   const ranking = rank(results);
   const { decision } = ranking;
   const reasons = [
-    ...ranking.unsafe.map((r) => `${r.strategy} is excluded: the safety checker found ${r.safety!.violationCount} violation(s).`),
-    ...ranking.failing.map((r) => `${r.strategy} is excluded: ${round(r.errorRate * 100, 2)}% of its operations failed with errors.`),
+    ...ranking.unsafe.map((t) => `${t.strategy} is excluded: the safety checker found ${t.violations} violation(s).`),
+    ...ranking.failing.map((t) => `${t.strategy} is excluded: ${round(t.errorRate.median * 100, 2)}% of its operations failed with errors.`),
   ];
-  const because = (r: StrategyResult): string => reasonLine(r, ranking.offered);
+  const because = (t: StrategyTrials): string => reasonLine(t, expectedRate);
+  const noise = ranking.trials <= 1 ? ' (one trial, so no error bars: --trials 3 shows the noise)' : '';
   switch (decision.kind) {
     case 'none':
       return { workload: workload.name, winner: null, headline: 'no recommendation: no strategy ran cleanly', reasons };
     case 'tie':
-      return { workload: workload.name, winner: null, headline: tieHeadline(ranking, decision.field), reasons: [...reasons, ...ranking.eligible.map(because)] };
+      return {
+        workload: workload.name,
+        winner: null,
+        headline: tieHeadline(ranking, decision.field, expectedRate) + noise,
+        reasons: [...reasons, ...ranking.ranked.map(because)],
+      };
     case 'winner': {
       const { winner } = decision;
-      const order = [winner, ...ranking.eligible.filter((r) => r !== winner)];
+      const order = [winner, ...ranking.ranked.filter((t) => t !== winner)];
       return {
         workload: workload.name,
         winner: winner.strategy,
-        headline: winnerHeadline(ranking, decision, results.length),
+        headline: winnerHeadline(decision, expectedRate, results.length) + noise,
         reasons: [...reasons, ...order.map(because)],
       };
     }
   }
 }
 
-function tieHeadline(ranking: Ranking, field: StrategyResult[]): string {
-  const behind = ranking.ranked.filter((r) => !field.includes(r));
+const rangeText = (bounds: Spread): string => (bounds.min === bounds.max ? `${round(bounds.min, 0)}` : `${round(bounds.min, 0)}-${round(bounds.max, 0)}`);
+
+function tieHeadline(ranking: Ranking, field: StrategyTrials[], expectedRate: number): string {
+  const behind = ranking.ranked.filter((t) => !field.includes(t));
+  const trials = ranking.trials;
   return (
-    `no clear winner at ${ranking.offered} ops/s offered: ${field.map((r) => r.strategy).join(', ')} are within a few percent on goodput` +
-    `${field.every((r) => r.saturation.measured) ? ', ramp peak' : ''} and acquire p95` +
-    (behind.length ? ` (${behind.map((r) => r.strategy).join(', ')} behind)` : '') +
-    '; more load or more contention would separate them'
+    `tie within noise between ${field.map((t) => t.strategy).join(' and ')}: their capacities overlap ` +
+    `(${field.map((t) => `${t.strategy} ${rangeText(capacityBounds(t))} ops/s`).join(', ')}) and so does acquire p95 at ${expectedRate} ops/s` +
+    (behind.length ? ` (${behind.map((t) => t.strategy).join(', ')} behind)` : '') +
+    `; more trials (--trials ${Math.max(3, trials + 2)}), longer probes (--probe-seconds) or a workload with more contention would separate them, ` +
+    'or pick either'
   );
 }
 
-function winnerHeadline(ranking: Ranking, decision: Extract<Decision, { kind: 'winner' }>, measured: number): string {
-  const { winner } = decision;
-  const { ranked, offered } = ranking;
-  const goodput = (r: StrategyResult): number => r.steady.goodputRate;
-  if (decision.basis === 'goodput') {
-    const runnerUp = ranked.find((r) => r !== winner);
-    const worst = ranked[ranked.length - 1]!;
-    if (!runnerUp) return `${winner.strategy}: ${measured === 1 ? 'the only strategy measured' : 'the only strategy that ran cleanly'}`;
+function winnerHeadline(decision: Extract<Decision, { kind: 'winner' }>, expectedRate: number, measured: number): string {
+  const { winner, closest } = decision;
+  if (!closest) return `${winner.strategy}: ${measured === 1 ? 'the only strategy measured' : 'the only strategy that ran cleanly'}`;
+  if (decision.basis === 'capacity') {
     return (
-      `${winner.strategy}: ${ratio(goodput(winner), goodput(worst))} the goodput of ${worst.strategy}` +
-      (runnerUp !== worst ? ` and ${ratio(goodput(winner), goodput(runnerUp))} that of ${runnerUp.strategy}` : '') +
-      ` at ${offered} ops/s offered`
+      `${winner.strategy}: sustains ${spreadText(winner.capacity, 'ops/s')} against ${closest.strategy}'s ${spreadText(closest.capacity, 'ops/s')}, ` +
+      `${ratio(winner.capacity.median, closest.capacity.median)} its capacity, and the ranges do not overlap`
     );
   }
-  const tiedWith = ranking.tiedOnGoodput
-    .filter((r) => r !== winner)
-    .map((r) => r.strategy)
-    .join(' and ');
-  const worst = ranked.filter((r) => !ranking.tiedOnGoodput.includes(r)).at(-1);
-  const tie =
-    `${winner.strategy}: ties ${tiedWith} on goodput at ${offered} ops/s offered` +
-    (worst ? ` (${ratio(goodput(winner), goodput(worst))} ${worst.strategy}'s)` : '');
-  const next = decision.closest;
-  if (decision.basis === 'peak') {
-    const peak = (r: StrategyResult): number => r.saturation.peakGoodputRate;
-    return `${tie}, and reaches ${ratio(peak(winner), peak(next))} ${next.strategy}'s peak goodput under the ramp (${round(peak(winner))} vs ${round(peak(next))} ops/s)`;
-  }
-  return `${tie}, with the lowest acquire p95 (${round(winner.steady.acquire.p95)} ms vs ${round(next.steady.acquire.p95)} ms for ${next.strategy})`;
+  return (
+    `${winner.strategy}: capacity within noise of ${closest.strategy}'s (${rangeText(capacityBounds(winner))} vs ${rangeText(capacityBounds(closest))} ops/s), ` +
+    `but a lower acquire p95 at ${expectedRate} ops/s: ${spreadText(winner.acquireP95, 'ms')} vs ${spreadText(closest.acquireP95, 'ms')}`
+  );
 }
 
-function reasonLine(r: StrategyResult, offered: number): string {
+function reasonLine(t: StrategyTrials, expectedRate: number): string {
+  const headroom = t.capacity.median - expectedRate;
+  const failed = t.failedAt.filter((rate): rate is number => rate !== null);
+  const truncated = t.trials.some((r) => r.capacity?.truncated);
   return (
-    `${r.strategy}: ${round(r.steady.goodputRate)} ops/s goodput of ${offered} offered, acquire p50/p95/p99 ` +
-    `${round(r.steady.acquire.p50)}/${round(r.steady.acquire.p95)}/${round(r.steady.acquire.p99)} ms, ` +
-    `${round(r.steady.conflictRate * 100)}% of acquire requests conflicted, ${r.steady.gaveUp} gave up; ` +
-    `saturation ${describeSaturation(r.saturation, r.ramp.at(-1)?.offeredRate)}.`
+    `${t.strategy}: capacity ${spreadText(t.capacity, 'ops/s')}` +
+    (failed.length
+      ? `, missed the objective at ${[...new Set(failed)].join('/')} ops/s`
+      : truncated
+        ? ' or more (the search stopped at its probe limit before a rate missed)'
+        : ', never missed up to the search maximum') +
+    `; at ${expectedRate} ops/s: goodput ${round(t.goodputRate.median)} ops/s, acquire p50/p95/p99 ` +
+    `${round(t.acquireP50.median)}/${round(t.acquireP95.median)}/${round(t.acquireP99.median)} ms, ` +
+    `${round(t.conflictRate.median * 100)}% of acquire requests conflicted; ` +
+    (headroom >= 0
+      ? `leaves ${round(headroom, 0)} ops/s of headroom (${ratio(t.capacity.median, expectedRate)} the expected rate).`
+      : `falls ${round(-headroom, 0)} ops/s short of the expected rate.`)
   );
 }
 
@@ -103,6 +117,6 @@ export function crossWorkloadNote(workloads: WorkloadConfig[], recommendations: 
 
 /** One recommendation per workload with results, and the cross-workload note. */
 export function recommendations(input: ReportInput): { perWorkload: Recommendation[]; note: string | undefined } {
-  const perWorkload = workloadsOf(input).map(({ workload, results }) => recommend(workload, results));
+  const perWorkload = workloadsOf(input).map(({ workload, results }) => recommend(workload, results, input.info.config.schedule.steady.rate));
   return { perWorkload, note: crossWorkloadNote(input.info.config.workloads, perWorkload) };
 }

@@ -1,7 +1,7 @@
 /** What every report is made from: the run's facts and its results, grouped by workload. */
 import type { WorkloadConfig } from '../../../loadtests/lib/workload.js';
 import type { LoadtestConfig } from '../config.js';
-import { KEEP_UP_RATIO, type StrategyResult } from '../summary.js';
+import type { StrategyResult } from '../summary.js';
 
 export interface RunInfo {
   runId: string;
@@ -30,16 +30,23 @@ export function workloadsOf(input: ReportInput): Array<{ workload: WorkloadConfi
 
 /** How the run was made, as markdown list items. */
 export function settingsLines(info: RunInfo): string[] {
-  const { schedule, retry } = info.config;
+  const { schedule, retry, capacity, trials } = info.config;
+  const { objective, search } = capacity;
   return [
     `- run ${info.runId}, ${info.startedAt} to ${info.finishedAt}, ${info.mode === 'target' ? `against ${info.baseUrl}` : `local stack at ${info.baseUrl}`}, ${info.k6}`,
-    `- steady: constant-arrival-rate ${schedule.steady.rate} ops/s for ${schedule.steady.durationS} s; ` +
-      (schedule.ramp.levels.length > 0
-        ? `ramp: ramping-arrival-rate through ${schedule.ramp.levels.join(', ')} ops/s, ${schedule.ramp.stepS} s per level`
-        : 'no ramp'),
+    `- ${trials} trial${trials === 1 ? '' : 's'} per strategy, interleaved (trial 1 of every strategy, then trial 2...); figures are medians, ranges in brackets`,
+    `- expected rate: constant-arrival-rate ${schedule.steady.rate} ops/s for ${schedule.steady.durationS} s` +
+      (schedule.ramp.levels.length > 0 ? `, then a ramp through ${schedule.ramp.levels.join(', ')} ops/s, ${schedule.ramp.stepS} s per level` : ''),
+    ...(capacity.enabled
+      ? [
+          `- capacity: the highest offered rate with goodput >= ${objective.goodputRatio * 100}% of offered, acquire p99 <= ${objective.p99Ms} ms and < ${objective.errorRate * 100}% errors; ` +
+            `found by ${capacity.probeS} s probes, doubling from ${search.startRate} ops/s until one misses, then bisecting to ${search.resolution * 100}% ` +
+            `(at most ${search.maxProbes} probes; later trials start from trial 1's bracket and check both ends)`,
+        ]
+      : []),
     `- client: retries 409/503 with exponential backoff ${retry.baseDelayMs}-${retry.maxDelayMs} ms and jitter` +
       `${retry.honourRetryAfter ? ', waiting at least retryAfterMs (capped at the backoff maximum)' : ''}; gives up after ${retry.budgetMs} ms; lease TTL ${info.config.ttlMs} ms`,
-    `- goodput = operations that acquired, ran their critical section and released; saturation = between the highest ramp level where goodput stayed >= ${KEEP_UP_RATIO * 100}% of offered and the next level (* = a lower level fell short too, a transient stall)`,
+    "- goodput = operations that acquired, ran their critical section and released; a strategy wins only where its range does not overlap the others'",
     ...(info.seeded ? [`- tree seeded into Elasticsearch index \`${info.seeded.index}\` (${info.seeded.documents} documents)`] : []),
     ...info.notes.map((note) => `- note: ${note}`),
   ];

@@ -1,18 +1,44 @@
-/** The charts of a workload's results: goodput against offered load, acquire latency percentiles and p95 by load. */
+/** The charts of a workload's results: capacity with error bars, goodput against offered load, acquire latency. */
 import type { WorkloadConfig } from '../../../loadtests/lib/workload.js';
-import type { StrategyResult } from '../summary.js';
+import { capacityBounds } from '../ranking.js';
+import type { StageStats, StrategyResult } from '../summary.js';
+import { groupTrials } from '../trials.js';
 import { barChart, lineChart } from './charts.js';
 
+/** Every offered rate measured for a strategy (all trials' probes, or the steady phase alone). */
+function pointsOf(results: StrategyResult[], strategy: string, y: (stage: StageStats) => number) {
+  const stages = results.filter((r) => r.strategy === strategy).flatMap((r) => (r.ramp.length > 0 ? r.ramp : [r.steady]));
+  return stages
+    .filter((stage) => stage.acquire.count > 0 || stage.goodput > 0)
+    .sort((a, b) => a.offeredRate - b.offeredRate)
+    .map((stage) => ({ x: stage.offeredRate, y: y(stage) }));
+}
+
+const strategiesOf = (results: StrategyResult[]): string[] => [...new Set(results.map((r) => r.strategy))];
+
+/** Undefined when no capacity search ran. */
+export function capacityChart(workload: WorkloadConfig, results: StrategyResult[]): string | undefined {
+  const groups = groupTrials(results).filter((t) => t.trials.some((r) => r.capacity));
+  if (groups.length === 0) return undefined;
+  const trials = Math.max(...groups.map((t) => t.trials.length));
+  return barChart({
+    title: `Capacity (median of ${trials} trial${trials === 1 ? '' : 's'}; whiskers: lowest sustained to highest missed) - ${workload.name}`,
+    yLabel: 'highest rate meeting the objective (ops/s)',
+    bars: ['capacity'],
+    groups: groups.map((t) => ({ name: t.strategy, values: [t.capacity.median] })),
+    ranges: groups.map((t) => [capacityBounds(t)]),
+  });
+}
+
 export function goodputChart(workload: WorkloadConfig, results: StrategyResult[]): string {
-  // Without a ramp the steady phase is the only point.
-  const pointsOf = (r: StrategyResult) => (r.ramp.length > 0 ? r.ramp : [r.steady]).map((s) => ({ x: s.offeredRate, y: s.goodputRate }));
-  const maxOffered = Math.max(0, ...results.flatMap((r) => pointsOf(r).map((p) => p.x)));
+  const series = strategiesOf(results).map((strategy) => ({ name: strategy, points: pointsOf(results, strategy, (s) => s.goodputRate) }));
+  const maxOffered = Math.max(0, ...series.flatMap((line) => line.points.map((p) => p.x)));
   return lineChart({
-    title: `Goodput against offered load - ${workload.name}`,
+    title: `Goodput against offered load (capacity probes of all trials) - ${workload.name}`,
     xLabel: 'offered load (operations/s)',
     yLabel: 'goodput (completed operations/s)',
     series: [
-      ...results.map((r) => ({ name: r.strategy, points: pointsOf(r) })),
+      ...series,
       {
         name: 'offered (ideal)',
         points: [
@@ -27,21 +53,23 @@ export function goodputChart(workload: WorkloadConfig, results: StrategyResult[]
 }
 
 export function latencyBars(workload: WorkloadConfig, results: StrategyResult[]): string {
+  const groups = groupTrials(results);
   return barChart({
-    title: `Acquire latency at ${results[0]?.steady.offeredRate ?? '?'} ops/s (steady) - ${workload.name}`,
+    title: `Acquire latency at ${results[0]?.steady.offeredRate ?? '?'} ops/s (median over trials, whiskers: range) - ${workload.name}`,
     yLabel: 'time to acquire, incl. retries (ms)',
     bars: ['p50', 'p95', 'p99'],
-    groups: results.map((r) => ({ name: r.strategy, values: [r.steady.acquire.p50, r.steady.acquire.p95, r.steady.acquire.p99] })),
+    groups: groups.map((t) => ({ name: t.strategy, values: [t.acquireP50.median, t.acquireP95.median, t.acquireP99.median] })),
+    ranges: groups.map((t) => [t.acquireP50, t.acquireP95, t.acquireP99]),
   });
 }
 
-/** Undefined when no strategy had a ramp. */
+/** Undefined when nothing was measured above the expected rate. */
 export function latencyByLoadChart(workload: WorkloadConfig, results: StrategyResult[]): string | undefined {
   if (!results.some((r) => r.ramp.length > 0)) return undefined;
   return lineChart({
-    title: `Acquire latency p95 against offered load - ${workload.name}`,
+    title: `Acquire latency p99 against offered load (capacity probes) - ${workload.name}`,
     xLabel: 'offered load (operations/s)',
-    yLabel: 'acquire p95 (ms)',
-    series: results.map((r) => ({ name: r.strategy, points: r.ramp.filter((s) => s.acquire.count > 0).map((s) => ({ x: s.offeredRate, y: s.acquire.p95 })) })),
+    yLabel: 'acquire p99 (ms)',
+    series: strategiesOf(results).map((strategy) => ({ name: strategy, points: pointsOf(results, strategy, (s) => s.acquire.p99) })),
   });
 }

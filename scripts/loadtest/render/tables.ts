@@ -1,34 +1,48 @@
-/** The results table (markdown, fixed-width text, HTML), the ramp table and the per-operation table. */
+/** The results table (markdown, fixed-width text, HTML), the probes table and the per-operation table. */
+import { capacityBounds } from '../ranking.js';
 import type { StrategyResult } from '../summary.js';
+import { groupTrials, type Spread, type StrategyTrials } from '../trials.js';
 import { escapeXml } from './charts.js';
-import { round, saturationCell } from './format.js';
+import { round } from './format.js';
 
 const TABLE_HEADER = [
   'strategy',
-  'goodput ops/s (of offered)',
+  'capacity ops/s (range)',
+  'missed at ops/s',
+  'goodput at expected rate',
   'acquire p50/p95/p99 ms',
   'conflict rate',
-  'retries',
   'gave up',
-  'dropped (steady/all)',
   'errors (rate)',
-  'saturation ops/s',
   'safety (holds)',
 ];
 
+/** "163 (157-170)" or "163" when every trial agreed or there was one. */
+function spreadCell(spread: Spread, digits = 1): string {
+  if (spread.values.length <= 1 || spread.min === spread.max) return round(spread.median, digits);
+  return `${round(spread.median, digits)} (${round(spread.min, digits)}-${round(spread.max, digits)})`;
+}
+
 function tableRows(results: StrategyResult[]): string[][] {
-  return results.map((r) => [
-    r.strategy,
-    `${round(r.steady.goodputRate)} / ${r.steady.offeredRate}`,
-    `${round(r.steady.acquire.p50)} / ${round(r.steady.acquire.p95)} / ${round(r.steady.acquire.p99)}`,
-    `${round(r.steady.conflictRate * 100)}%`,
-    String(r.steady.retries),
-    String(r.steady.gaveUp),
-    `${r.steady.dropped} / ${r.droppedTotal}`,
-    `${r.errorCount} (${round(r.errorRate * 100, 2)}%)`,
-    saturationCell(r.saturation, r.ramp.at(-1)?.offeredRate),
-    r.safety ? (r.safety.ok ? `ok (${r.safety.holds})` : `VIOLATED (${r.safety.violationCount})`) : 'not checked',
-  ]);
+  return groupTrials(results).map((t: StrategyTrials) => {
+    const bounds = capacityBounds(t);
+    const failed = [...new Set(t.failedAt.map((rate) => (rate === null ? '-' : String(rate))))];
+    const holds = t.trials.reduce((sum, r) => sum + (r.safety?.holds ?? 0), 0);
+    const errors = t.trials.reduce((sum, r) => sum + r.errorCount, 0);
+    return [
+      t.strategy,
+      t.trials.some((r) => r.capacity)
+        ? `${round(t.capacity.median, 0)}${bounds.min === bounds.max ? '' : ` (${round(bounds.min, 0)}-${round(bounds.max, 0)})`}`
+        : '-',
+      failed.join(', '),
+      `${spreadCell(t.goodputRate)} / ${t.trials[0]!.steady.offeredRate}`,
+      `${spreadCell(t.acquireP50)} / ${spreadCell(t.acquireP95)} / ${spreadCell(t.acquireP99)}`,
+      `${round(t.conflictRate.median * 100)}%`,
+      String(t.trials.reduce((sum, r) => sum + r.steady.gaveUp, 0)),
+      `${errors} (${round(t.errorRate.median * 100, 2)}%)`,
+      t.safe === null ? 'not checked' : t.safe ? `ok (${holds})` : `VIOLATED (${t.violations})`,
+    ];
+  });
 }
 
 function markdownRows(header: string[], rows: string[][]): string {
@@ -60,17 +74,20 @@ export function htmlTable(results: StrategyResult[]): string {
     .join('')}</tbody></table>`;
 }
 
-/** Goodput and acquire p95 per ramp level; empty when there was no ramp. */
-export function rampTable(results: StrategyResult[]): string {
-  const levels = results[0]?.ramp.map((s) => s.offeredRate) ?? [];
-  if (levels.length === 0) return '';
-  const header = ['offered ops/s', ...results.map((r) => `${r.strategy} goodput`), ...results.map((r) => `${r.strategy} acquire p95 ms`)];
-  const rows = levels.map((level, i) => [
-    String(level),
-    ...results.map((r) => round(r.ramp[i]?.goodputRate ?? NaN)),
-    ...results.map((r) => round(r.ramp[i]?.acquire.p95 ?? NaN)),
-  ]);
-  return markdownRows(header, rows);
+/** Every probe of every trial: offered rate, goodput, acquire p99 and the verdict; empty when no search ran. */
+export function probeTable(results: StrategyResult[]): string {
+  const rows = results.flatMap((r) =>
+    (r.capacity?.probes ?? []).map((p) => [
+      r.strategy,
+      String(r.trial),
+      String(p.rate),
+      round(p.goodputRate),
+      round(p.acquireP99, 0),
+      p.good ? 'met' : `missed: ${p.reasons.join(', ')}`,
+    ]),
+  );
+  if (rows.length === 0) return '';
+  return markdownRows(['strategy', 'trial', 'offered ops/s', 'goodput ops/s', 'acquire p99 ms', 'objective'], rows);
 }
 
 /** Steady phase per operation: goodput / gave up / acquire p95 ms. */
@@ -78,7 +95,7 @@ export function perOperationTable(results: StrategyResult[]): string {
   const cell = (r: StrategyResult, op: 'read' | 'edit' | 'rename'): string =>
     `${r.perOp[op].goodput} / ${r.perOp[op].gaveUp} / ${round(r.perOp[op].acquireP95)}`;
   return markdownRows(
-    ['strategy', 'read', 'edit', 'rename'],
-    results.map((r) => [r.strategy, cell(r, 'read'), cell(r, 'edit'), cell(r, 'rename')]),
+    ['strategy', 'trial', 'read', 'edit', 'rename'],
+    results.map((r) => [r.strategy, String(r.trial), cell(r, 'read'), cell(r, 'edit'), cell(r, 'rename')]),
   );
 }

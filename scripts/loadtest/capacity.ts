@@ -1,0 +1,129 @@
+/**
+ * Capacity: the highest offered rate a strategy sustains, found by probing rather than read off a
+ * fixed ladder. A probe offers one constant rate for a few seconds and is judged by the service
+ * level objective (goodput at least 95% of offered, acquire p99 within the SLO, under 1% errors).
+ * The search ramps up coarsely (doubling) until a probe fails, then bisects between the last good
+ * and the first bad rate until they are within `resolution` of each other. Later trials start from
+ * an earlier trial's bracket and check both ends before narrowing it, so each trial still measures
+ * its own answer. Pure: the probe is a function, so the search is tested without k6.
+ */
+
+export interface ProbeOutcome {
+  /** Offered operations per second. */
+  rate: number;
+  /** Completed operations per second. */
+  goodputRate: number;
+  acquireP99: number;
+  errorRate: number;
+  /** Iterations k6 could not start (no free VU): offered load that was never sent. */
+  dropped: number;
+}
+
+export interface ProbeVerdict extends ProbeOutcome {
+  good: boolean;
+  /** Why a probe failed, in words (empty when good). */
+  reasons: string[];
+}
+
+export interface Objective {
+  /** Goodput must reach this share of the offered rate. */
+  goodputRatio: number;
+  /** Acquire p99 must stay at or below this, ms. */
+  p99Ms: number;
+  /** Errors (not conflicts) must stay below this share of operations. */
+  errorRate: number;
+}
+
+export const DEFAULT_OBJECTIVE: Readonly<Objective> = Object.freeze({ goodputRatio: 0.95, p99Ms: 250, errorRate: 0.01 });
+
+export function judge(outcome: ProbeOutcome, objective: Objective): ProbeVerdict {
+  const reasons: string[] = [];
+  if (outcome.goodputRate < objective.goodputRatio * outcome.rate) {
+    reasons.push(`goodput ${outcome.goodputRate.toFixed(1)} < ${Math.round(objective.goodputRatio * 100)}% of ${outcome.rate} ops/s`);
+  }
+  if (outcome.acquireP99 > objective.p99Ms) reasons.push(`acquire p99 ${Math.round(outcome.acquireP99)} ms > ${objective.p99Ms} ms`);
+  if (outcome.errorRate >= objective.errorRate) reasons.push(`${(outcome.errorRate * 100).toFixed(1)}% errors`);
+  return { ...outcome, good: reasons.length === 0, reasons };
+}
+
+export interface SearchSettings {
+  /** First rate of the coarse ramp, ops/s. */
+  startRate: number;
+  /** The coarse ramp stops here: a strategy that sustains it is reported as "at least" this. */
+  maxRate: number;
+  /** Lowest rate worth probing; below it the capacity is reported as 0. */
+  minRate: number;
+  /** Stop bisecting when (bad - good) / good is at most this. */
+  resolution: number;
+  /** Hard cap on probes per search (a run must end). */
+  maxProbes: number;
+}
+
+export const DEFAULT_SEARCH: Readonly<SearchSettings> = Object.freeze({ startRate: 40, maxRate: 1280, minRate: 2, resolution: 0.05, maxProbes: 10 });
+
+export interface Bracket {
+  good: number;
+  bad: number | null;
+}
+
+export interface CapacityResult {
+  /** Highest rate that met the objective (0 when none did). */
+  capacity: number;
+  /** Lowest rate above it that failed; null when even maxRate was sustained. */
+  failedAt: number | null;
+  /** Every probe, in the order run. */
+  probes: ProbeVerdict[];
+  /** The search ended on maxProbes before reaching the resolution. */
+  truncated: boolean;
+}
+
+/** Rates are whole operations per second (k6's arrival rate per 1 s time unit). */
+const whole = (rate: number): number => Math.max(1, Math.round(rate));
+
+export async function searchCapacity(
+  probe: (rate: number) => Promise<ProbeVerdict>,
+  settings: SearchSettings = DEFAULT_SEARCH,
+  hint?: Bracket,
+): Promise<CapacityResult> {
+  const probes: ProbeVerdict[] = [];
+  let good = 0;
+  let bad: number | null = null;
+  const run = async (rate: number): Promise<boolean> => {
+    const verdict = await probe(whole(rate));
+    probes.push(verdict);
+    if (verdict.good) good = Math.max(good, verdict.rate);
+    else bad = bad === null ? verdict.rate : Math.min(bad, verdict.rate);
+    return verdict.good;
+  };
+  const budgetLeft = (): boolean => probes.length < settings.maxProbes;
+
+  // Find a good rate and a bad one above it.
+  if (hint && hint.good >= settings.minRate) {
+    if (await run(hint.good)) {
+      if (hint.bad !== null && budgetLeft()) await run(hint.bad);
+    }
+  } else {
+    await run(settings.startRate);
+  }
+  // Down by halves while nothing was good.
+  let finished = false;
+  while (good === 0 && bad !== null && !finished && budgetLeft()) {
+    const lower = whole((bad as number) / 2);
+    if (lower < settings.minRate || lower === bad) finished = true;
+    else await run(lower);
+  }
+  // Up by doubling while nothing failed.
+  while (good > 0 && bad === null && !finished && budgetLeft()) {
+    if (good >= settings.maxRate) finished = true;
+    else await run(Math.min(settings.maxRate, good * 2));
+  }
+  // Bisect.
+  while (good > 0 && bad !== null && !finished && budgetLeft()) {
+    const gap = (bad as number) - good;
+    if (gap / good <= settings.resolution || gap <= 1) finished = true;
+    else await run(good + gap / 2);
+  }
+  if (!finished && good > 0 && bad !== null) finished = ((bad as number) - good) / good <= settings.resolution || (bad as number) - good <= 1;
+  if (!finished && good >= settings.maxRate) finished = true;
+  return { capacity: good, failedAt: bad, probes, truncated: !finished };
+}

@@ -1,0 +1,72 @@
+/** The capacity search, against services whose true capacity is known (no k6 needed). */
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_OBJECTIVE, DEFAULT_SEARCH, judge, type ProbeVerdict, searchCapacity } from '../../scripts/loadtest/capacity.js';
+
+/** A service that keeps up to `capacity` ops/s and then falls behind; `noise` flips verdicts near the edge. */
+function service(capacity: number) {
+  const rates: number[] = [];
+  const probe = async (rate: number): Promise<ProbeVerdict> => {
+    rates.push(rate);
+    const goodputRate = rate <= capacity ? rate : capacity * 0.9;
+    return judge({ rate, goodputRate, acquireP99: rate <= capacity ? 80 : 900, errorRate: 0, dropped: 0 }, DEFAULT_OBJECTIVE);
+  };
+  return { probe, rates };
+}
+
+describe('capacity search', () => {
+  it('finds the capacity to within 5%, not a rung of a ladder', async () => {
+    for (const truth of [7, 57, 163, 300, 611]) {
+      const { probe } = service(truth);
+      const result = await searchCapacity(probe);
+      expect(result.capacity, `truth ${truth}`).toBeLessThanOrEqual(truth);
+      expect(result.capacity, `truth ${truth}`).toBeGreaterThanOrEqual(Math.floor(truth / (1 + DEFAULT_SEARCH.resolution)) - 1);
+      expect(result.failedAt, `truth ${truth}`).toBeGreaterThan(truth);
+      expect(result.truncated).toBe(false);
+    }
+  });
+
+  it('reports the rate it failed at, and every probe in order', async () => {
+    const { probe, rates } = service(100);
+    const result = await searchCapacity(probe);
+    expect(rates.slice(0, 3)).toEqual([40, 80, 160]);
+    expect(result.probes.map((p) => p.rate)).toEqual(rates);
+    expect(result.probes.filter((p) => !p.good).every((p) => p.reasons.length > 0)).toBe(true);
+  });
+
+  it('starts from an earlier bracket, checking both ends, and needs fewer probes', async () => {
+    const first = await searchCapacity(service(163).probe);
+    const again = service(163);
+    const second = await searchCapacity(again.probe, DEFAULT_SEARCH, { good: first.capacity, bad: first.failedAt });
+    expect(second.capacity).toBe(first.capacity);
+    expect(again.rates.length).toBeLessThan(first.probes.length);
+  });
+
+  it('moves off a stale bracket when the service got slower', async () => {
+    const slower = service(90);
+    const result = await searchCapacity(slower.probe, DEFAULT_SEARCH, { good: 160, bad: 170 });
+    expect(result.capacity).toBeLessThanOrEqual(90);
+    expect(result.capacity).toBeGreaterThanOrEqual(85);
+  });
+
+  it('says 0 when nothing is sustained, and "at least the maximum" when everything is', async () => {
+    const none = await searchCapacity(async (rate) => judge({ rate, goodputRate: 0, acquireP99: 5_000, errorRate: 1, dropped: rate }, DEFAULT_OBJECTIVE));
+    expect(none.capacity).toBe(0);
+    const all = await searchCapacity(service(1e9).probe);
+    expect(all.capacity).toBe(DEFAULT_SEARCH.maxRate);
+    expect(all.failedAt).toBeNull();
+  });
+
+  it('a probe fails on any part of the objective: goodput, p99 or errors', () => {
+    const ok = { rate: 100, goodputRate: 99, acquireP99: 100, errorRate: 0, dropped: 0 };
+    expect(judge(ok, DEFAULT_OBJECTIVE).good).toBe(true);
+    expect(judge({ ...ok, goodputRate: 90 }, DEFAULT_OBJECTIVE).reasons).toEqual(['goodput 90.0 < 95% of 100 ops/s']);
+    expect(judge({ ...ok, acquireP99: 251 }, DEFAULT_OBJECTIVE).reasons).toEqual(['acquire p99 251 ms > 250 ms']);
+    expect(judge({ ...ok, errorRate: 0.02 }, DEFAULT_OBJECTIVE).reasons).toEqual(['2.0% errors']);
+  });
+
+  it('stops at the probe budget and says so', async () => {
+    const result = await searchCapacity(service(1000).probe, { ...DEFAULT_SEARCH, maxProbes: 3 });
+    expect(result.probes).toHaveLength(3);
+    expect(result.truncated).toBe(true);
+  });
+});
