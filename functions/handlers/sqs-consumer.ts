@@ -23,6 +23,7 @@
  * RECORD_LOCK_WAIT_MS (default 5000, at most what the function timeout leaves: LOCK_MAX_WAIT_MS).
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { parser } from '@aws-lambda-powertools/batch/parser';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Client } from '@elastic/elasticsearch';
@@ -31,7 +32,6 @@ import { z } from 'zod';
 import type { AcquireBody } from '../client/http-client.js';
 import { LocalLockTable } from '../client/local-lock-table.js';
 import { type Locker, withLock } from '../client/with-lock.js';
-import { toFieldIssues, ValidationError } from '../core/index.js';
 import { ConfigError } from '../runtime/config.js';
 import { runtime } from '../runtime/runtime.js';
 import { withOpaqueId } from '../store/correlation.js';
@@ -68,24 +68,13 @@ export interface SqsConsumerOptions {
   metrics?: Metrics;
 }
 
-export function parseRecordBody(body: string): RecordBody {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    throw new ValidationError(undefined, { fields: [{ field: 'body', rule: 'json', message: 'must be a JSON object' }] });
-  }
-  const parsed = recordBodySchema.safeParse(json);
-  if (!parsed.success) throw new ValidationError(undefined, { fields: toFieldIssues(parsed.error, json) });
-  return parsed.data;
-}
-
 export function createSqsConsumer(options: SqsConsumerOptions): (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse> {
   const { logger, metrics, localTable } = options;
 
-  const processRecord = async (record: SQSRecord): Promise<void> => {
+  // Powertools' parser has already checked the record (its SQS schema, the body as JSON of recordBodySchema).
+  const processRecord = async (record: Omit<SQSRecord, 'body'> & { body: RecordBody }): Promise<void> => {
     try {
-      const body = parseRecordBody(record.body);
+      const { body } = record;
       const { engine, client } = await options.store();
       const id = `sqs:${record.messageId}`;
       const request: AcquireBody = { ...body.lock, owner: id, requestId: id };
@@ -116,7 +105,8 @@ export function createSqsConsumer(options: SqsConsumerOptions): (event: SQSEvent
     const started = performance.now();
     const queuedBefore = localTable?.stats().queued ?? 0;
     // A processor per batch: it keeps the batch's successes and failures, and batches must not share them.
-    const processor = new BatchProcessor(EventType.SQS);
+    // Records whose body does not parse fail alone (back to the queue, then its dead-letter queue).
+    const processor = new BatchProcessor(EventType.SQS, { parser, innerSchema: recordBodySchema, transformer: 'json', ...(logger ? { logger } : {}) });
     try {
       const response = await processPartialResponse(event, processRecord, processor, {
         ...(context ? { context } : {}),
