@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { defaultRetry, defaultSchedule, defaultWorkload, smokeSchedule } from '../../loadtests/lib/defaults.js';
-import type { Mix, Skew } from '../../loadtests/lib/workload.js';
+import type { Mix, Skew, WorkloadConfig } from '../../loadtests/lib/workload.js';
 import { DEFAULT_OBJECTIVE, DEFAULT_SEARCH } from './capacity.js';
 import { ConfigError, configErrorFrom, defaultCapacity, defaultConfig, type LoadtestConfig, smokeCapacity, validateConfig } from './config.js';
 import { applyConfigFile, readConfigFile, strategySchema, targetSchema } from './config-file.js';
@@ -36,6 +36,8 @@ The defaults take about 8 minutes here.
   --depth N --fanout N --files N --tree-seed N
                        tree shape: directory levels, subdirectories per directory, files per directory
   --mix R/E/N          weights of read/edit/rename, e.g. 70/25/5 or read=70,edit=25,rename=5
+  --renames LIST       one workload per directory-rename share, e.g. 2,10,30 (percent; reads and
+                       edits keep their proportion): the report says where the winner flips
   --cs-ms N            critical-section time in ms (default ${defaultWorkload().criticalSectionMs})
   --skew S             uniform | zipf[:s] | hotspot[:hotFraction:hotTraffic] (default hotspot:0.1:0.9)
   --budget-ms N        per-operation retry budget (default ${defaultRetry().budgetMs})
@@ -126,6 +128,7 @@ const flagsSchema = z
     files: number,
     'tree-seed': number,
     mix: flagValue(readMix, MIX_HINT),
+    renames: flagValue(readLevels, 'expected percentages separated by commas, e.g. 2,10,30'),
     'cs-ms': number,
     skew: flagValue(readSkew, SKEW_HINT),
     'budget-ms': number,
@@ -197,6 +200,13 @@ function applyFlags(base: LoadtestConfig, flags: Flags): LoadtestConfig {
     criticalSectionMs: flags['cs-ms'] ?? workload.criticalSectionMs,
     skew: flags.skew ?? workload.skew,
   }));
+  if (flags.renames !== undefined) {
+    const wrong = flags.renames.filter((share) => !(share >= 0 && share < 100));
+    if (wrong.length > 0 || flags.renames.length < 2 || new Set(flags.renames).size !== flags.renames.length) {
+      throw new ConfigError(`--renames: expected two or more different percentages in 0..99 (got ${flags.renames.join(',') || 'none'}); see --help`);
+    }
+    config.workloads = renameSweep(config.workloads[0]!, flags.renames);
+  }
   if (flags['budget-ms'] !== undefined) config.retry.budgetMs = flags['budget-ms'];
   if (flags['ttl-ms'] !== undefined) config.ttlMs = flags['ttl-ms'];
   if (flags.results !== undefined) config.resultsDir = flags.results;
@@ -204,6 +214,20 @@ function applyFlags(base: LoadtestConfig, flags: Flags): LoadtestConfig {
   if (flags['no-seed']) config.seed = false;
   if (flags.warmup !== undefined) config.warmup = flags.warmup;
   return config;
+}
+
+/** One workload per rename share (percent of operations); reads and edits keep their proportion. */
+export function renameSweep(base: WorkloadConfig, shares: number[]): WorkloadConfig[] {
+  const others = base.mix.read + base.mix.edit;
+  return shares.map((share) => ({
+    ...base,
+    name: `renames-${String(share).replace('.', '_')}`,
+    mix: {
+      read: others > 0 ? ((100 - share) * base.mix.read) / others : 100 - share,
+      edit: others > 0 ? ((100 - share) * base.mix.edit) / others : 0,
+      rename: share,
+    },
+  }));
 }
 
 /** Defaults, then the --config file, then --smoke, then the other flags. */

@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Strategy } from '../../loadtests/lib/workload.js';
 import { parseGoVersion } from '../../scripts/k6.js';
-import { parseCli, parseMix, parseSkew } from '../../scripts/loadtest/cli.js';
+import { parseCli, parseMix, parseSkew, renameSweep } from '../../scripts/loadtest/cli.js';
 import { ConfigError, defaultConfig, plannedSeconds, strategySeconds } from '../../scripts/loadtest/config.js';
 import { barChart, lineChart, niceTicks } from '../../scripts/loadtest/render/charts.js';
 import { renderHtml } from '../../scripts/loadtest/render/html.js';
 import { renderMarkdown } from '../../scripts/loadtest/render/markdown.js';
-import { recommend } from '../../scripts/loadtest/render/recommendation.js';
+import { crossWorkloadNote, flipPoints, recommend } from '../../scripts/loadtest/render/recommendation.js';
 import { capacityChart, goodputChart } from '../../scripts/loadtest/render/result-charts.js';
 import { extractResult, type K6Summary, type StrategyResult, saturationOf } from '../../scripts/loadtest/summary.js';
 
@@ -216,6 +216,27 @@ describe('report', () => {
     expect(rec.reasons.join(' ')).toMatch(/document is excluded: the safety checker found 2 violation/);
     expect(rec.reasons.join(' ')).toMatch(/tree is excluded: 20\.00% of its operations failed/);
     expect(failing[0]!.thresholdsOk).toBe(false);
+  });
+
+  it('says where the winner flips across workloads that differ in renames, by interpolating the capacity ratio', () => {
+    const workloads = renameSweep(workload, [2, 10, 30]);
+    const at = (w: number, strategy: Strategy, capacities: number[]) =>
+      trials(strategy, capacities, [10, 10, 10]).map((r) => ({ ...r, workload: workloads[w]!.name }));
+    const entries = [
+      { workload: workloads[0]!, results: [...at(0, 'document', [195, 200, 205]), ...at(0, 'tree', [115, 120, 125])] },
+      { workload: workloads[1]!, results: [...at(1, 'document', [145, 150, 155]), ...at(1, 'tree', [115, 120, 125])] },
+      { workload: workloads[2]!, results: [...at(2, 'document', [55, 60, 65]), ...at(2, 'tree', [105, 110, 115])] },
+    ];
+    expect(workloads.map((w) => [w.name, Math.round(w.mix.read), Math.round(w.mix.edit), w.mix.rename])).toEqual([
+      ['renames-2', 72, 26, 2],
+      ['renames-10', 66, 24, 10],
+      ['renames-30', 52, 18, 30],
+    ]);
+    expect(flipPoints(entries)).toEqual(['tree overtakes document between 10% and 30% directory renames (about 15% by interpolating the capacity ratio)']);
+    const recs = entries.map((e) => recommend(e.workload, e.results, 40));
+    expect(recs.map((r) => r.winner)).toEqual(['document', 'document', 'tree']);
+    expect(crossWorkloadNote(entries, recs)).toMatch(/Tree overtakes document between 10% and 30%/);
+    expect(() => parseCli(['--renames', '5'])).toThrow(/--renames: expected two or more different percentages/);
   });
 
   it('draws capacity with error bars from the trials', () => {

@@ -2,7 +2,7 @@
 import type { Strategy, WorkloadConfig } from '../../../loadtests/lib/workload.js';
 import { capacityBounds, type Decision, type Ranking, rank } from '../ranking.js';
 import type { StrategyResult } from '../summary.js';
-import type { Spread, StrategyTrials } from '../trials.js';
+import { overlaps, type Spread, type StrategyTrials } from '../trials.js';
 import { ratio, round } from './format.js';
 import { type ReportInput, workloadsOf } from './report-input.js';
 import { mixPercentages } from './workload.js';
@@ -103,20 +103,65 @@ function reasonLine(t: StrategyTrials, expectedRate: number): string {
   );
 }
 
-/** When several workloads were measured and their winners differ, say which won where (measured facts only). */
-export function crossWorkloadNote(workloads: WorkloadConfig[], recommendations: Recommendation[]): string | undefined {
-  const winners = new Set(recommendations.map((r) => r.winner).filter(Boolean));
-  if (recommendations.length < 2 || winners.size < 2) return undefined;
+/**
+ * Where the answer flips, from the runs actually made: workloads that differ in their share of
+ * directory renames, ordered by it; wherever the capacity ratio of two strategies crosses 1
+ * between two measured shares, the crossing is interpolated (on the log of the ratio). Only
+ * strategies eligible in every workload are compared; a crossing whose ends are within noise is
+ * flagged as such.
+ */
+export function flipPoints(entries: Array<{ workload: WorkloadConfig; results: StrategyResult[] }>): string[] {
+  if (entries.length < 2) return [];
+  const points = entries
+    .map(({ workload, results }) => ({ rename: mixPercentages(workload.mix).rename, ranking: rank(results) }))
+    .sort((a, b) => a.rename - b.rename);
+  if (new Set(points.map((p) => p.rename)).size < points.length) return [];
+  const strategies = [...new Set(points.flatMap((p) => p.ranking.eligible.map((t) => t.strategy)))].filter((strategy) =>
+    points.every((p) => p.ranking.eligible.some((t) => t.strategy === strategy && t.capacity.median > 0)),
+  );
+  const flips: string[] = [];
+  for (let i = 0; i < strategies.length; i++) {
+    for (let j = i + 1; j < strategies.length; j++) {
+      const [a, b] = [strategies[i]!, strategies[j]!];
+      const at = (p: (typeof points)[number], strategy: Strategy) => p.ranking.eligible.find((t) => t.strategy === strategy)!;
+      for (let k = 0; k + 1 < points.length; k++) {
+        const [lo, hi] = [points[k]!, points[k + 1]!];
+        const before = Math.log(at(lo, a).capacity.median / at(lo, b).capacity.median);
+        const after = Math.log(at(hi, a).capacity.median / at(hi, b).capacity.median);
+        if (before === 0 || after === 0 || Math.sign(before) === Math.sign(after)) continue;
+        const crossing = lo.rename + ((hi.rename - lo.rename) * before) / (before - after);
+        const [leader, follower] = after > 0 ? [a, b] : [b, a];
+        const noisy = overlaps(capacityBounds(at(lo, a)), capacityBounds(at(lo, b))) || overlaps(capacityBounds(at(hi, a)), capacityBounds(at(hi, b)));
+        flips.push(
+          `${leader} overtakes ${follower} between ${lo.rename}% and ${hi.rename}% directory renames (about ${round(crossing, 0)}% by interpolating the capacity ratio)` +
+            (noisy ? '; at one end the two are within noise, so the crossing is approximate' : ''),
+        );
+      }
+    }
+  }
+  return flips;
+}
+
+/** When several workloads were measured: which won where, and where the answer flips (measured facts only). */
+export function crossWorkloadNote(
+  entries: Array<{ workload: WorkloadConfig; results: StrategyResult[] }>,
+  recommendations: Recommendation[],
+): string | undefined {
+  if (recommendations.length < 2) return undefined;
+  const winners = new Set(recommendations.map((r) => r.winner));
+  const flips = flipPoints(entries);
+  if (winners.size < 2 && flips.length === 0) return undefined;
   const parts = recommendations.map((rec) => {
-    const workload = workloads.find((w) => w.name === rec.workload)!;
+    const workload = entries.find((entry) => entry.workload.name === rec.workload)!.workload;
     const mix = mixPercentages(workload.mix);
-    return `${rec.winner ?? 'none'} won "${rec.workload}" (renames ${mix.rename}%, edits ${mix.edit}%, ${workload.criticalSectionMs} ms critical sections)`;
+    return `${rec.winner ?? 'no clear winner'} on "${rec.workload}" (renames ${mix.rename}%, edits ${mix.edit}%, ${workload.criticalSectionMs} ms critical sections)`;
   });
-  return `The winner depends on the workload: ${parts.join('; ')}.`;
+  return [`The answer depends on the workload: ${parts.join('; ')}.`, ...flips.map((flip) => `${flip[0]!.toUpperCase()}${flip.slice(1)}.`)].join(' ');
 }
 
 /** One recommendation per workload with results, and the cross-workload note. */
 export function recommendations(input: ReportInput): { perWorkload: Recommendation[]; note: string | undefined } {
-  const perWorkload = workloadsOf(input).map(({ workload, results }) => recommend(workload, results, input.info.config.schedule.steady.rate));
-  return { perWorkload, note: crossWorkloadNote(input.info.config.workloads, perWorkload) };
+  const entries = workloadsOf(input);
+  const perWorkload = entries.map(({ workload, results }) => recommend(workload, results, input.info.config.schedule.steady.rate));
+  return { perWorkload, note: crossWorkloadNote(entries, perWorkload) };
 }
