@@ -1,5 +1,4 @@
 /** The results table (markdown, fixed-width text, HTML), the probes table and the per-operation table. */
-import { capacityBounds } from '../ranking.js';
 import type { StrategyResult } from '../summary.js';
 import { groupTrials, type Spread, type StrategyTrials } from '../trials.js';
 import { escapeXml } from './charts.js';
@@ -7,7 +6,7 @@ import { round } from './format.js';
 
 const TABLE_HEADER = [
   'strategy',
-  'capacity ops/s (range)',
+  'capacity ops/s (range over trials)',
   'missed at ops/s',
   'goodput at expected rate',
   'acquire p50/p95/p99 ms',
@@ -25,15 +24,12 @@ function spreadCell(spread: Spread, digits = 1): string {
 
 function tableRows(results: StrategyResult[]): string[][] {
   return groupTrials(results).map((t: StrategyTrials) => {
-    const bounds = capacityBounds(t);
     const failed = [...new Set(t.failedAt.map((rate) => (rate === null ? '-' : String(rate))))];
     const holds = t.trials.reduce((sum, r) => sum + (r.safety?.holds ?? 0), 0);
     const errors = t.trials.reduce((sum, r) => sum + r.errorCount, 0);
     return [
       t.strategy,
-      t.trials.some((r) => r.capacity)
-        ? `${round(t.capacity.median, 0)}${bounds.min === bounds.max ? '' : ` (${round(bounds.min, 0)}-${round(bounds.max, 0)})`}`
-        : '-',
+      t.trials.some((r) => r.capacity) ? spreadCell(t.capacity, 0) : '-',
       failed.join(', '),
       `${spreadCell(t.goodputRate)} / ${t.trials[0]!.steady.offeredRate}`,
       `${spreadCell(t.acquireP50)} / ${spreadCell(t.acquireP95)} / ${spreadCell(t.acquireP99)}`,
