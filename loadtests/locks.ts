@@ -23,6 +23,7 @@ import {
   type K6RunConfig,
   lockPlan,
   namespaceFor,
+  OP_KINDS,
   operationSource,
   rampLevelAt,
   rampStages,
@@ -54,7 +55,7 @@ const api = new LockApi(BASE_URL, { strategy: cfg.strategy });
 const source = operationSource(cfg.workload);
 
 const stages = ['steady', ...cfg.ramp.levels.map((level) => stageTag(level))];
-const ops = ['read', 'edit', 'rename'];
+const ops = OP_KINDS;
 
 const offered = new Counter('ops_offered');
 const goodput = new Counter('goodput');
@@ -246,6 +247,7 @@ export default function (): void {
       expiresAt: Date.parse(grant.expiresAt),
       owner,
       release: releaseOutcome,
+      target: op.target,
     };
     console.log(HOLD_MARKER + JSON.stringify(record));
   }

@@ -11,7 +11,8 @@ export function defaultWorkload(): WorkloadConfig {
     // 3 top-level directories, 3 levels deep, 4 files per directory: 39 directories, 156 files,
     // and a top-level rename locks 52 documents.
     tree: { depth: 3, fanout: 3, filesPerDir: 4, seed: 42 },
-    mix: { read: 70, edit: 25, rename: 5 },
+    // Creates and deletes: a document lock cannot cover a file that does not exist yet (the phantom).
+    mix: { read: 67, edit: 23, rename: 5, create: 3, delete: 2 },
     criticalSectionMs: 20,
     skew: { kind: 'hotspot', hotFraction: 0.1, hotTraffic: 0.9 },
   };

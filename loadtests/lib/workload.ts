@@ -9,7 +9,8 @@
 
 export type Strategy = 'global' | 'document' | 'tree';
 export const STRATEGIES: readonly Strategy[] = ['global', 'document', 'tree'];
-export type OpKind = 'read' | 'edit' | 'rename';
+export type OpKind = 'read' | 'edit' | 'rename' | 'create' | 'delete';
+export const OP_KINDS: readonly OpKind[] = ['read', 'edit', 'rename', 'create', 'delete'];
 export type LockMode = 'exclusive' | 'shared';
 
 export interface TreeShape {
@@ -35,6 +36,14 @@ export interface Mix {
   read: number;
   edit: number;
   rename: number;
+  /** A new file in an existing directory: its id exists in no document lock until it is written. */
+  create?: number;
+  delete?: number;
+}
+
+/** Every weight of a mix, absent ones as 0. */
+export function mixWeights(mix: Mix): Record<OpKind, number> {
+  return { read: mix.read, edit: mix.edit, rename: mix.rename, create: mix.create ?? 0, delete: mix.delete ?? 0 };
 }
 
 export interface WorkloadConfig {
@@ -220,10 +229,11 @@ export function validateWorkload(workload: WorkloadConfig): string[] {
     }
     if (stats.files > 20_000) problems.push(`the tree has ${stats.files} files; keep it under 20000`);
   }
-  for (const key of ['read', 'edit', 'rename'] as const) {
-    if (!(mix[key] >= 0)) problems.push(`mix.${key} must be >= 0 (got ${mix[key]})`);
+  const weights = mixWeights(mix);
+  for (const key of OP_KINDS) {
+    if (!(weights[key] >= 0)) problems.push(`mix.${key} must be >= 0 (got ${weights[key]})`);
   }
-  if (!(mix.read + mix.edit + mix.rename > 0)) problems.push('the mix needs at least one operation with weight > 0');
+  if (!(OP_KINDS.reduce((sum, key) => sum + weights[key], 0) > 0)) problems.push('the mix needs at least one operation with weight > 0');
   if (!(workload.criticalSectionMs >= 0)) problems.push(`criticalSectionMs must be >= 0 (got ${workload.criticalSectionMs})`);
   if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,15}$/.test(workload.name)) {
     problems.push(`workload name "${workload.name}" must be 1-16 letters, digits, "-" or "_"`);
@@ -307,18 +317,33 @@ export function operationSource(workload: WorkloadConfig): { tree: Tree; next: (
   const tree = buildTree(workload.tree);
   const pickFile = skewedPicker(tree.files.length, workload.skew, workload.tree.seed);
   const pickDir = skewedPicker(tree.dirs.length, workload.skew, workload.tree.seed + 1);
-  const { read, edit, rename } = workload.mix;
-  const total = read + edit + rename;
+  const weights = mixWeights(workload.mix);
+  const total = OP_KINDS.reduce((sum, key) => sum + weights[key], 0);
+  let created = 0;
   return {
     tree,
     next(random) {
-      const roll = random() * total;
-      if (roll < rename) {
+      let roll = random() * total;
+      let kind: OpKind = 'read';
+      for (const key of OP_KINDS) {
+        if (roll < weights[key]) {
+          kind = key;
+          break;
+        }
+        roll -= weights[key];
+      }
+      if (kind === 'rename') {
         const dir = tree.dirs[pickDir(random)]!;
-        return { kind: 'rename', target: dir.path, files: dir.files };
+        return { kind, target: dir.path, files: dir.files };
+      }
+      if (kind === 'create') {
+        // A name no file of the tree has: document locks know nothing of it until it exists.
+        const dir = tree.dirs[pickDir(random)]!;
+        const file = `${dir.path}/new-${(created++).toString(36)}-${Math.floor(random() * 1e9).toString(36)}.txt`;
+        return { kind, target: file, files: [file] };
       }
       const file = tree.files[pickFile(random)]!;
-      return { kind: roll < rename + edit ? 'edit' : 'read', target: file, files: [file] };
+      return { kind, target: file, files: [file] };
     },
   };
 }
@@ -391,6 +416,8 @@ export interface HoldRecord {
   owner: string;
   /** What release answered ('released', 'expired', ...), or 'error'. */
   release?: string;
+  /** The path the operation works on (a file, or the directory a rename moves). */
+  target?: string;
 }
 
 export const HOLD_MARKER = 'LTHOLD ';

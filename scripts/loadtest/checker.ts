@@ -18,7 +18,7 @@ import { HOLD_MARKER, type HoldRecord, type Strategy } from '../../loadtests/lib
 export type { HoldRecord };
 
 export interface Finding {
-  kind: 'overlap' | 'fencing' | 'expired-overlap';
+  kind: 'overlap' | 'fencing' | 'expired-overlap' | 'phantom';
   strategy: Strategy;
   namespace: string;
   first: HoldRecord;
@@ -36,6 +36,13 @@ export interface SafetyReport {
   violationCount: number;
   warnings: Finding[];
   warningCount: number;
+  /**
+   * Semantic conflicts the locks did not prevent: an operation on a path under a directory that
+   * another holder was renaming at the same time (a file created in /a while /a moved). Not a
+   * locking bug (the locks did what they promise), but the strategy is unsafe for the workload.
+   */
+  phantoms: Finding[];
+  phantomCount: number;
 }
 
 const MAX_KEPT = 50;
@@ -172,6 +179,32 @@ function checkNamespace(holds: HoldRecord[], push: (finding: Finding) => void): 
   }
 }
 
+/**
+ * Holds that worked under a directory while another holder renamed it, over the same interval.
+ * Only holds that say what they worked on (`target`) are judged.
+ */
+function findPhantoms(holds: HoldRecord[], push: (finding: Finding) => void): void {
+  const renames = holds.filter((hold) => hold.op === 'rename' && hold.target !== undefined).sort(byStart);
+  if (renames.length === 0) return;
+  const others = holds.filter((hold) => hold.target !== undefined).sort(byStart);
+  for (const rename of renames) {
+    const dir = rename.target!;
+    for (const other of others) {
+      if (other.start >= rename.end) break;
+      if (other === rename || other.end <= rename.start) continue;
+      if (other.target === dir || !isAncestorOrSelf(dir, other.target!)) continue;
+      push({
+        kind: 'phantom',
+        strategy: rename.strategy,
+        namespace: rename.namespace,
+        first: rename,
+        second: other,
+        message: `${other.op} of ${other.target} ran while ${dir} was being renamed (${Math.min(rename.end, other.end) - Math.max(rename.start, other.start)} ms together): ${describe(rename)} / ${describe(other)}`,
+      });
+    }
+  }
+}
+
 export function checkHolds(holds: HoldRecord[]): SafetyReport {
   const groups = new Map<string, HoldRecord[]>();
   for (const hold of holds) {
@@ -180,7 +213,17 @@ export function checkHolds(holds: HoldRecord[]): SafetyReport {
     if (group) group.push(hold);
     else groups.set(key, [hold]);
   }
-  const report: SafetyReport = { ok: true, holds: holds.length, namespaces: {}, violations: [], violationCount: 0, warnings: [], warningCount: 0 };
+  const report: SafetyReport = {
+    ok: true,
+    holds: holds.length,
+    namespaces: {},
+    violations: [],
+    violationCount: 0,
+    warnings: [],
+    warningCount: 0,
+    phantoms: [],
+    phantomCount: 0,
+  };
   for (const group of groups.values()) {
     const first = group[0]!;
     report.namespaces[first.namespace] = group.length;
@@ -192,6 +235,10 @@ export function checkHolds(holds: HoldRecord[]): SafetyReport {
         report.violationCount++;
         if (report.violations.length < MAX_KEPT) report.violations.push(finding);
       }
+    });
+    findPhantoms(group, (finding) => {
+      report.phantomCount++;
+      if (report.phantoms.length < MAX_KEPT) report.phantoms.push(finding);
     });
   }
   report.ok = report.violationCount === 0;
@@ -273,6 +320,12 @@ export function formatSafety(strategy: string, report: SafetyReport, malformed =
     lines.push(`safety ${strategy}: VIOLATION - ${report.violationCount} violation(s) in ${report.holds} critical sections`);
     for (const violation of report.violations.slice(0, 10)) lines.push(`  [${violation.kind}] ${violation.message}`);
     if (report.violationCount > 10) lines.push(`  ... ${report.violationCount - 10} more (see ${file})`);
+  }
+  if (report.phantomCount > 0) {
+    lines.push(
+      `semantic conflicts ${strategy}: ${report.phantomCount} operation(s) ran under a directory while it was being renamed ` +
+        `(the locks did not cover them), e.g. ${report.phantoms[0]!.message}`,
+    );
   }
   return lines.join('\n');
 }

@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { defaultRetry, defaultSchedule, defaultWorkload, smokeSchedule } from '../../loadtests/lib/defaults.js';
-import type { Mix, Skew, WorkloadConfig } from '../../loadtests/lib/workload.js';
+import { type Mix, mixWeights, type Skew, type WorkloadConfig } from '../../loadtests/lib/workload.js';
 import { DEFAULT_OBJECTIVE, DEFAULT_SEARCH } from './capacity.js';
 import { ConfigError, configErrorFrom, defaultCapacity, defaultConfig, type LoadtestConfig, smokeCapacity, validateConfig } from './config.js';
 import { applyConfigFile, readConfigFile, strategySchema, targetSchema } from './config-file.js';
@@ -35,9 +35,10 @@ The defaults take about 8 minutes here.
   --max-vus N          k6 VU ceiling per scenario (default ${defaultSchedule().vus.max})
   --depth N --fanout N --files N --tree-seed N
                        tree shape: directory levels, subdirectories per directory, files per directory
-  --mix R/E/N          weights of read/edit/rename, e.g. 70/25/5 or read=70,edit=25,rename=5
+  --mix R/E/N[/C/D]    weights of read/edit/rename/create/delete, e.g. 67/23/5/3/2 or
+                       read=70,edit=25,rename=5,create=3 (default 67/23/5/3/2)
   --renames LIST       one workload per directory-rename share, e.g. 2,10,30 (percent; reads and
-                       edits keep their proportion): the report says where the winner flips
+                       the other operations keep their proportion): the report says where the winner flips
   --cs-ms N            critical-section time in ms (default ${defaultWorkload().criticalSectionMs})
   --skew S             uniform | zipf[:s] | hotspot[:hotFraction:hotTraffic] (default hotspot:0.1:0.9)
   --budget-ms N        per-operation retry budget (default ${defaultRetry().budgetMs})
@@ -49,14 +50,25 @@ The defaults take about 8 minutes here.
   --no-seed            do not write the tree into an Elasticsearch data index
   --help`;
 
-const MIX_HINT = 'expected read/edit/rename weights such as 70/25/5 or read=70,edit=25,rename=5';
+const MIX_HINT = 'expected read/edit/rename[/create/delete] weights such as 67/23/5/3/2 or read=70,edit=25,rename=5,create=3';
 const SKEW_HINT = 'expected uniform, zipf[:s] or hotspot[:hotFraction:hotTraffic]';
 
+/** "70/25/5" or "67/23/5/3/2" (read/edit/rename[/create/delete]), or "read=70,edit=25,rename=5,create=3". */
 function readMix(text: string): Mix | undefined {
-  const named = /^\s*read\s*=\s*([\d.]+)\s*,\s*edit\s*=\s*([\d.]+)\s*,\s*rename\s*=\s*([\d.]+)\s*$/i.exec(text);
-  const positional = /^\s*([\d.]+)\s*[/,:]\s*([\d.]+)\s*[/,:]\s*([\d.]+)\s*$/.exec(text);
-  const match = named ?? positional;
-  return match ? { read: Number(match[1]), edit: Number(match[2]), rename: Number(match[3]) } : undefined;
+  const number = /^\s*\d+(\.\d+)?\s*$/;
+  const positional = text.split(/[/:]/);
+  if (positional.length === 3 || positional.length === 5) {
+    if (!positional.every((part) => number.test(part))) return undefined;
+    const [read, edit, rename, create, remove] = positional.map(Number);
+    return { read: read!, edit: edit!, rename: rename!, ...(create !== undefined ? { create, delete: remove! } : {}) };
+  }
+  const named: Record<string, number> = {};
+  for (const part of text.split(',')) {
+    const match = /^\s*(read|edit|rename|create|delete)\s*=\s*(\d+(?:\.\d+)?)\s*$/i.exec(part);
+    if (!match || named[match[1]!.toLowerCase()] !== undefined) return undefined;
+    named[match[1]!.toLowerCase()] = Number(match[2]);
+  }
+  return { read: named.read ?? 0, edit: named.edit ?? 0, rename: named.rename ?? 0, create: named.create ?? 0, delete: named.delete ?? 0 };
 }
 
 function readSkew(text: string): Skew | undefined {
@@ -218,14 +230,18 @@ function applyFlags(base: LoadtestConfig, flags: Flags): LoadtestConfig {
 
 /** One workload per rename share (percent of operations); reads and edits keep their proportion. */
 export function renameSweep(base: WorkloadConfig, shares: number[]): WorkloadConfig[] {
-  const others = base.mix.read + base.mix.edit;
+  const weights = mixWeights(base.mix);
+  const others = weights.read + weights.edit + weights.create + weights.delete;
+  const scaled = (share: number, weight: number): number => (others > 0 ? ((100 - share) * weight) / others : 0);
   return shares.map((share) => ({
     ...base,
     name: `renames-${String(share).replace('.', '_')}`,
     mix: {
-      read: others > 0 ? ((100 - share) * base.mix.read) / others : 100 - share,
-      edit: others > 0 ? ((100 - share) * base.mix.edit) / others : 0,
+      read: others > 0 ? scaled(share, weights.read) : 100 - share,
+      edit: scaled(share, weights.edit),
       rename: share,
+      create: scaled(share, weights.create),
+      delete: scaled(share, weights.delete),
     },
   }));
 }

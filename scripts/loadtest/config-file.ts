@@ -26,7 +26,7 @@ export const skewSchema = z.discriminatedUnion('kind', [
 const workloadPatch = z.strictObject({
   name: z.string().optional(),
   tree: z.strictObject({ depth: z.number(), fanout: z.number(), filesPerDir: z.number(), seed: z.number() }).partial().optional(),
-  mix: z.strictObject({ read: z.number(), edit: z.number(), rename: z.number() }).partial().optional(),
+  mix: z.strictObject({ read: z.number(), edit: z.number(), rename: z.number(), create: z.number(), delete: z.number() }).partial().optional(),
   criticalSectionMs: z.number().optional(),
   skew: skewSchema.optional(),
 });

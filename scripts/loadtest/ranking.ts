@@ -2,7 +2,9 @@
  * Which strategy wins one workload, from measured numbers only: no wording here (that is
  * render/recommendation.ts), so the decision can be read and tested on its own.
  *
- * Unsafe strategies (a safety violation in any trial) and those with 1% or more errors are out.
+ * Unsafe strategies are out first: a safety violation in any trial, or semantic conflicts the
+ * locks did not cover for this workload (an operation under a directory being renamed, such as a
+ * file created there, which document locks cannot see). Then those with 1% or more errors.
  * The rest are ranked by capacity (the highest offered rate that met the objective, median over
  * trials). A strategy wins on capacity only when its range lies above every other's; where ranges
  * overlap, acquire latency at the expected rate may still separate them (again only without
@@ -27,6 +29,8 @@ export type Decision =
 export interface Ranking {
   /** Excluded: the safety checker found violations. */
   unsafe: StrategyTrials[];
+  /** Excluded: safe locks, but operations ran under directories being renamed (unsafe for this workload). */
+  phantoms: StrategyTrials[];
   /** Excluded: safe, but 1% or more of the operations failed (median over trials). */
   failing: StrategyTrials[];
   eligible: StrategyTrials[];
@@ -52,11 +56,12 @@ const byP95 = (a: StrategyTrials, b: StrategyTrials): number => a.acquireP95.med
 export function rank(results: StrategyResult[]): Ranking {
   const groups = groupTrials(results);
   const unsafe = groups.filter((g) => g.safe === false);
-  const failing = groups.filter((g) => !unsafe.includes(g) && g.errorRate.median >= ERROR_RATE_LIMIT);
-  const eligible = groups.filter((g) => !unsafe.includes(g) && !failing.includes(g));
+  const phantoms = groups.filter((g) => !unsafe.includes(g) && g.phantoms > 0);
+  const failing = groups.filter((g) => !unsafe.includes(g) && !phantoms.includes(g) && g.errorRate.median >= ERROR_RATE_LIMIT);
+  const eligible = groups.filter((g) => !unsafe.includes(g) && !phantoms.includes(g) && !failing.includes(g));
   const ranked = [...eligible].sort((a, b) => byCapacity(a, b) || byP95(a, b));
   const trials = groups.length > 0 ? Math.min(...groups.map((g) => g.trials.length)) : 0;
-  return { unsafe, failing, eligible, ranked, trials, decision: decide(ranked) };
+  return { unsafe, phantoms, failing, eligible, ranked, trials, decision: decide(ranked) };
 }
 
 function decide(ranked: StrategyTrials[]): Decision {

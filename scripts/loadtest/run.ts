@@ -103,6 +103,7 @@ export async function runAll(ctx: RunContext): Promise<RunOutcome> {
         probesRun++;
         stages.push(probe.stage);
         outcome.notes.push(...probe.notes);
+        if (probe.phantoms > 0 && result.safety) result.safety = { ...result.safety, phantomCount: (result.safety.phantomCount ?? 0) + probe.phantoms };
         if (probe.unsafe) {
           unsafe = true;
           outcome.failures++;

@@ -96,7 +96,7 @@ export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, str
     steady: config.schedule.steady,
     ramp: config.schedule.ramp,
     k6ExitCode: run.exitCode,
-    safety: { ok: safety.ok, holds: safety.holds, violationCount: safety.violationCount, warningCount: safety.warningCount },
+    safety: { ok: safety.ok, holds: safety.holds, violationCount: safety.violationCount, warningCount: safety.warningCount, phantomCount: safety.phantomCount },
   });
   if (!outcome.result.thresholdsOk) log(`thresholds failed: ${outcome.result.failedThresholds.join('; ')}`);
   return outcome;
@@ -108,6 +108,8 @@ export interface ProbeRun {
   stage: StageStats;
   /** The safety checker found violations in the probe's critical sections. */
   unsafe: boolean;
+  /** Operations under a directory being renamed at the time (semantic conflicts the locks did not cover). */
+  phantoms: number;
   notes: string[];
 }
 
@@ -147,6 +149,7 @@ export async function runProbe(ctx: RunContext, workload: WorkloadConfig, strate
       verdict: judge({ rate, goodputRate: 0, acquireP99: Number.POSITIVE_INFINITY, errorRate: 1, dropped: 0 }, config.capacity.objective),
       stage,
       unsafe: !safety.ok,
+      phantoms: safety.phantomCount,
       notes,
     };
   };
@@ -168,7 +171,7 @@ export async function runProbe(ctx: RunContext, workload: WorkloadConfig, strate
     { rate, goodputRate: result.steady.goodputRate, acquireP99: result.steady.acquire.p99, errorRate: result.errorRate, dropped: result.steady.dropped },
     config.capacity.objective,
   );
-  return { verdict, stage, unsafe: !safety.ok, notes };
+  return { verdict, stage, unsafe: !safety.ok, phantoms: safety.phantomCount, notes };
 }
 
 function emptyStage(rate: number): StageStats {

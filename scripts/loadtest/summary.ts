@@ -2,7 +2,7 @@
  * The numbers of one strategy run, read from the k6 summary (handleSummary's JSON) and the safety
  * check: per-stage goodput, latency and conflicts, and where it saturates.
  */
-import type { Strategy } from '../../loadtests/lib/workload.js';
+import { OP_KINDS, type OpKind, type Strategy } from '../../loadtests/lib/workload.js';
 import type { CapacityResult } from './capacity.js';
 
 /** A level "keeps up" while goodput stays at or above this share of the offered load. */
@@ -46,6 +46,8 @@ export interface SafetySummary {
   holds: number;
   violationCount: number;
   warningCount: number;
+  /** Operations under a directory another holder was renaming at the time (see checker.ts). */
+  phantomCount?: number;
 }
 
 export interface StrategyResult {
@@ -60,7 +62,7 @@ export interface StrategyResult {
   /** Goodput and latency per offered rate: the capacity probes, by rate (or a ramp's levels). */
   ramp: StageStats[];
   rampDropped: number;
-  perOp: Record<'read' | 'edit' | 'rename', { goodput: number; gaveUp: number; acquireP95: number }>;
+  perOp: Record<OpKind, { goodput: number; gaveUp: number; acquireP95: number }>;
   saturation: Saturation;
   /** Errors over all operations of the run (threshold: 1%). */
   errorRate: number;
@@ -152,7 +154,7 @@ export function extractResult(args: {
   // Rates over the hold only: iterations started during a transition belong to no level.
   const ramp = args.ramp.levels.map((level) => stage(summary, `r${level}`, level, args.ramp.stepS - args.ramp.transitionS));
   const perOp = Object.fromEntries(
-    (['read', 'edit', 'rename'] as const).map((op) => [
+    OP_KINDS.map((op) => [
       op,
       {
         goodput: count(summary, `goodput{stage:steady,op:${op}}`),

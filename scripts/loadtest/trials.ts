@@ -43,6 +43,8 @@ export interface StrategyTrials {
   /** Every trial's safety check passed (null: none was checked). */
   safe: boolean | null;
   violations: number;
+  /** Operations that ran under a directory while another holder renamed it, over all trials. */
+  phantoms: number;
 }
 
 /** Groups per-trial results by strategy (one workload's results), in the order first measured. */
@@ -67,6 +69,7 @@ export function groupTrials(results: StrategyResult[]): StrategyTrials[] {
       errorRate: of((r) => r.errorRate),
       safe: checked.length === 0 ? null : checked.every((r) => r.safety!.ok),
       violations: checked.reduce((sum, r) => sum + r.safety!.violationCount, 0),
+      phantoms: checked.reduce((sum, r) => sum + (r.safety!.phantomCount ?? 0), 0),
     };
   });
 }

@@ -196,3 +196,39 @@ describe('parseHoldLog', () => {
     expect(formatSafety('global', checkHolds([]))).toMatch(/OK - 0 critical sections/);
   });
 });
+
+describe('semantic conflicts (phantoms)', () => {
+  const rename = (strategy: 'document' | 'tree', start: number, end: number) =>
+    hold({ strategy, op: 'rename', target: '/a', keys: strategy === 'tree' ? ['/a'] : ['/a/f.txt', '/a/g.txt'], start, end });
+
+  it('a file created under a directory while it is being renamed is counted, though document locks let it in', () => {
+    const report = checkHolds([
+      rename('document', 0, 100),
+      hold({ strategy: 'document', op: 'create', target: '/a/new-1.txt', keys: ['/a/new-1.txt'], start: 50, end: 60 }),
+    ]);
+    expect(report.ok).toBe(true);
+    expect(report.phantomCount).toBe(1);
+    expect(report.phantoms[0]!.message).toMatch(/^create of \/a\/new-1\.txt ran while \/a was being renamed \(10 ms together\)/);
+    expect(formatSafety('document/default', report)).toMatch(/semantic conflicts document\/default: 1 operation/);
+  });
+
+  it('work beside the directory, or before or after the rename, is not', () => {
+    const report = checkHolds([
+      rename('document', 0, 100),
+      hold({ strategy: 'document', op: 'create', target: '/ab/new.txt', keys: ['/ab/new.txt'], start: 10, end: 20 }),
+      hold({ strategy: 'document', op: 'create', target: '/b/new.txt', keys: ['/b/new.txt'], start: 10, end: 20 }),
+      hold({ strategy: 'document', op: 'create', target: '/a/late.txt', keys: ['/a/late.txt'], start: 100, end: 120 }),
+      hold({ strategy: 'document', op: 'edit', target: '/a/f.txt', keys: ['/a/f.txt'], start: -30, end: 0 }),
+    ]);
+    expect(report.phantomCount).toBe(0);
+  });
+
+  it('under tree locks the same interleaving is also a lock violation (the tree lock should have excluded it)', () => {
+    const report = checkHolds([
+      rename('tree', 0, 100),
+      hold({ strategy: 'tree', op: 'create', target: '/a/new.txt', keys: ['/a/new.txt'], start: 50, end: 60 }),
+    ]);
+    expect(report.ok).toBe(false);
+    expect(report.phantomCount).toBe(1);
+  });
+});

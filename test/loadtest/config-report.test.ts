@@ -87,7 +87,11 @@ describe('config', () => {
 
   it('parses mixes and skews', () => {
     expect(parseMix('70/25/5')).toEqual({ read: 70, edit: 25, rename: 5 });
-    expect(parseMix('read=1,edit=2,rename=3')).toEqual({ read: 1, edit: 2, rename: 3 });
+    expect(parseMix('read=1,edit=2,rename=3')).toEqual({ read: 1, edit: 2, rename: 3, create: 0, delete: 0 });
+    expect(parseMix('67/23/5/3/2')).toEqual({ read: 67, edit: 23, rename: 5, create: 3, delete: 2 });
+    expect(parseMix('rename=1,create=4')).toEqual({ read: 0, edit: 0, rename: 1, create: 4, delete: 0 });
+    expect(() => parseMix('70/25')).toThrow(/--mix "70\/25": expected read\/edit\/rename\[\/create\/delete\]/);
+    expect(() => parseMix('read=1,read=2')).toThrow(/--mix/);
     expect(parseSkew('uniform')).toEqual({ kind: 'uniform' });
     expect(parseSkew('zipf')).toEqual({ kind: 'zipf', s: 1 });
     expect(parseSkew('hotspot:0.2:0.8')).toEqual({ kind: 'hotspot', hotFraction: 0.2, hotTraffic: 0.8 });
@@ -227,16 +231,23 @@ describe('report', () => {
       { workload: workloads[1]!, results: [...at(1, 'document', [145, 150, 155]), ...at(1, 'tree', [115, 120, 125])] },
       { workload: workloads[2]!, results: [...at(2, 'document', [55, 60, 65]), ...at(2, 'tree', [105, 110, 115])] },
     ];
-    expect(workloads.map((w) => [w.name, Math.round(w.mix.read), Math.round(w.mix.edit), w.mix.rename])).toEqual([
-      ['renames-2', 72, 26, 2],
-      ['renames-10', 66, 24, 10],
-      ['renames-30', 52, 18, 30],
+    expect(workloads.map((w) => [w.name, Math.round(w.mix.read), Math.round(w.mix.edit), w.mix.rename, Math.round(w.mix.create!)])).toEqual([
+      ['renames-2', 69, 24, 2, 3],
+      ['renames-10', 63, 22, 10, 3],
+      ['renames-30', 49, 17, 30, 2],
     ]);
     expect(flipPoints(entries)).toEqual(['tree overtakes document between 10% and 30% directory renames (about 15% by interpolating the capacity ratio)']);
     const recs = entries.map((e) => recommend(e.workload, e.results, 40));
     expect(recs.map((r) => r.winner)).toEqual(['document', 'document', 'tree']);
     expect(crossWorkloadNote(entries, recs)).toMatch(/Tree overtakes document between 10% and 30%/);
     expect(() => parseCli(['--renames', '5'])).toThrow(/--renames: expected two or more different percentages/);
+  });
+
+  it('puts correctness first: a strategy whose locks let work under a directory being renamed is not ranked, however fast', () => {
+    const phantom = trials('document', [300, 310, 305], [5, 5, 5]).map((r) => ({ ...r, safety: { ...r.safety!, phantomCount: 4 } }));
+    const rec = recommend(workload, [...phantom, ...trials('tree', [100, 110, 105], [15, 16, 15])], 40);
+    expect(rec.winner).toBe('tree');
+    expect(rec.reasons[0]).toMatch(/^document is unsafe for this workload: 12 operation\(s\) ran under a directory while another holder was renaming it/);
   });
 
   it('draws capacity with error bars from the trials', () => {

@@ -90,13 +90,30 @@ describe('skew', () => {
 
 describe('operations and lock plans', () => {
   it('follows the mix', () => {
-    const source = operationSource({ ...defaultWorkload(), mix: { read: 50, edit: 30, rename: 20 } });
+    const source = operationSource({ ...defaultWorkload(), mix: { read: 40, edit: 30, rename: 10, create: 15, delete: 5 } });
     const random = prng(11);
-    const counts = { read: 0, edit: 0, rename: 0 };
+    const counts = { read: 0, edit: 0, rename: 0, create: 0, delete: 0 };
     for (let i = 0; i < 20_000; i++) counts[source.next(random).kind]++;
-    expect(counts.read / 20_000).toBeCloseTo(0.5, 1);
+    expect(counts.read / 20_000).toBeCloseTo(0.4, 1);
     expect(counts.edit / 20_000).toBeCloseTo(0.3, 1);
-    expect(counts.rename / 20_000).toBeCloseTo(0.2, 1);
+    expect(counts.rename / 20_000).toBeCloseTo(0.1, 1);
+    expect(counts.create / 20_000).toBeCloseTo(0.15, 1);
+    expect(counts.delete / 20_000).toBeCloseTo(0.05, 1);
+  });
+
+  it('creates new files inside existing directories, under names no file of the tree has', () => {
+    const source = operationSource({ ...defaultWorkload(), mix: { read: 0, edit: 0, rename: 0, create: 1 } });
+    const random = prng(5);
+    const existing = new Set(source.tree.files);
+    const dirs = new Set(source.tree.dirs.map((d) => d.path));
+    const created = Array.from({ length: 200 }, () => source.next(random));
+    for (const op of created) {
+      expect(op.kind).toBe('create');
+      expect(existing.has(op.target)).toBe(false);
+      expect(dirs.has(op.target.slice(0, op.target.lastIndexOf('/')))).toBe(true);
+      expect(lockPlan('document', op)).toMatchObject({ mode: 'exclusive', ids: [op.target] });
+    }
+    expect(new Set(created.map((op) => op.target)).size).toBe(200);
   });
 
   const tree = buildTree(defaultWorkload().tree);

@@ -27,6 +27,11 @@ export function recommend(workload: WorkloadConfig, results: StrategyResult[], e
   const { decision } = ranking;
   const reasons = [
     ...ranking.unsafe.map((t) => `${t.strategy} is excluded: the safety checker found ${t.violations} violation(s).`),
+    ...ranking.phantoms.map(
+      (t) =>
+        `${t.strategy} is unsafe for this workload: ${t.phantoms} operation(s) ran under a directory while another holder was renaming it ` +
+        '(a file created or changed there that the locks did not cover), so it is not ranked however fast it is.',
+    ),
     ...ranking.failing.map((t) => `${t.strategy} is excluded: ${round(t.errorRate.median * 100, 2)}% of its operations failed with errors.`),
   ];
   const because = (t: StrategyTrials): string => reasonLine(t, expectedRate);

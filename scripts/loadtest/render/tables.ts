@@ -1,4 +1,5 @@
 /** The results table (markdown, fixed-width text, HTML), the probes table and the per-operation table. */
+import { OP_KINDS, type OpKind } from '../../../loadtests/lib/workload.js';
 import type { StrategyResult } from '../summary.js';
 import { groupTrials, type Spread, type StrategyTrials } from '../trials.js';
 import { escapeXml } from './charts.js';
@@ -36,7 +37,13 @@ function tableRows(results: StrategyResult[]): string[][] {
       `${round(t.conflictRate.median * 100)}%`,
       String(t.trials.reduce((sum, r) => sum + r.steady.gaveUp, 0)),
       `${errors} (${round(t.errorRate.median * 100, 2)}%)`,
-      t.safe === null ? 'not checked' : t.safe ? `ok (${holds})` : `VIOLATED (${t.violations})`,
+      t.safe === null
+        ? 'not checked'
+        : !t.safe
+          ? `VIOLATED (${t.violations})`
+          : t.phantoms > 0
+            ? `${t.phantoms} semantic conflict(s) (${holds})`
+            : `ok (${holds})`,
     ];
   });
 }
@@ -88,10 +95,9 @@ export function probeTable(results: StrategyResult[]): string {
 
 /** Steady phase per operation: goodput / gave up / acquire p95 ms. */
 export function perOperationTable(results: StrategyResult[]): string {
-  const cell = (r: StrategyResult, op: 'read' | 'edit' | 'rename'): string =>
-    `${r.perOp[op].goodput} / ${r.perOp[op].gaveUp} / ${round(r.perOp[op].acquireP95)}`;
+  const cell = (r: StrategyResult, op: OpKind): string => `${r.perOp[op].goodput} / ${r.perOp[op].gaveUp} / ${round(r.perOp[op].acquireP95)}`;
   return markdownRows(
-    ['strategy', 'trial', 'read', 'edit', 'rename'],
-    results.map((r) => [r.strategy, String(r.trial), cell(r, 'read'), cell(r, 'edit'), cell(r, 'rename')]),
+    ['strategy', 'trial', ...OP_KINDS],
+    results.map((r) => [r.strategy, String(r.trial), ...OP_KINDS.map((op) => (r.perOp[op] ? cell(r, op) : '-'))]),
   );
 }

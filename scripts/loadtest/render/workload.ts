@@ -1,5 +1,5 @@
 /** A workload in words, for the terminal and the reports. */
-import type { Mix, Skew, WorkloadConfig } from '../../../loadtests/lib/workload.js';
+import { type Mix, mixWeights, OP_KINDS, type OpKind, type Skew, type WorkloadConfig } from '../../../loadtests/lib/workload.js';
 
 export function describeSkew(skew: Skew): string {
   if (skew.kind === 'uniform') return 'uniform';
@@ -7,17 +7,18 @@ export function describeSkew(skew: Skew): string {
   return `hot spot: ${Math.round(skew.hotFraction * 100)}% of targets get ${Math.round(skew.hotTraffic * 100)}% of traffic`;
 }
 
-export function mixPercentages(mix: Mix): { read: number; edit: number; rename: number } {
-  const total = mix.read + mix.edit + mix.rename;
+export function mixPercentages(mix: Mix): Record<OpKind, number> {
+  const weights = mixWeights(mix);
+  const total = OP_KINDS.reduce((sum, key) => sum + weights[key], 0);
   const pct = (value: number): number => Math.round((value / total) * 1000) / 10;
-  return { read: pct(mix.read), edit: pct(mix.edit), rename: pct(mix.rename) };
+  return { read: pct(weights.read), edit: pct(weights.edit), rename: pct(weights.rename), create: pct(weights.create), delete: pct(weights.delete) };
 }
 
 /** One line, e.g. "read/edit/rename 70/25/5%, 20 ms critical sections, hot spot: ..., tree depth 3 x fan-out 3 x 4 files per directory". */
 export function describeWorkload(workload: WorkloadConfig): string {
   const mix = mixPercentages(workload.mix);
   return (
-    `read/edit/rename ${mix.read}/${mix.edit}/${mix.rename}%, ${workload.criticalSectionMs} ms critical sections, ` +
+    `read/edit/rename/create/delete ${mix.read}/${mix.edit}/${mix.rename}/${mix.create}/${mix.delete}%, ${workload.criticalSectionMs} ms critical sections, ` +
     `${describeSkew(workload.skew)}, tree depth ${workload.tree.depth} x fan-out ${workload.tree.fanout} x ${workload.tree.filesPerDir} files per directory`
   );
 }
