@@ -25,6 +25,8 @@ class Clock {
   private probeTotalS = 0;
   private steadyDone = 0;
   private steadyTotalS = 0;
+  /** Probes per search so far, first trials and later ones apart (later ones start from a bracket). */
+  private readonly searches = { first: [] as number[], later: [] as number[] };
 
   constructor(config: LoadtestConfig) {
     this.probeS = config.capacity.probeS + 1 + K6_RUN_OVERHEAD_S;
@@ -43,10 +45,21 @@ class Clock {
     this.steadyS = this.steadyTotalS / this.steadyDone;
   }
 
+  searchTook(trial: number, probes: number): void {
+    (trial === 1 ? this.searches.first : this.searches.later).push(probes);
+  }
+
+  /** Probes a search of this trial will likely need: as measured so far, else the plan's figure. */
+  probesFor(config: LoadtestConfig, trial: number): number {
+    if (!config.capacity.enabled) return 0;
+    const seen = trial === 1 ? this.searches.first : this.searches.later;
+    return seen.length > 0 ? seen.reduce((sum, n) => sum + n, 0) / seen.length : expectedProbes(config, trial);
+  }
+
   /** "~4 min 10 s left" for the steps not yet run plus the probes still expected in this one. */
   left(stepsLeft: Array<{ trial: number }>, probesLeftNow: number, config: LoadtestConfig): string {
     let seconds = probesLeftNow * this.probeS;
-    for (const step of stepsLeft) seconds += this.steadyS + expectedProbes(config, step.trial) * this.probeS;
+    for (const step of stepsLeft) seconds += this.steadyS + this.probesFor(config, step.trial) * this.probeS;
     return `${formatSeconds((Date.now() - this.started) / 1000)} elapsed, ~${formatSeconds(seconds)} left`;
   }
 }
@@ -73,7 +86,7 @@ export async function runAll(ctx: RunContext): Promise<RunOutcome> {
       `[${index + 1}/${plan.length}] ${strategy} on workload ${workload.name}${config.trials > 1 ? `, trial ${trial}/${config.trials}` : ''}: ` +
         `${config.schedule.steady.rate} ops/s for ${config.schedule.steady.durationS} s` +
         (config.capacity.enabled ? `, then the capacity search (p99 <= ${objective.p99Ms} ms, goodput >= ${objective.goodputRatio * 100}%)` : '') +
-        ` (${clock.left([step, ...later].slice(1), expectedProbes(config, trial), config)})`,
+        ` (${clock.left(later, clock.probesFor(config, trial), config)})`,
     );
     await warmFunctions(ctx);
     if (interrupt.interrupted) break;
@@ -113,7 +126,7 @@ export async function runAll(ctx: RunContext): Promise<RunOutcome> {
         log(
           `probe ${rate} ops/s: ${verdict.good ? 'met the objective' : `missed it (${verdict.reasons.join(', ')})`}; ` +
             `goodput ${verdict.goodputRate.toFixed(1)}, acquire p99 ${Math.round(verdict.acquireP99)} ms ` +
-            `(${clock.left(later, Math.max(0, expectedProbes(config, trial) - probesRun), config)})`,
+            `(${clock.left(later, Math.max(0, clock.probesFor(config, trial) - probesRun), config)})`,
         );
         return verdict;
       },
@@ -127,6 +140,7 @@ export async function runAll(ctx: RunContext): Promise<RunOutcome> {
       if (interrupt.interrupted) break;
       continue;
     }
+    clock.searchTook(trial, search.probes.length);
     result.capacity = search;
     if (config.schedule.ramp.levels.length === 0) {
       result.ramp = [...stages].sort((a, b) => a.offeredRate - b.offeredRate);

@@ -247,6 +247,7 @@ describe('report', () => {
     const phantom = trials('document', [300, 310, 305], [5, 5, 5]).map((r) => ({ ...r, safety: { ...r.safety!, phantomCount: 4 } }));
     const rec = recommend(workload, [...phantom, ...trials('tree', [100, 110, 105], [15, 16, 15])], 40);
     expect(rec.winner).toBe('tree');
+    expect(rec.headline).toMatch(/; document is faster \(305 ops\/s\) but unsafe for this workload$/);
     expect(rec.reasons[0]).toMatch(/^document is unsafe for this workload: 12 operation\(s\) ran under a directory while another holder was renaming it/);
   });
 

@@ -49,10 +49,15 @@ export function recommend(workload: WorkloadConfig, results: StrategyResult[], e
     case 'winner': {
       const { winner } = decision;
       const order = [winner, ...ranking.ranked.filter((t) => t !== winner)];
+      // A faster strategy that is unsafe for the workload is named, so nobody picks it for speed.
+      const fasterButUnsafe = ranking.phantoms.filter((t) => t.capacity.median > winner.capacity.median);
+      const caveat = fasterButUnsafe.length
+        ? `; ${fasterButUnsafe.map((t) => `${t.strategy} is faster (${round(t.capacity.median, 0)} ops/s) but unsafe for this workload`).join(', ')}`
+        : '';
       return {
         workload: workload.name,
         winner: winner.strategy,
-        headline: winnerHeadline(decision, expectedRate, results.length) + noise,
+        headline: winnerHeadline(decision, expectedRate, results.length) + caveat + noise,
         reasons: [...reasons, ...order.map(because)],
       };
     }
