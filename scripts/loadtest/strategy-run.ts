@@ -2,7 +2,7 @@
  * One strategy on one workload: warm the functions, run k6, check its critical sections for
  * safety, and read its numbers. Says what went wrong instead of throwing, so the loop can go on.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { runConfig } from '../../loadtests/lib/defaults.js';
 import { namespaceFor, type Strategy, type WorkloadConfig } from '../../loadtests/lib/workload.js';
@@ -131,18 +131,21 @@ export async function runProbe(ctx: RunContext, workload: WorkloadConfig, strate
     retry: config.retry,
     ttlMs: config.ttlMs,
   });
+  // Probes are many: their summaries, hold logs and safety files go to probes/.
+  const probeDir = join(ctx.outDir, 'probes');
+  mkdirSync(probeDir, { recursive: true });
   const run = await runK6({
     k6: ctx.k6,
     k6Config,
     stem,
     baseUrl: ctx.baseUrl,
-    outDir: ctx.outDir,
+    outDir: probeDir,
     scheduledS: strategySeconds(schedule),
     interrupt: ctx.interrupt,
     quiet: true,
   });
   const notes: string[] = [];
-  const safety = checkSafety(ctx.outDir, stem, `${strategy}/${workload.name} probe ${rate} ops/s`, run.holdsPath, true);
+  const safety = checkSafety(probeDir, stem, `${strategy}/${workload.name} probe ${rate} ops/s`, run.holdsPath, true);
   const failedRun = (): ProbeRun => {
     const stage = emptyStage(rate);
     return {

@@ -29,7 +29,7 @@ export function renderMarkdown(input: ReportInput, charts: { goodput: string; ca
     if (failed.length) lines.push('');
   }
   lines.push(
-    'Files: `summary-<workload>-<strategy>.json` (k6 summaries), `safety-<workload>-<strategy>.json`, `holds-<workload>-<strategy>.log`, `report.html`.',
+    'Files: `summary-<workload>-<strategy>[-t<trial>].json` (k6 summaries of the expected rate), `safety-...json`, `holds-...log`, `probes/` (the same for every capacity probe), `capacity.svg`, `goodput.svg`, `latency.svg`, `report.html`.',
     '',
   );
   return lines.join('\n');
