@@ -3,6 +3,8 @@
  * @types/k6 (k6 itself strips types and checks nothing).
  */
 declare const __ENV: Record<string, string | undefined>;
+/** k6's init-context file reader. */
+declare function open(path: string): string;
 declare const console: { log(...args: unknown[]): void; error(...args: unknown[]): void; warn(...args: unknown[]): void };
 
 declare module 'k6' {

@@ -17,6 +17,7 @@ import { Counter, Rate, Trend } from 'k6/metrics';
 import { LockApi } from './lib/api.ts';
 import { backoffDelayMs, retryDelayMs } from './lib/backoff.ts';
 import { defaultRetry, defaultSchedule, defaultWorkload, runConfig } from './lib/defaults.ts';
+import { parsePathList, parseTrace, type TraceEntry, traceOperations, treeFromPaths, treeFromTrace } from './lib/user-workload.ts';
 import {
   HOLD_MARKER,
   type HoldRecord,
@@ -24,11 +25,13 @@ import {
   lockPlan,
   namespaceFor,
   OP_KINDS,
+  type Operation,
   operationSource,
   rampLevelAt,
   rampStages,
   type Strategy,
   stageTag,
+  type Tree,
 } from './lib/workload.ts';
 
 function loadConfig(): K6RunConfig {
@@ -52,7 +55,19 @@ function loadConfig(): K6RunConfig {
 const cfg = loadConfig();
 const BASE_URL = (__ENV.BASE_URL ?? 'http://localhost:3000').replace(/\/+$/, '');
 const api = new LockApi(BASE_URL, { strategy: cfg.strategy });
-const source = operationSource(cfg.workload);
+/** The user's tree and trace, when given (files the orchestrator wrote and validated). */
+function userWorkload(): { tree?: Tree; sequence?: Operation[]; trace?: TraceEntry[] } {
+  const { pathsFile, traceFile } = cfg.workload;
+  const paths = pathsFile ? parsePathList(open(pathsFile), pathsFile).paths : undefined;
+  const trace = traceFile ? parseTrace(open(traceFile), traceFile).entries : undefined;
+  const tree = paths ? treeFromPaths(paths) : trace ? treeFromTrace(trace) : undefined;
+  if (!tree) return {};
+  return { tree, ...(trace ? { trace, sequence: traceOperations(trace, tree) } : {}) };
+}
+const user = userWorkload();
+const source = operationSource(cfg.workload, user);
+const replaying = Boolean(cfg.replay && user.trace);
+const replayLag = new Trend('replay_lag', true);
 
 const stages = ['steady', ...cfg.ramp.levels.map((level) => stageTag(level))];
 const ops = OP_KINDS;
@@ -99,14 +114,23 @@ function thresholds(): Record<string, string[]> {
 function scenarios(): Record<string, Record<string, unknown>> {
   const common = { timeUnit: '1s', gracefulStop: `${cfg.gracefulStopS}s` };
   const result: Record<string, Record<string, unknown>> = {
-    steady: {
-      ...common,
-      executor: 'constant-arrival-rate',
-      rate: cfg.steady.rate,
-      duration: `${cfg.steady.durationS}s`,
-      preAllocatedVUs: cfg.vus.preAllocated,
-      maxVUs: cfg.vus.max,
-    },
+    // A trace is replayed in order at its own timing: one iteration per recorded operation.
+    steady: replaying
+      ? {
+          executor: 'shared-iterations',
+          gracefulStop: `${cfg.gracefulStopS}s`,
+          vus: cfg.vus.max,
+          iterations: user.trace!.length,
+          maxDuration: `${cfg.steady.durationS + 30}s`,
+        }
+      : {
+          ...common,
+          executor: 'constant-arrival-rate',
+          rate: cfg.steady.rate,
+          duration: `${cfg.steady.durationS}s`,
+          preAllocatedVUs: cfg.vus.preAllocated,
+          maxVUs: cfg.vus.max,
+        },
   };
   if (cfg.ramp.levels.length > 0) {
     result.ramp = {
@@ -159,7 +183,15 @@ function currentStage(): string {
 
 export default function (): void {
   const stage = currentStage();
-  const op = source.next(Math.random);
+  const index = exec.scenario.iterationInTest;
+  if (replaying && exec.scenario.name === 'steady') {
+    // Wait for the operation's recorded time (scaled); a late start shows as replay lag.
+    const dueAt = exec.scenario.startTime + user.trace![index]!.atMs / (cfg.workload.traceSpeed ?? 1);
+    const wait = dueAt - Date.now();
+    if (wait > 0) sleep(wait / 1000);
+    else replayLag.add(-wait);
+  }
+  const op = source.next(Math.random, user.sequence ? index : undefined);
   const plan = lockPlan(cfg.strategy, op);
   const tags = { stage, op: op.kind };
   const owner = `${cfg.runId}-${cfg.strategy}-vu${exec.vu.idInTest}`;

@@ -11,6 +11,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { createElasticsearchClient } from '../functions/store/index.js';
 import { ensureK6, K6_VERSION } from './k6.js';
 import { parseCli, USAGE } from './loadtest/cli.js';
 import { ConfigError, type LoadtestConfig, plannedSeconds } from './loadtest/config.js';
@@ -22,6 +23,7 @@ import type { ReportInput } from './loadtest/render/report-input.js';
 import { nameRun, type RunName } from './loadtest/results-dir.js';
 import { formatSeconds, type RunOutcome, runAll } from './loadtest/run.js';
 import { openService } from './loadtest/service.js';
+import { applyUserWorkload, checkUserWorkload, readIndexPaths } from './loadtest/user-workload.js';
 
 async function main(argv: string[]): Promise<number> {
   const { config, help } = parseCli(argv);
@@ -39,7 +41,24 @@ async function main(argv: string[]): Promise<number> {
   const k6 = await ensureK6(log);
   log(`k6 ${K6_VERSION}: ${k6}`);
 
-  const service = await openService(config, { runId: run.runId, outDir: run.outDir, interrupt });
+  // The user's paths and trace go to the results folder; paths from an index once Elasticsearch answers.
+  mkdirSync(run.outDir, { recursive: true });
+  const { user } = config;
+  const userNotes = user && !user.index ? applyUserWorkload(config, user, run.outDir) : [];
+  const fromIndex = user?.index
+    ? async (esUrl: string): Promise<string[]> => {
+        const client = createElasticsearchClient({ url: esUrl, ...(process.env.ES_API_KEY ? { apiKey: process.env.ES_API_KEY } : {}) });
+        try {
+          user.paths = await readIndexPaths(client, esUrl, user.index!);
+          checkUserWorkload(user);
+        } finally {
+          await client.close();
+        }
+        return applyUserWorkload(config, user, run.outDir);
+      }
+    : undefined;
+  const service = await openService(config, { runId: run.runId, outDir: run.outDir, interrupt }, fromIndex);
+  service.notes.unshift(...userNotes);
   let outcome: RunOutcome;
   try {
     mkdirSync(run.outDir, { recursive: true });

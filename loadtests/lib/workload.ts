@@ -53,6 +53,14 @@ export interface WorkloadConfig {
   /** Time spent inside the lock (the simulated work), in ms. */
   criticalSectionMs: number;
   skew: Skew;
+  /** The user's tree: a file of paths, one per line, written by the orchestrator (replaces `tree`). */
+  pathsFile?: string;
+  /** The user's operations: a JSON-lines trace ({op, target, atMs}), written by the orchestrator (replaces `mix`). */
+  traceFile?: string;
+  /** Replay speed of the trace at the expected rate: 2 = twice as fast as recorded. */
+  traceSpeed?: number;
+  /** Where the user's tree and operations came from, in words (for the reports). */
+  origin?: { tree?: string; operations?: string };
 }
 
 export interface RetryPolicy {
@@ -75,6 +83,8 @@ export interface K6RunConfig {
   ramp: { levels: number[]; stepS: number; transitionS: number; startAfterS: number };
   retry: RetryPolicy;
   ttlMs: number;
+  /** The steady phase replays the workload's trace at its own timing (× traceSpeed) instead of a constant rate. */
+  replay?: boolean;
   vus: { preAllocated: number; max: number };
   /** Grace for in-flight iterations at the end of each scenario. */
   gracefulStopS: number;
@@ -312,9 +322,20 @@ export function skewedPicker(n: number, skew: Skew, seed: number): (random: () =
   };
 }
 
-/** Draws operations for one workload; `random` is the caller's source (Math.random in k6). */
-export function operationSource(workload: WorkloadConfig): { tree: Tree; next: (random: () => number) => Operation } {
-  const tree = buildTree(workload.tree);
+/**
+ * Draws operations for one workload; `random` is the caller's source (Math.random in k6). With a
+ * `sequence` (a replayed trace) the operations come in its order instead: `index` picks one.
+ */
+export function operationSource(
+  workload: WorkloadConfig,
+  user: { tree?: Tree; sequence?: Operation[] } = {},
+): { tree: Tree; next: (random: () => number, index?: number) => Operation } {
+  const tree = user.tree ?? buildTree(workload.tree);
+  const { sequence } = user;
+  if (sequence && sequence.length > 0) {
+    let counter = 0;
+    return { tree, next: (_random, index) => sequence[(index ?? counter++) % sequence.length]! };
+  }
   const pickFile = skewedPicker(tree.files.length, workload.skew, workload.tree.seed);
   const pickDir = skewedPicker(tree.dirs.length, workload.skew, workload.tree.seed + 1);
   const weights = mixWeights(workload.mix);

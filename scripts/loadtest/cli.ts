@@ -9,6 +9,7 @@ import { type Mix, mixWeights, type Skew, type WorkloadConfig } from '../../load
 import { DEFAULT_OBJECTIVE, DEFAULT_SEARCH } from './capacity.js';
 import { ConfigError, configErrorFrom, defaultCapacity, defaultConfig, type LoadtestConfig, smokeCapacity, validateConfig } from './config.js';
 import { applyConfigFile, readConfigFile, strategySchema, targetSchema } from './config-file.js';
+import { checkUserWorkload, readPathsFile, readTraceFile, type UserWorkload } from './user-workload.js';
 
 export const USAGE = `usage: npm run loadtest -- [options]
 
@@ -37,6 +38,13 @@ The defaults take about 8 minutes here.
                        tree shape: directory levels, subdirectories per directory, files per directory
   --mix R/E/N[/C/D]    weights of read/edit/rename/create/delete, e.g. 67/23/5/3/2 or
                        read=70,edit=25,rename=5,create=3 (default 67/23/5/3/2)
+  --paths FILE         your tree: one absolute path per line (files; directories are their ancestors)
+  --from-index NAME    your tree from an Elasticsearch index (ES_URL, or the local node) ...
+  --path-field FIELD   ... and the field of its documents that holds the path (default path)
+  --max-paths N        read at most this many paths (default 20000)
+  --trace FILE         replay your operations: JSON lines {"op":"edit","target":"/a/b.txt","time":12.5}
+                       (op read|edit|rename|create|delete, time in seconds or ISO-8601)
+  --trace-speed X      replay X times as fast as recorded (default 1)
   --renames LIST       one workload per directory-rename share, e.g. 2,10,30 (percent; reads and
                        the other operations keep their proportion): the report says where the winner flips
   --cs-ms N            critical-section time in ms (default ${defaultWorkload().criticalSectionMs})
@@ -141,6 +149,12 @@ const flagsSchema = z
     'tree-seed': number,
     mix: flagValue(readMix, MIX_HINT),
     renames: flagValue(readLevels, 'expected percentages separated by commas, e.g. 2,10,30'),
+    paths: z.string(),
+    'from-index': z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, { error: 'expected an index name (lowercase letters, digits, ".", "_", "-")' }),
+    'path-field': z.string().min(1),
+    'max-paths': number,
+    trace: z.string(),
+    'trace-speed': number,
     'cs-ms': number,
     skew: flagValue(readSkew, SKEW_HINT),
     'budget-ms': number,
@@ -220,12 +234,37 @@ function applyFlags(base: LoadtestConfig, flags: Flags): LoadtestConfig {
     config.workloads = renameSweep(config.workloads[0]!, flags.renames);
   }
   if (flags['budget-ms'] !== undefined) config.retry.budgetMs = flags['budget-ms'];
+  config.user = userWorkloadOf(flags, config);
   if (flags['ttl-ms'] !== undefined) config.ttlMs = flags['ttl-ms'];
   if (flags.results !== undefined) config.resultsDir = flags.results;
   if (flags.port !== undefined) config.port = flags.port;
   if (flags['no-seed']) config.seed = false;
   if (flags.warmup !== undefined) config.warmup = flags.warmup;
   return config;
+}
+
+/** --paths, --from-index and --trace, checked now (an index once Elasticsearch is up). */
+function userWorkloadOf(flags: Flags, config: LoadtestConfig): UserWorkload | undefined {
+  if (flags.paths === undefined && flags['from-index'] === undefined && flags.trace === undefined) {
+    if (flags['path-field'] !== undefined) throw new ConfigError('--path-field: only with --from-index; see --help');
+    if (flags['trace-speed'] !== undefined) throw new ConfigError('--trace-speed: only with --trace; see --help');
+    return undefined;
+  }
+  if (flags.paths !== undefined && flags['from-index'] !== undefined)
+    throw new ConfigError('--paths and --from-index: give one source of paths, not both; see --help');
+  if (flags.trace !== undefined && (flags.mix !== undefined || flags.renames !== undefined)) {
+    throw new ConfigError(`--trace with ${flags.mix !== undefined ? '--mix' : '--renames'}: the trace says which operations run; drop one; see --help`);
+  }
+  const max = flags['max-paths'] ?? 20_000;
+  if (!Number.isInteger(max) || max < 1) throw new ConfigError(`--max-paths: must be a whole number >= 1 (got ${max}); see --help`);
+  const user: UserWorkload = {
+    ...(flags.paths !== undefined ? { paths: readPathsFile(flags.paths, max) } : {}),
+    ...(flags['from-index'] !== undefined ? { index: { name: flags['from-index'], field: flags['path-field'] ?? 'path', max } } : {}),
+    ...(flags.trace !== undefined ? { trace: readTraceFile(flags.trace, flags['trace-speed'] ?? 1) } : {}),
+  };
+  if (user.trace && config.workloads.length > 1) throw new ConfigError('--trace: one workload only (the config file lists several)');
+  checkUserWorkload(user);
+  return user;
 }
 
 /** One workload per rename share (percent of operations); reads and edits keep their proportion. */

@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import { defaultRetry, defaultSchedule, defaultWorkload, RAMP_PAUSE_S, type Schedule } from '../../loadtests/lib/defaults.js';
 import { type RetryPolicy, STRATEGIES, type Strategy, validateWorkload, type WorkloadConfig } from '../../loadtests/lib/workload.js';
 import { DEFAULT_OBJECTIVE, DEFAULT_SEARCH, type Objective, type SearchSettings } from './capacity.js';
+import type { UserWorkload } from './user-workload.js';
 
 /** The capacity search per strategy and trial (capacity.ts). */
 export interface CapacitySettings {
@@ -32,6 +33,8 @@ export interface LoadtestConfig {
   smoke: boolean;
   /** Write the tree's documents into an Elasticsearch data index (local mode only). */
   seed: boolean;
+  /** The user's own tree and trace (--paths, --from-index, --trace). */
+  user?: UserWorkload;
   /** Port for serverless-offline when the stack is started here. */
   port?: number;
   /**

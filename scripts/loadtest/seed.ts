@@ -2,7 +2,8 @@
  * Writes the workload's file tree into an Elasticsearch data index, one document per file (id = path),
  * so the tree the locks protect exists next to the lock index. Local mode only; removed afterwards.
  */
-import { buildTree, type WorkloadConfig } from '../../loadtests/lib/workload.js';
+import type { WorkloadConfig } from '../../loadtests/lib/workload.js';
+import { treeOfWorkload } from './user-workload.js';
 
 export function seedIndexName(runId: string): string {
   return `lt-files-${runId}`.toLowerCase();
@@ -36,7 +37,7 @@ export async function seedTree(esUrl: string, index: string, workloads: Workload
   });
   const lines: string[] = [];
   for (const workload of workloads) {
-    for (const path of buildTree(workload.tree).files) {
+    for (const path of treeOfWorkload(workload).files) {
       const slash = path.lastIndexOf('/');
       lines.push(JSON.stringify({ index: { _id: `${workload.name}:${path}` } }));
       lines.push(

@@ -18,8 +18,22 @@ export interface Service {
   close(): Promise<void>;
 }
 
-export async function openService(config: LoadtestConfig, run: { runId: string; outDir: string; interrupt: Interrupt }): Promise<Service> {
-  return config.target ? checkTarget(config.target) : startLocal(config, run);
+/** Called with Elasticsearch's URL once it answers, before the tree is seeded (e.g. to read the user's paths from an index). */
+export type BeforeSeed = (esUrl: string) => Promise<string[]>;
+
+export async function openService(
+  config: LoadtestConfig,
+  run: { runId: string; outDir: string; interrupt: Interrupt },
+  beforeSeed?: BeforeSeed,
+): Promise<Service> {
+  if (!config.target) return startLocal(config, run, beforeSeed);
+  const service = await checkTarget(config.target);
+  if (beforeSeed) {
+    const esUrl = process.env.ES_URL;
+    if (!esUrl) throw new ConfigError('--from-index with --target: set ES_URL (and ES_API_KEY) to the cluster that holds the index');
+    service.notes.push(...(await beforeSeed(esUrl)));
+  }
+  return service;
 }
 
 async function checkTarget(baseUrl: string): Promise<Service> {
@@ -38,7 +52,7 @@ async function loadStartStack(): Promise<typeof import('../stack.js').startStack
   }
 }
 
-async function startLocal(config: LoadtestConfig, run: { runId: string; outDir: string; interrupt: Interrupt }): Promise<Service> {
+async function startLocal(config: LoadtestConfig, run: { runId: string; outDir: string; interrupt: Interrupt }, beforeSeed?: BeforeSeed): Promise<Service> {
   phase('starting the stack (Elasticsearch, lock index, serverless-offline)');
   const startStack = await loadStartStack();
   const started = Date.now();
@@ -65,6 +79,7 @@ async function startLocal(config: LoadtestConfig, run: { runId: string; outDir: 
   };
   const notes: string[] = [];
   try {
+    if (beforeSeed) notes.push(...(await beforeSeed(stack.esUrl)));
     if (config.seed && !run.interrupt.interrupted) {
       seeded = seedIndexName(run.runId);
       const documents = await seedTree(stack.esUrl, seeded, config.workloads);

@@ -56,6 +56,7 @@ export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, str
     retry: config.retry,
     ttlMs: config.ttlMs,
   });
+  if (workload.traceFile) k6Config.replay = true;
   const run = await runK6({
     k6: ctx.k6,
     k6Config,

@@ -2,11 +2,12 @@
  * `scripts/loadtest.ts --smoke` end to end on the real stack (the test run's Elasticsearch, the lock
  * index, serverless-offline): a few seconds per strategy. The first run on a machine also builds k6.
  */
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
+import { createElasticsearchClient } from '../../functions/store/index.js';
 import { runLoadtest } from './run.js';
 
 function portFree(port: number): Promise<boolean> {
@@ -46,5 +47,59 @@ describe('npm run loadtest -- --smoke', () => {
     }
     expect(existsSync(join(run.resultDir!, 'goodput.svg'))).toBe(true);
     expect(run.output).toMatch(/recommendation/);
+  }, 600_000);
+
+  it('takes the tree from an Elasticsearch index and replays a trace, end to end', async () => {
+    const results = mkdtempSync(join(tmpdir(), 'lt-user-'));
+    const port = await freePortPair();
+    const esUrl = inject('esUrl');
+    const apiKey = inject('esApiKey');
+    const client = createElasticsearchClient({ url: esUrl, ...(apiKey ? { apiKey } : {}) });
+    const index = `lt-e2e-files-${process.pid}`;
+    const paths = ['src', 'docs'].flatMap((top) => ['a', 'b'].flatMap((sub) => Array.from({ length: 8 }, (_, i) => `/proj/${top}/${sub}/f${i}.txt`)));
+    await client.bulk({ refresh: true, operations: paths.flatMap((path) => [{ index: { _index: index } }, { path }]) });
+    const trace = Array.from({ length: 40 }, (_, i) => {
+      const op =
+        i % 10 === 3
+          ? { op: 'rename', target: '/proj/src/a' }
+          : i % 10 === 7
+            ? { op: 'create', target: `/proj/docs/b/new${i}.txt` }
+            : { op: i % 2 ? 'edit' : 'read', target: paths[i % paths.length] };
+      return JSON.stringify({ ...op, time: i * 0.05 });
+    });
+    const traceFile = join(mkdtempSync(join(tmpdir(), 'lt-trace-')), 'trace-in.jsonl');
+    writeFileSync(traceFile, `${trace.join('\n')}\n`);
+    try {
+      const run = await runLoadtest(
+        [
+          '--smoke',
+          '--port',
+          String(port),
+          '--strategies',
+          'document,tree',
+          '--from-index',
+          index,
+          '--path-field',
+          'path',
+          '--trace',
+          traceFile,
+          '--trace-speed',
+          '2',
+        ],
+        results,
+        { ES_URL: esUrl, ...(apiKey ? { ES_API_KEY: apiKey } : {}) },
+      );
+      expect(run.code, run.output.slice(-6000)).toBe(0);
+      expect(readFileSync(join(run.resultDir!, 'paths.txt'), 'utf8').trim().split('\n').sort()).toEqual([...paths].sort());
+      expect(readFileSync(join(run.resultDir!, 'trace.jsonl'), 'utf8').trim().split('\n')).toHaveLength(40);
+      expect(run.output).toMatch(/replays 40 operations of .*trace-in\.jsonl at 2x their timing/);
+      expect(run.output).toMatch(/\[document\] steady \d+\/s for 1s: goodput 40 of 40 offered/);
+      for (const strategy of ['document', 'tree']) expect(run.output).toMatch(new RegExp(`safety ${strategy}/default: OK`));
+      const report = readFileSync(join(run.resultDir!, 'report.md'), 'utf8');
+      expect(report).toContain(`32 paths from ${esUrl.replace(/\/+$/, '')} ${index}.path`);
+    } finally {
+      await client.indices.delete({ index }, { ignore: [404] });
+      await client.close();
+    }
   }, 600_000);
 });

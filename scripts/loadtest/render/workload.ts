@@ -17,8 +17,9 @@ export function mixPercentages(mix: Mix): Record<OpKind, number> {
 /** One line, e.g. "read/edit/rename 70/25/5%, 20 ms critical sections, hot spot: ..., tree depth 3 x fan-out 3 x 4 files per directory". */
 export function describeWorkload(workload: WorkloadConfig): string {
   const mix = mixPercentages(workload.mix);
-  return (
-    `read/edit/rename/create/delete ${mix.read}/${mix.edit}/${mix.rename}/${mix.create}/${mix.delete}%, ${workload.criticalSectionMs} ms critical sections, ` +
-    `${describeSkew(workload.skew)}, tree depth ${workload.tree.depth} x fan-out ${workload.tree.fanout} x ${workload.tree.filesPerDir} files per directory`
-  );
+  const operations = workload.origin?.operations ?? `read/edit/rename/create/delete ${mix.read}/${mix.edit}/${mix.rename}/${mix.create}/${mix.delete}%`;
+  const targets = workload.origin?.operations ? '' : `, ${describeSkew(workload.skew)}`;
+  const tree =
+    workload.origin?.tree ?? `tree depth ${workload.tree.depth} x fan-out ${workload.tree.fanout} x ${workload.tree.filesPerDir} files per directory`;
+  return `${operations}, ${workload.criticalSectionMs} ms critical sections${targets}, ${tree}`;
 }
