@@ -15,6 +15,7 @@ import { createElasticsearchClient } from '../functions/store/index.js';
 import { ensureK6, K6_VERSION } from './k6.js';
 import { parseCli, USAGE } from './loadtest/cli.js';
 import { ConfigError, type LoadtestConfig, plannedSeconds } from './loadtest/config.js';
+import { type EngineLayer, openEngineLayer } from './loadtest/engine-probe.js';
 import { Interrupt } from './loadtest/interrupt.js';
 import { log, phase, warn } from './loadtest/log.js';
 import { consoleReport } from './loadtest/render/console.js';
@@ -60,11 +61,15 @@ async function main(argv: string[]): Promise<number> {
   const service = await openService(config, { runId: run.runId, outDir: run.outDir, interrupt }, fromIndex);
   service.notes.unshift(...userNotes);
   let outcome: RunOutcome;
+  let engine: EngineLayer | undefined;
   try {
     mkdirSync(run.outDir, { recursive: true });
     writeFileSync(join(run.outDir, 'config.json'), `${JSON.stringify({ runId: run.runId, baseUrl: service.baseUrl, ...config }, null, 2)}\n`);
-    outcome = await runAll({ config, k6, runId: run.runId, baseUrl: service.baseUrl, outDir: run.outDir, interrupt });
+    engine = config.engine.enabled && service.esUrl ? await openEngineLayer(service.esUrl, run.runId, config) : undefined;
+    if (config.engine.enabled && !engine) service.notes.push('the engine-only layer was not measured: set ES_URL to the cluster the stage uses');
+    outcome = await runAll({ config, k6, runId: run.runId, baseUrl: service.baseUrl, outDir: run.outDir, interrupt, ...(engine ? { engine } : {}) });
   } finally {
+    await engine?.close();
     await service.close();
   }
   return report(config, run, { ...outcome, notes: [...service.notes, ...outcome.notes] }, service.baseUrl, interrupt.interrupted);

@@ -31,6 +31,7 @@ The defaults take about 8 minutes here.
   --probe-seconds S    length of each capacity probe (default ${defaultCapacity().probeS})
   --max-rate N         highest rate the capacity search tries (default ${DEFAULT_SEARCH.maxRate})
   --no-search          skip the capacity search (only the expected rate)
+  --no-engine          skip the engine-only layer (the same search without HTTP, in trial 1)
   --levels LIST        optional fixed ramp after the expected rate, e.g. 20,40,80; "none" skips it
   --step S             seconds per ramp level (default ${defaultSchedule().ramp.stepS})
   --max-vus N          k6 VU ceiling per scenario (default ${defaultSchedule().vus.max})
@@ -140,6 +141,7 @@ const flagsSchema = z
     'probe-seconds': number,
     'max-rate': number,
     'no-search': z.boolean(),
+    'no-engine': z.boolean(),
     levels: flagValue(readLevels, 'expected numbers separated by commas, or "none"'),
     step: number,
     'max-vus': number,
@@ -168,7 +170,7 @@ const flagsSchema = z
   .partial();
 type Flags = z.infer<typeof flagsSchema>;
 
-const BOOLEAN_FLAGS = new Set(['smoke', 'no-seed', 'no-search', 'help']);
+const BOOLEAN_FLAGS = new Set(['smoke', 'no-seed', 'no-search', 'no-engine', 'help']);
 
 function readFlags(argv: string[]): Flags {
   let values: unknown;
@@ -206,6 +208,7 @@ function applyFlags(base: LoadtestConfig, flags: Flags): LoadtestConfig {
   if (flags['probe-seconds'] !== undefined) config.capacity.probeS = flags['probe-seconds'];
   if (flags['max-rate'] !== undefined) config.capacity.search.maxRate = flags['max-rate'];
   if (flags['no-search']) config.capacity.enabled = false;
+  if (flags['no-engine']) config.engine.enabled = false;
   if (flags.step !== undefined) {
     schedule.ramp.stepS = flags.step;
     schedule.ramp.transitionS = Math.min(schedule.ramp.transitionS, Math.max(0, flags.step - 1));
@@ -290,7 +293,8 @@ export function parseCli(argv: string[]): { config: LoadtestConfig; help: boolea
   const flags = readFlags(argv);
   let config = defaultConfig();
   if (flags.config) config = applyConfigFile(config, readConfigFile(flags.config));
-  if (flags.smoke) config = { ...config, smoke: true, schedule: smokeSchedule(), trials: 1, capacity: smokeCapacity() };
+  if (flags.smoke)
+    config = { ...config, smoke: true, schedule: smokeSchedule(), trials: 1, capacity: smokeCapacity(), engine: { enabled: true, trials: 1, probeS: 1 } };
   config = applyFlags(config, flags);
   const problems = validateConfig(config);
   if (problems.length > 0 && !flags.help) throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`);

@@ -3,6 +3,7 @@
  * flags; see cli.ts and config-file.ts) and the checks that span several settings.
  */
 import type { z } from 'zod';
+import { UsageError } from '../../infra/lib/cli.js';
 import { defaultRetry, defaultSchedule, defaultWorkload, RAMP_PAUSE_S, type Schedule } from '../../loadtests/lib/defaults.js';
 import { type RetryPolicy, STRATEGIES, type Strategy, validateWorkload, type WorkloadConfig } from '../../loadtests/lib/workload.js';
 import { DEFAULT_OBJECTIVE, DEFAULT_SEARCH, type Objective, type SearchSettings } from './capacity.js';
@@ -24,6 +25,8 @@ export interface LoadtestConfig {
   /** Every strategy is measured this many times, the trials interleaved (1 for --smoke). */
   trials: number;
   capacity: CapacitySettings;
+  /** The capacity search on the engine alone (no HTTP), in the first trials only. */
+  engine: { enabled: boolean; trials: number; probeS: number };
   retry: RetryPolicy;
   ttlMs: number;
   /** Base URL of a deployed stage; when set nothing is started locally. */
@@ -44,8 +47,8 @@ export interface LoadtestConfig {
   warmup?: number;
 }
 
-/** A mistake in what the user asked for: printed as one line, without a stack trace. */
-export class ConfigError extends Error {
+/** A mistake in what the user asked for: printed as one line, without a stack trace; exit code 2. */
+export class ConfigError extends UsageError {
   override name = 'ConfigError';
 }
 
@@ -62,6 +65,7 @@ export function defaultConfig(): LoadtestConfig {
     schedule: defaultSchedule(),
     trials: 3,
     capacity: defaultCapacity(),
+    engine: { enabled: true, trials: 1, probeS: 3 },
     retry: defaultRetry(),
     ttlMs: 15_000,
     resultsDir: 'results',
@@ -148,6 +152,9 @@ export function plannedSeconds(config: LoadtestConfig): number {
   let total = 0;
   for (let trial = 1; trial <= config.trials; trial++)
     total += config.workloads.length * config.strategies.length * (steadyS + expectedProbes(config, trial) * probeS);
+  // The engine-only layer: one search per strategy and workload per engine trial, no k6 start-up.
+  if (config.engine.enabled && config.capacity.enabled)
+    total += config.engine.trials * config.workloads.length * config.strategies.length * 9 * (config.engine.probeS + 0.5);
   return total;
 }
 

@@ -4,11 +4,14 @@
  * first. Each step runs the expected rate (steady), then searches for the capacity with probes.
  * Prints progress with an estimate of the time left, measured from the probes run so far.
  */
+
+import type { Strategy, WorkloadConfig } from '../../loadtests/lib/workload.js';
 import { type Bracket, searchCapacity } from './capacity.js';
 import { expectedProbes, K6_RUN_OVERHEAD_S, type LoadtestConfig, strategySeconds } from './config.js';
+import type { EngineLayer } from './engine-probe.js';
 import { log, phase } from './log.js';
 import { type RunContext, runProbe, runStrategy, warmFunctions } from './strategy-run.js';
-import { type StrategyResult, saturationOf } from './summary.js';
+import { type EngineResult, type StrategyResult, saturationOf } from './summary.js';
 
 export interface RunOutcome {
   results: StrategyResult[];
@@ -147,6 +150,17 @@ export async function runAll(ctx: RunContext): Promise<RunOutcome> {
       result.saturation = saturationOf(result.ramp);
     }
     if (!brackets.has(key)) brackets.set(key, { good: search.capacity, bad: search.failedAt });
+    if (ctx.engine && trial <= config.engine.trials && !interrupt.interrupted) {
+      const engine = await measureEngine(ctx.engine, config, workload, strategy, trial);
+      result.engine = engine;
+      if (!engine.safetyOk) outcome.failures++;
+      log(
+        `${strategy} on the engine alone (trial ${trial}): ${engine.capacity.capacity} ops/s` +
+          (engine.capacity.failedAt !== null ? `, missed at ${engine.capacity.failedAt}` : '') +
+          `, ${engine.requestsPerOp.toFixed(1)} Elasticsearch requests per operation` +
+          (engine.safetyOk ? '' : `, SAFETY VIOLATED (${engine.violationCount})`),
+      );
+    }
     log(
       `${strategy} capacity (trial ${trial}): ${search.capacity} ops/s` +
         (search.failedAt !== null ? `, missed the objective at ${search.failedAt} ops/s` : ', the search maximum') +
@@ -159,6 +173,21 @@ export async function runAll(ctx: RunContext): Promise<RunOutcome> {
     outcome.failures++;
   }
   return outcome;
+}
+
+/** The capacity search with the engine-only layer: same workload, objective and search, probes of config.engine.probeS. */
+async function measureEngine(layer: EngineLayer, config: LoadtestConfig, workload: WorkloadConfig, strategy: Strategy, trial: number): Promise<EngineResult> {
+  let violations = 0;
+  let phantoms = 0;
+  const perOp = new Map<number, number>();
+  const search = await searchCapacity(async (rate) => {
+    const probe = await layer.probe(workload, strategy, rate, config.engine.probeS, trial, config.capacity.objective);
+    violations += probe.safety.violationCount;
+    phantoms += probe.safety.phantomCount;
+    if (probe.stage.goodput > 0) perOp.set(rate, probe.esRequests / probe.stage.goodput);
+    return probe.verdict;
+  }, config.capacity.search);
+  return { capacity: search, requestsPerOp: perOp.get(search.capacity) ?? 0, safetyOk: violations === 0, violationCount: violations, phantomCount: phantoms };
 }
 
 class SearchStopped extends Error {

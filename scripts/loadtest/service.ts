@@ -5,6 +5,7 @@
  */
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { ServiceError } from '../../infra/lib/cli.js';
 import { answers200 } from '../../infra/lib/http-probe.js';
 import { ConfigError, type LoadtestConfig } from './config.js';
 import type { Interrupt } from './interrupt.js';
@@ -13,6 +14,8 @@ import { dropSeedIndex, seedIndexName, seedTree } from './seed.js';
 
 export interface Service {
   baseUrl: string;
+  /** The Elasticsearch the functions use, when known here (local stack, or ES_URL with --target): the engine-only layer runs on it. */
+  esUrl?: string;
   /** What the report should say about the service (e.g. the seeded index). */
   notes: string[];
   close(): Promise<void>;
@@ -39,8 +42,15 @@ export async function openService(
 async function checkTarget(baseUrl: string): Promise<Service> {
   phase(`target ${baseUrl}: nothing is started locally`);
   const health = await answers200(`${baseUrl}/health`);
-  if (health !== true) throw new ConfigError(`GET ${baseUrl}/health answered ${health}; is the stage deployed and reachable?`);
-  return { baseUrl, notes: [], close: async () => {} };
+  if (health !== true) {
+    throw new ServiceError({
+      headline: `the service at ${baseUrl} is not healthy`,
+      tried: `GET ${baseUrl}/health`,
+      failed: `GET ${baseUrl}/health answered ${health}`,
+      fix: ['check --target: is the stage deployed, and reachable from here?'],
+    });
+  }
+  return { baseUrl, ...(process.env.ES_URL ? { esUrl: process.env.ES_URL } : {}), notes: [], close: async () => {} };
 }
 
 /** The stack's module is loaded only here, so --target runs without serverless-offline and the Elasticsearch client installed. */
@@ -48,7 +58,7 @@ async function loadStartStack(): Promise<typeof import('../stack.js').startStack
   try {
     return (await import('../stack.js')).startStack;
   } catch (error) {
-    throw new ConfigError(`the local stack cannot be started (${(error as Error).message}); use --target URL against a running service.`);
+    throw new Error(`the local stack cannot be started (${(error as Error).message}); use --target URL against a running service.`);
   }
 }
 
@@ -90,5 +100,5 @@ async function startLocal(config: LoadtestConfig, run: { runId: string; outDir: 
     await close();
     throw error;
   }
-  return { baseUrl, notes, close };
+  return { baseUrl, esUrl: stack.esUrl, notes, close };
 }

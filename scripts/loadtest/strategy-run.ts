@@ -9,6 +9,7 @@ import { namespaceFor, type Strategy, type WorkloadConfig } from '../../loadtest
 import { judge, type ProbeVerdict } from './capacity.js';
 import { checkHolds, formatSafety, parseHoldLog, type SafetyReport } from './checker.js';
 import { type LoadtestConfig, strategySeconds, warmupConcurrency } from './config.js';
+import type { EngineLayer } from './engine-probe.js';
 import type { Interrupt } from './interrupt.js';
 import { describeK6Exit, K6_ABORTED, K6_THRESHOLDS_FAILED, runK6 } from './k6-process.js';
 import { log } from './log.js';
@@ -22,6 +23,8 @@ export interface RunContext {
   baseUrl: string;
   outDir: string;
   interrupt: Interrupt;
+  /** The lock layer alone, on the same Elasticsearch (absent: not measured). */
+  engine?: EngineLayer;
 }
 
 export interface StrategyOutcome {

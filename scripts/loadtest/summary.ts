@@ -59,6 +59,8 @@ export interface StrategyResult {
   steady: StageStats & { dropped: number; durationS: number };
   /** The capacity search (null when it was not run). */
   capacity: CapacityResult | null;
+  /** The same capacity search on the engine alone (no HTTP, no serverless-offline); absent when not measured. */
+  engine?: EngineResult;
   /** Goodput and latency per offered rate: the capacity probes, by rate (or a ramp's levels). */
   ramp: StageStats[];
   rampDropped: number;
@@ -72,6 +74,15 @@ export interface StrategyResult {
   failedThresholds: string[];
   k6ExitCode: number | null;
   safety: SafetySummary | null;
+}
+
+export interface EngineResult {
+  capacity: CapacityResult;
+  /** Elasticsearch requests per completed operation at the highest sustained rate. */
+  requestsPerOp: number;
+  safetyOk: boolean;
+  violationCount: number;
+  phantomCount: number;
 }
 
 export interface Saturation {

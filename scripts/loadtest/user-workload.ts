@@ -7,6 +7,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Client } from '@elastic/elasticsearch';
+import { explainServiceError, ServiceError } from '../../infra/lib/cli.js';
 import {
   parsePathList,
   parseTrace,
@@ -97,7 +98,10 @@ export async function readIndexPaths(
 ): Promise<{ list: string[]; source: string }> {
   const label = `--from-index ${index.name} --path-field ${index.field}`;
   const exists = await client.indices.exists({ index: index.name }).catch((error: unknown) => {
-    throw new ConfigError(`${label}: could not ask ${esUrl} (${(error as Error).message}); is Elasticsearch up, and ES_URL / ES_API_KEY right?`);
+    const service = explainServiceError(error);
+    throw service
+      ? new ServiceError({ ...service.problem, tried: `${label}: ${service.problem.tried}` }, { cause: error })
+      : new Error(`${label}: could not ask ${esUrl} (${(error as Error).message}); is Elasticsearch up, and ES_URL / ES_API_KEY right?`);
   });
   if (!exists) throw new ConfigError(`${label}: no index "${index.name}" on ${esUrl}`);
   const paths: string[] = [];

@@ -3,7 +3,7 @@ import { escapeXml } from './charts.js';
 import { recommendations } from './recommendation.js';
 import { type ReportInput, settingsLines, workloadsOf } from './report-input.js';
 import { capacityChart, goodputChart, latencyBars, latencyByLoadChart } from './result-charts.js';
-import { htmlTable, probeTable } from './tables.js';
+import { htmlTable, layersTable, probeTable } from './tables.js';
 import { describeWorkload } from './workload.js';
 
 const STYLE = `body { font-family: system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif; margin: 2rem auto; max-width: 1100px; color: #222; }
@@ -39,6 +39,8 @@ export function renderHtml(input: ReportInput): string {
     body.push(`<div class="chart">${latencyBars(workload, results)}</div>`);
     const byLoad = latencyByLoadChart(workload, results);
     if (byLoad) body.push(`<div class="chart">${byLoad}</div>`);
+    const layers = layersTable(results);
+    if (layers) body.push(`<h3>Two layers: the engine alone against the functions through HTTP</h3><pre>${escapeXml(layers)}</pre>`);
     const probes = probeTable(results);
     if (probes) body.push(`<details><summary>Capacity probes</summary><pre>${escapeXml(probes)}</pre></details>`);
   }

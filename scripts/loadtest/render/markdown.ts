@@ -1,7 +1,7 @@
 /** report.md: settings, recommendation, and per workload its tables. */
 import { recommendations } from './recommendation.js';
 import { type ReportInput, settingsLines, workloadsOf } from './report-input.js';
-import { markdownTable, perOperationTable, probeTable } from './tables.js';
+import { layersTable, markdownTable, perOperationTable, probeTable } from './tables.js';
 import { describeWorkload } from './workload.js';
 
 export function renderMarkdown(input: ReportInput, charts: { goodput: string; capacity?: string }): string {
@@ -19,6 +19,15 @@ export function renderMarkdown(input: ReportInput, charts: { goodput: string; ca
   for (const { workload, results } of workloadsOf(input)) {
     lines.push(`## Workload "${workload.name}"`, '', describeWorkload(workload), '');
     lines.push(markdownTable(results), '');
+    const layers = layersTable(results);
+    if (layers) {
+      lines.push(
+        'Two layers (capacity by the same search and objective): the engine alone, called in process on the same Elasticsearch, against the functions through HTTP on the local stack:',
+        '',
+        layers,
+        '',
+      );
+    }
     const probes = probeTable(results);
     if (probes) lines.push('Capacity probes (each offers one rate; the objective is in the settings above):', '', probes, '');
     lines.push('Per operation (steady phase): goodput / gave up / acquire p95 ms', '', perOperationTable(results), '');

@@ -101,3 +101,31 @@ export function perOperationTable(results: StrategyResult[]): string {
     results.map((r) => [r.strategy, String(r.trial), ...OP_KINDS.map((op) => (r.perOp[op] ? cell(r, op) : '-'))]),
   );
 }
+
+/**
+ * The two layers side by side: capacity through the functions (HTTP on the local stack, median over
+ * trials) against the engine alone on the same Elasticsearch; empty when the engine was not measured.
+ */
+export function layersTable(results: StrategyResult[]): string {
+  const rows = groupTrials(results)
+    .map((t) => ({ t, engine: t.trials.find((r) => r.engine)?.engine }))
+    .filter((row) => row.engine !== undefined)
+    .map(({ t, engine }) => {
+      const lock = engine!.capacity.capacity;
+      const http = t.capacity.median;
+      return [
+        t.strategy,
+        `${round(lock, 0)}${engine!.capacity.failedAt === null ? '+' : ''}`,
+        round(http, 0),
+        lock > 0 ? `${round((http / lock) * 100, 0)}%` : '-',
+        lock > 0 ? `${round(100 - (http / lock) * 100, 0)}%` : '-',
+        round(engine!.requestsPerOp, 1),
+        engine!.safetyOk ? (engine!.phantomCount > 0 ? `${engine!.phantomCount} semantic conflict(s)` : 'ok') : `VIOLATED (${engine!.violationCount})`,
+      ];
+    });
+  if (rows.length === 0) return '';
+  return markdownRows(
+    ['strategy', 'engine alone ops/s', 'through the functions ops/s', 'kept', 'taken by the HTTP layer', 'ES requests per op', 'engine safety'],
+    rows,
+  );
+}

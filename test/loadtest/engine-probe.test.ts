@@ -1,0 +1,52 @@
+/** The engine-only layer: the kit's workload through the engine in process, on the real node, judged like the HTTP runs. */
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createElasticsearchClient } from '../../functions/store/index.js';
+import { defaultWorkload } from '../../loadtests/lib/defaults.js';
+import { DEFAULT_OBJECTIVE, DEFAULT_SEARCH, searchCapacity } from '../../scripts/loadtest/capacity.js';
+import { defaultConfig } from '../../scripts/loadtest/config.js';
+import { EngineLayer } from '../../scripts/loadtest/engine-probe.js';
+
+const apiKey = inject('esApiKey');
+const client = createElasticsearchClient({ url: inject('esUrl'), ...(apiKey ? { apiKey } : {}) });
+let layer: EngineLayer;
+
+beforeAll(async () => {
+  layer = await EngineLayer.open(client, defaultConfig(), `test${process.pid}`);
+});
+afterAll(async () => {
+  await layer.close();
+  await client.close();
+});
+
+describe('the engine-only layer', () => {
+  it('a light probe meets the objective: goodput about the offered rate, safe, and it counts its Elasticsearch requests', async () => {
+    const run = await layer.probe(defaultWorkload(), 'tree', 20, 2, 1, DEFAULT_OBJECTIVE);
+    expect(run.verdict.good, run.verdict.reasons.join('; ')).toBe(true);
+    expect(run.stage.offered).toBe(40);
+    expect(run.stage.goodput).toBeGreaterThanOrEqual(38);
+    expect(run.safety.ok).toBe(true);
+    expect(run.safety.holds).toBe(run.stage.goodput);
+    // Every operation acquires and releases: at least two requests each.
+    expect(run.esRequests).toBeGreaterThanOrEqual(2 * run.stage.goodput);
+  });
+
+  it('feeds the same capacity search as the HTTP layer', async () => {
+    const search = await searchCapacity((rate) => layer.probe(defaultWorkload(), 'document', rate, 1, 1, DEFAULT_OBJECTIVE).then((run) => run.verdict), {
+      ...DEFAULT_SEARCH,
+      startRate: 10,
+      maxProbes: 2,
+    });
+    expect(search.capacity).toBeGreaterThan(0);
+    expect(search.probes).toHaveLength(2);
+  });
+
+  it('sees what document locks let through: creates under a directory being renamed', async () => {
+    const workload = { ...defaultWorkload(), mix: { read: 0, edit: 0, rename: 50, create: 50 }, criticalSectionMs: 40 };
+    const document = await layer.probe(workload, 'document', 60, 2, 1, DEFAULT_OBJECTIVE);
+    const tree = await layer.probe(workload, 'tree', 60, 2, 1, DEFAULT_OBJECTIVE);
+    expect(document.safety.ok).toBe(true);
+    expect(document.safety.phantomCount).toBeGreaterThan(0);
+    expect(tree.safety.ok).toBe(true);
+    expect(tree.safety.phantomCount).toBe(0);
+  });
+});
