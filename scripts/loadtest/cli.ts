@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { describeRule, joinNegativeValues, meetsRule, type NumberRule, usageErrorFromParseArgs } from '../../infra/lib/cli.js';
 import { defaultRetry, defaultSchedule, defaultWorkload, smokeSchedule } from '../../loadtests/lib/defaults.js';
 import { type Mix, mixWeights, type Skew, type WorkloadConfig } from '../../loadtests/lib/workload.js';
 import { DEFAULT_OBJECTIVE, DEFAULT_SEARCH } from './capacity.js';
@@ -32,6 +33,9 @@ The defaults take about 8 minutes here.
   --max-rate N         highest rate the capacity search tries (default ${DEFAULT_SEARCH.maxRate})
   --no-search          skip the capacity search (only the expected rate)
   --no-engine          skip the engine-only layer (the same search without HTTP, in trial 1)
+  --functions N --nodes K --replicas R --hop-ms MS
+                       the deployment the report predicts for: N concurrent functions, a K-node
+                       cluster, R replicas of the lock index, MS per replicated write (default 50, 3, 1, 1)
   --levels LIST        optional fixed ramp after the expected rate, e.g. 20,40,80; "none" skips it
   --step S             seconds per ramp level (default ${defaultSchedule().ramp.stepS})
   --max-vus N          k6 VU ceiling per scenario (default ${defaultSchedule().vus.max})
@@ -57,7 +61,11 @@ The defaults take about 8 minutes here.
   --warmup N           concurrent acquire/release pairs that warm the functions before each run
                        (default: --max-vus; 0 disables)
   --no-seed            do not write the tree into an Elasticsearch data index
-  --help`;
+  --verbose            print stack traces on errors (also DEBUG=1)
+  --help
+
+Exit codes: 0 all safe and passing, 1 a failure (safety violation, failed threshold, a service that
+does not answer), 2 a usage mistake, 130 interrupted.`;
 
 const MIX_HINT = 'expected read/edit/rename[/create/delete] weights such as 67/23/5/3/2 or read=70,edit=25,rename=5,create=3';
 const SKEW_HINT = 'expected uniform, zipf[:s] or hotspot[:hotFraction:hotTraffic]';
@@ -124,6 +132,19 @@ function flagValue<T>(read: (text: string) => T | undefined, hint: string) {
 }
 
 const number = flagValue(readNumber, 'not a number');
+/** A number keeping `rule`, said in words when it does not ("must be a whole number >= 1"). */
+const numberWhere = (rule: NumberRule) =>
+  flagValue(
+    (text) => {
+      const value = readNumber(text);
+      return value !== undefined && meetsRule(value, rule) ? value : undefined;
+    },
+    `must be ${describeRule(rule)}`,
+  );
+const positive = numberWhere({ min: 0, exclusiveMin: true });
+const positiveInteger = numberWhere({ integer: true, min: 1 });
+const nonNegative = numberWhere({ min: 0 });
+const nonNegativeInteger = numberWhere({ integer: true, min: 0 });
 
 const flagsSchema = z
   .strictObject({
@@ -134,60 +155,58 @@ const flagsSchema = z
       .string()
       .transform((list) => list.split(',').map((name) => name.trim()))
       .pipe(z.array(strategySchema)),
-    rate: number,
-    duration: number,
-    trials: number,
-    'slo-p99': number,
-    'probe-seconds': number,
-    'max-rate': number,
+    rate: positive,
+    duration: positiveInteger,
+    trials: numberWhere({ integer: true }),
+    'slo-p99': positive,
+    'probe-seconds': positiveInteger,
+    'max-rate': numberWhere({ min: 1 }),
     'no-search': z.boolean(),
     'no-engine': z.boolean(),
+    functions: number,
+    nodes: number,
+    replicas: number,
+    'hop-ms': number,
     levels: flagValue(readLevels, 'expected numbers separated by commas, or "none"'),
-    step: number,
-    'max-vus': number,
-    depth: number,
-    fanout: number,
-    files: number,
+    step: positiveInteger,
+    'max-vus': positiveInteger,
+    depth: positiveInteger,
+    fanout: positiveInteger,
+    files: positiveInteger,
     'tree-seed': number,
     mix: flagValue(readMix, MIX_HINT),
     renames: flagValue(readLevels, 'expected percentages separated by commas, e.g. 2,10,30'),
     paths: z.string(),
     'from-index': z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, { error: 'expected an index name (lowercase letters, digits, ".", "_", "-")' }),
     'path-field': z.string().min(1),
-    'max-paths': number,
+    'max-paths': positiveInteger,
     trace: z.string(),
     'trace-speed': number,
-    'cs-ms': number,
+    'cs-ms': nonNegative,
     skew: flagValue(readSkew, SKEW_HINT),
-    'budget-ms': number,
-    'ttl-ms': number,
+    'budget-ms': nonNegative,
+    'ttl-ms': positiveInteger,
     results: z.string(),
-    port: number,
+    port: numberWhere({ integer: true, min: 1, max: 65535 }),
     'no-seed': z.boolean(),
-    warmup: number,
+    warmup: nonNegativeInteger,
     help: z.boolean(),
+    verbose: z.boolean(),
   })
   .partial();
 type Flags = z.infer<typeof flagsSchema>;
 
-const BOOLEAN_FLAGS = new Set(['smoke', 'no-seed', 'no-search', 'no-engine', 'help']);
+const BOOLEAN_FLAGS = new Set(['smoke', 'no-seed', 'no-search', 'no-engine', 'help', 'verbose']);
 
 function readFlags(argv: string[]): Flags {
   let values: unknown;
+  const options = Object.fromEntries(
+    Object.keys(flagsSchema.shape).map((name) => [name, { type: BOOLEAN_FLAGS.has(name) ? 'boolean' : 'string', ...(name === 'help' ? { short: 'h' } : {}) }]),
+  ) as Record<string, { type: 'string' | 'boolean'; short?: string }>;
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: Object.fromEntries(
-        Object.keys(flagsSchema.shape).map((name) => [
-          name,
-          { type: BOOLEAN_FLAGS.has(name) ? 'boolean' : 'string', ...(name === 'help' ? { short: 'h' } : {}) },
-        ]),
-      ) as Record<string, { type: 'string' | 'boolean'; short?: string }>,
-    }));
+    ({ values } = parseArgs({ args: joinNegativeValues(argv, options), strict: true, allowPositionals: false, options }));
   } catch (error) {
-    throw new ConfigError(`${(error as Error).message} (see --help)`);
+    throw new ConfigError(`${usageErrorFromParseArgs(error).message} (see --help)`);
   }
   const parsed = flagsSchema.safeParse({ ...(values as object) });
   if (!parsed.success) throw configErrorFrom(parsed.error, (at) => `--${at[0] ?? ''}`);
@@ -209,6 +228,10 @@ function applyFlags(base: LoadtestConfig, flags: Flags): LoadtestConfig {
   if (flags['max-rate'] !== undefined) config.capacity.search.maxRate = flags['max-rate'];
   if (flags['no-search']) config.capacity.enabled = false;
   if (flags['no-engine']) config.engine.enabled = false;
+  if (flags.functions !== undefined) config.deployment.functions = flags.functions;
+  if (flags.nodes !== undefined) config.deployment.nodes = flags.nodes;
+  if (flags.replicas !== undefined) config.deployment.replicas = flags.replicas;
+  if (flags['hop-ms'] !== undefined) config.deployment.hopMs = flags['hop-ms'];
   if (flags.step !== undefined) {
     schedule.ramp.stepS = flags.step;
     schedule.ramp.transitionS = Math.min(schedule.ramp.transitionS, Math.max(0, flags.step - 1));
@@ -297,6 +320,7 @@ export function parseCli(argv: string[]): { config: LoadtestConfig; help: boolea
     config = { ...config, smoke: true, schedule: smokeSchedule(), trials: 1, capacity: smokeCapacity(), engine: { enabled: true, trials: 1, probeS: 1 } };
   config = applyFlags(config, flags);
   const problems = validateConfig(config);
-  if (problems.length > 0 && !flags.help) throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  if (problems.length === 1 && !flags.help) throw new ConfigError(`invalid configuration: ${problems[0]}`);
+  if (problems.length > 1 && !flags.help) throw new ConfigError(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
   return { config, help: flags.help ?? false };
 }

@@ -25,6 +25,8 @@ export interface LoadtestConfig {
   /** Every strategy is measured this many times, the trials interleaved (1 for --smoke). */
   trials: number;
   capacity: CapacitySettings;
+  /** The deployment the report predicts for (model.ts). */
+  deployment: { functions: number; nodes: number; replicas: number; hopMs: number };
   /** The capacity search on the engine alone (no HTTP), in the first trials only. */
   engine: { enabled: boolean; trials: number; probeS: number };
   retry: RetryPolicy;
@@ -66,6 +68,7 @@ export function defaultConfig(): LoadtestConfig {
     trials: 3,
     capacity: defaultCapacity(),
     engine: { enabled: true, trials: 1, probeS: 3 },
+    deployment: { functions: 50, nodes: 3, replicas: 1, hopMs: 1 },
     retry: defaultRetry(),
     ttlMs: 15_000,
     resultsDir: 'results',
@@ -121,6 +124,14 @@ export function validateConfig(config: LoadtestConfig): string[] {
   if (!(capacity.search.startRate >= 1) || !(capacity.search.maxRate >= capacity.search.startRate)) {
     problems.push(`capacity search rates need 1 <= start (${capacity.search.startRate}) <= max (${capacity.search.maxRate})`);
   }
+  const { deployment } = config;
+  if (!Number.isInteger(deployment.functions) || deployment.functions < 1)
+    problems.push(`--functions must be a whole number >= 1 (got ${deployment.functions})`);
+  if (!Number.isInteger(deployment.nodes) || deployment.nodes < 1) problems.push(`--nodes must be a whole number >= 1 (got ${deployment.nodes})`);
+  if (!Number.isInteger(deployment.replicas) || deployment.replicas < 0 || deployment.replicas > deployment.nodes - 1) {
+    problems.push(`--replicas must be a whole number in 0..nodes-1 (got ${deployment.replicas} with ${deployment.nodes} nodes)`);
+  }
+  if (!(deployment.hopMs >= 0)) problems.push(`--hop-ms must be >= 0 (got ${deployment.hopMs})`);
   if (!Number.isInteger(config.ttlMs) || config.ttlMs < 1000 || config.ttlMs > 900_000) problems.push(`ttlMs must be in 1000..900000 (got ${config.ttlMs})`);
   if (config.warmup !== undefined && (!Number.isInteger(config.warmup) || config.warmup < 0 || config.warmup > 500))
     problems.push(`warmup must be 0..500 (got ${config.warmup})`);

@@ -30,6 +30,19 @@ export interface EngineProbeRun {
   safety: SafetyReport;
   /** Elasticsearch requests the probe's operations sent (acquire, retries, release). */
   esRequests: number;
+  /** Of those, the writes (bulk, index, create, delete): the ones replicas repeat. */
+  esWrites: number;
+  /** Mean time an operation spent in Elasticsearch requests (acquire and release, backoff waits excluded), ms. */
+  esMsPerOp: number;
+  /** Mean backoff wait per completed operation, ms. */
+  backoffMsPerOp: number;
+}
+
+/** A write the replicas repeat: bulk, index/create/update of a document, delete. */
+export function isWriteRequest(method: string, path: string): boolean {
+  if (path.includes('/_bulk')) return true;
+  if (method === 'DELETE') return !path.startsWith('/_') && !/^\/[^/]+$/.test(path);
+  return (method === 'PUT' || method === 'POST') && /\/_(doc|create|update)\//.test(path);
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -55,14 +68,19 @@ interface Tally {
   dropped: number;
   acquireMs: number[];
   holds: HoldRecord[];
+  esMs: number;
+  backoffMs: number;
 }
 
 /** The engine-only layer over one Elasticsearch client: a lock index of its own, dropped on close. */
 export class EngineLayer {
   private readonly engine: LockEngine;
   private requests = 0;
-  private readonly count = () => {
+  private writes = 0;
+  private readonly count = (_error: unknown, event: { meta?: { request?: { params?: { method?: string; path?: string } } } } | null) => {
     this.requests++;
+    const params = event?.meta?.request?.params;
+    if (params && isWriteRequest(String(params.method ?? ''), String(params.path ?? ''))) this.writes++;
   };
 
   private constructor(
@@ -92,7 +110,21 @@ export class EngineLayer {
   async probe(workload: WorkloadConfig, strategy: Strategy, rate: number, seconds: number, trial: number, objective: Objective): Promise<EngineProbeRun> {
     const source = operationSource(workload, workload.pathsFile || workload.traceFile ? { tree: treeOfWorkload(workload) } : {});
     const namespace = `lt-e-${strategy}-${this.runId}-t${trial}-p${rate}`.replace(/[^A-Za-z0-9._:-]/g, '-').slice(0, 64);
-    const tally: Tally = { offered: 0, goodput: 0, gaveUp: 0, conflicts: 0, retries: 0, errors: 0, acquireAttempts: 0, dropped: 0, acquireMs: [], holds: [] };
+    const tally: Tally = {
+      offered: 0,
+      goodput: 0,
+      gaveUp: 0,
+      conflicts: 0,
+      retries: 0,
+      errors: 0,
+      acquireAttempts: 0,
+      dropped: 0,
+      acquireMs: [],
+      holds: [],
+      esMs: 0,
+      backoffMs: 0,
+    };
+    const writesBefore = this.writes;
     const maxInFlight = this.config.schedule.vus.max;
     const requestsBefore = this.requests;
     const running = new Set<Promise<void>>();
@@ -137,7 +169,16 @@ export class EngineLayer {
       },
       objective,
     );
-    return { verdict, stage, safety: checkHolds(tally.holds), esRequests: this.requests - requestsBefore };
+    const done = Math.max(1, tally.goodput);
+    return {
+      verdict,
+      stage,
+      safety: checkHolds(tally.holds),
+      esRequests: this.requests - requestsBefore,
+      esWrites: this.writes - writesBefore,
+      esMsPerOp: tally.esMs / done,
+      backoffMsPerOp: tally.backoffMs / done,
+    };
   }
 
   /** What one k6 iteration does (loadtests/locks.ts): acquire with retries, the critical section, release. */
@@ -146,6 +187,7 @@ export class EngineLayer {
     const plan = lockPlan(strategy, op);
     const owner = requestId;
     const began = performance.now();
+    let waited = 0;
     let grant: Awaited<ReturnType<LockEngine['acquire']>> | undefined;
     for (let attempt = 0; ; attempt++) {
       tally.acquireAttempts++;
@@ -177,14 +219,19 @@ export class EngineLayer {
           return;
         }
         tally.retries++;
+        waited += delay;
         await sleep(delay);
       }
     }
     const start = Date.now();
-    tally.acquireMs.push(performance.now() - began);
+    const acquired = performance.now() - began;
+    tally.acquireMs.push(acquired);
+    tally.esMs += acquired - waited;
+    tally.backoffMs += waited;
     if (criticalSectionMs > 0) await sleep(criticalSectionMs);
     const end = Date.now();
     let outcome = 'error';
+    const releasing = performance.now();
     for (let attempt = 0; attempt < 6; attempt++) {
       try {
         outcome = (await this.engine.release({ leaseToken: grant.leaseToken })).outcome;
@@ -194,6 +241,7 @@ export class EngineLayer {
         await sleep(backoffDelayMs({ baseMs: 100, maxMs: 3200 }, attempt, Math.random));
       }
     }
+    tally.esMs += performance.now() - releasing;
     tally.holds.push({
       strategy,
       namespace,

@@ -10,6 +10,7 @@ import { type Bracket, searchCapacity } from './capacity.js';
 import { expectedProbes, K6_RUN_OVERHEAD_S, type LoadtestConfig, strategySeconds } from './config.js';
 import type { EngineLayer } from './engine-probe.js';
 import { log, phase } from './log.js';
+import type { Calibration } from './model.js';
 import { type RunContext, runProbe, runStrategy, warmFunctions } from './strategy-run.js';
 import { type EngineResult, type StrategyResult, saturationOf } from './summary.js';
 
@@ -180,14 +181,36 @@ async function measureEngine(layer: EngineLayer, config: LoadtestConfig, workloa
   let violations = 0;
   let phantoms = 0;
   const perOp = new Map<number, number>();
+  let lightest: { rate: number; calibration: Calibration } | undefined;
   const search = await searchCapacity(async (rate) => {
     const probe = await layer.probe(workload, strategy, rate, config.engine.probeS, trial, config.capacity.objective);
     violations += probe.safety.violationCount;
     phantoms += probe.safety.phantomCount;
     if (probe.stage.goodput > 0) perOp.set(rate, probe.esRequests / probe.stage.goodput);
+    if (probe.verdict.good && probe.stage.goodput > 0 && (!lightest || rate < lightest.rate)) {
+      lightest = {
+        rate,
+        calibration: {
+          strategy,
+          capacity: 0,
+          requestsPerOp: probe.esRequests / probe.stage.goodput,
+          writeShare: probe.esRequests > 0 ? probe.esWrites / probe.esRequests : 0,
+          esMsPerOp: probe.esMsPerOp,
+          backoffMsPerOp: probe.backoffMsPerOp,
+          criticalSectionMs: workload.criticalSectionMs,
+        },
+      };
+    }
     return probe.verdict;
   }, config.capacity.search);
-  return { capacity: search, requestsPerOp: perOp.get(search.capacity) ?? 0, safetyOk: violations === 0, violationCount: violations, phantomCount: phantoms };
+  return {
+    capacity: search,
+    requestsPerOp: perOp.get(search.capacity) ?? 0,
+    ...(lightest ? { calibration: { ...lightest.calibration, capacity: search.capacity } } : {}),
+    safetyOk: violations === 0,
+    violationCount: violations,
+    phantomCount: phantoms,
+  };
 }
 
 class SearchStopped extends Error {

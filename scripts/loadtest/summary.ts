@@ -4,6 +4,7 @@
  */
 import { OP_KINDS, type OpKind, type Strategy } from '../../loadtests/lib/workload.js';
 import type { CapacityResult } from './capacity.js';
+import type { Calibration } from './model.js';
 
 /** A level "keeps up" while goodput stays at or above this share of the offered load. */
 export const KEEP_UP_RATIO = 0.9;
@@ -80,6 +81,8 @@ export interface EngineResult {
   capacity: CapacityResult;
   /** Elasticsearch requests per completed operation at the highest sustained rate. */
   requestsPerOp: number;
+  /** The lightest probe's figures, the deployment model's calibration (model.ts). */
+  calibration?: Calibration;
   safetyOk: boolean;
   violationCount: number;
   phantomCount: number;

@@ -1,5 +1,6 @@
 /** report.html: the same content as report.md with every chart inline, readable without other files. */
 import { escapeXml } from './charts.js';
+import { modelLines } from './model.js';
 import { recommendations } from './recommendation.js';
 import { type ReportInput, settingsLines, workloadsOf } from './report-input.js';
 import { capacityChart, goodputChart, latencyBars, latencyByLoadChart } from './result-charts.js';
@@ -41,6 +42,8 @@ export function renderHtml(input: ReportInput): string {
     if (byLoad) body.push(`<div class="chart">${byLoad}</div>`);
     const layers = layersTable(results);
     if (layers) body.push(`<h3>Two layers: the engine alone against the functions through HTTP</h3><pre>${escapeXml(layers)}</pre>`);
+    const model = modelLines(input.info, results);
+    if (model.length) body.push(`<h3>A model for your deployment</h3><pre>${escapeXml(model.join('\n'))}</pre>`);
     const probes = probeTable(results);
     if (probes) body.push(`<details><summary>Capacity probes</summary><pre>${escapeXml(probes)}</pre></details>`);
   }

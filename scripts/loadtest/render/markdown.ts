@@ -1,4 +1,6 @@
 /** report.md: settings, recommendation, and per workload its tables. */
+
+import { modelLines } from './model.js';
 import { recommendations } from './recommendation.js';
 import { type ReportInput, settingsLines, workloadsOf } from './report-input.js';
 import { layersTable, markdownTable, perOperationTable, probeTable } from './tables.js';
@@ -28,6 +30,8 @@ export function renderMarkdown(input: ReportInput, charts: { goodput: string; ca
         '',
       );
     }
+    const model = modelLines(input.info, results);
+    if (model.length) lines.push('### A model for your deployment', '', ...model);
     const probes = probeTable(results);
     if (probes) lines.push('Capacity probes (each offers one rate; the objective is in the settings above):', '', probes, '');
     lines.push('Per operation (steady phase): goodput / gave up / acquire p95 ms', '', perOperationTable(results), '');
