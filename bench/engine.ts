@@ -9,11 +9,20 @@ import type { Client } from '@elastic/elasticsearch';
 import { lockDocId } from '../functions/core/keys.js';
 import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLockIndex } from '../functions/store/index.js';
 import { resolveElasticsearch } from '../infra/es/target.js';
+import { numberFlag, parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
 import { seedsTreeRecipe } from './seeds-tree-recipe.js';
 
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
-const SECONDS_PER_SLICE = Number(process.env.BENCH_SECONDS ?? 3);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
+const USAGE = `usage: npm run bench:engine [-- --verbose]
+
+Lock cycles per second of the engine against raw Elasticsearch (ES_URL, or the project's own node),
+rows interleaved over rounds. Settings by environment: BENCH_CONCURRENCY (default 16 workers),
+BENCH_SECONDS (default 3 per slice), BENCH_ROUNDS (default 6). Writes results/bench/.
+Exit codes: 0 done, 1 failed (e.g. Elasticsearch unreachable), 2 a usage mistake.`;
+
+const positiveInteger = { integer: true, min: 1 } as const;
+let CONCURRENCY = 16;
+let SECONDS_PER_SLICE = 3;
+let ROUNDS = 6;
 
 type Cycle = (worker: number, iteration: number) => Promise<void>;
 
@@ -31,7 +40,12 @@ async function measure(cycle: Cycle, seconds: number): Promise<number> {
   return completed;
 }
 
-async function main(): Promise<void> {
+async function main(argv: string[]): Promise<number | undefined> {
+  const { values } = parseFlags(argv, {});
+  if (printHelp(values, USAGE)) return 0;
+  CONCURRENCY = numberFlag('BENCH_CONCURRENCY', process.env.BENCH_CONCURRENCY, positiveInteger, CONCURRENCY);
+  SECONDS_PER_SLICE = numberFlag('BENCH_SECONDS', process.env.BENCH_SECONDS, { min: 0, exclusiveMin: true }, SECONDS_PER_SLICE);
+  ROUNDS = numberFlag('BENCH_ROUNDS', process.env.BENCH_ROUNDS, positiveInteger, ROUNDS);
   const es = await resolveElasticsearch((line) => console.log(`[es] ${line}`));
   const client: Client = createElasticsearchClient({ url: es.url, ...(es.apiKey ? { apiKey: es.apiKey } : {}), requestTimeoutMs: 30_000 });
   const run = randomBytes(3).toString('hex');
@@ -248,6 +262,7 @@ async function main(): Promise<void> {
   for (const index of indices) await deleteLockIndex(client, index);
   await client.close();
   await es.stop();
+  return undefined;
 }
 
 /** The same document the engine stores for one exclusive holder, so that both rows index the same data. */
@@ -293,7 +308,4 @@ function barChart(bars: Array<{ label: string; value: number }>): string {
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${labelWidth + plotWidth + 80}" height="${height}" font-family="sans-serif" font-size="13"><text x="10" y="22" font-weight="bold">Lock cycles per second (${CONCURRENCY} concurrent workers)</text>${rows}</svg>\n`;
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runCli(main);

@@ -17,6 +17,7 @@ import { LeaseLostError, LockContentionError, LockHeldError, LockOutcomeUnknownE
 import type { Grant } from '../functions/core/model.js';
 import { createElasticsearchClient, createLockEngine, deleteLockIndex, type ElasticsearchLockStore, ensureLockIndex } from '../functions/store/index.js';
 import { type ClusterNode, clusterNodes, signalNode, startCluster, startNode, stopCluster, waitForNodes } from '../infra/es/cluster.js';
+import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../infra/lib/cli.js';
 import { checkHistory } from './checker.js';
 import type { HeldKey, HistoryEvent } from './history.js';
 import { interpose } from './interposed-store.js';
@@ -34,24 +35,41 @@ interface Options {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-function parseOptions(argv: string[]): Options {
-  const value = (flag: string): string | undefined => {
-    const at = argv.indexOf(flag);
-    return at === -1 ? undefined : argv[at + 1];
-  };
-  const short = argv.includes('--short');
-  const integer = (flag: string, fallback: number, min: number): number => {
-    const text = value(flag);
-    const parsed = text === undefined ? fallback : Number(text);
-    if (!Number.isInteger(parsed) || parsed < min) throw new Error(`${flag} must be an integer >= ${min} (got ${text})`);
-    return parsed;
-  };
+const USAGE = `usage: npm run faults [-- options]
+
+Drives the engine against the project's 3-node cluster while injecting one fault per run, checks the
+history and prints a table. Needs the project's own nodes: with ES_URL set it does nothing.
+  --faults LIST        ${FAULTS.join(', ')} (default: all; --short: kill-primary,pause-primary)
+  --duration S         seconds per fault, a whole number >= 10 (default 60; --short: 30)
+  --clients N          concurrent clients (default 8)
+  --keys N             keys they contend for (default 4)
+  --granularity G      document or tree (default document)
+  --short              what npm test runs
+  --stop-after         stop the cluster at the end
+  --verbose            print stack traces on errors (also DEBUG=1)
+Exit codes: 0 no violation, 1 a violation or a failure, 2 a usage mistake.`;
+
+function parseOptions(argv: string[]): (Options & { stopAfter: boolean }) | undefined {
+  const { values } = parseFlags(argv, {
+    faults: { type: 'string' },
+    duration: { type: 'string' },
+    clients: { type: 'string' },
+    keys: { type: 'string' },
+    granularity: { type: 'string' },
+    short: { type: 'boolean' },
+    'stop-after': { type: 'boolean' },
+  });
+  if (printHelp(values, USAGE)) return undefined;
+  const value = (flag: string): string | undefined => values[flag.slice(2)] as string | undefined;
+  const short = values.short === true;
+  const integer = (flag: string, fallback: number, min: number): number => numberFlag(flag, value(flag), { integer: true, min }, fallback);
   const faults = (value('--faults') ?? (short ? 'kill-primary,pause-primary' : FAULTS.join(','))).split(',').map((name) => name.trim());
   const unknown = faults.filter((name) => !(FAULTS as readonly string[]).includes(name));
-  if (unknown.length > 0) throw new Error(`--faults: unknown ${unknown.join(', ')} (known: ${FAULTS.join(', ')})`);
+  if (unknown.length > 0) throw new UsageError(`--faults: unknown fault ${unknown.map((name) => `"${name}"`).join(', ')}; known: ${FAULTS.join(', ')}`);
   const granularity = value('--granularity') ?? 'document';
-  if (granularity !== 'document' && granularity !== 'tree') throw new Error('--granularity must be document or tree');
+  if (granularity !== 'document' && granularity !== 'tree') throw new UsageError(`--granularity: must be document or tree (got "${granularity}")`);
   return {
+    stopAfter: values['stop-after'] === true,
     durationS: integer('--duration', short ? 30 : 60, 10),
     clients: integer('--clients', 8, 1),
     keys: integer('--keys', 4, 1),
@@ -296,9 +314,9 @@ async function runFault(fault: Fault, options: Options, nodes: ClusterNode[], lo
   return { fault, what, grants: grants.length, errors, violations: checkHistory(history, { maxClockSkewMs: 0 }), longestGapMs, primaryTerms };
 }
 
-async function main(): Promise<number> {
-  const argv = process.argv.slice(2);
+async function main(argv: string[]): Promise<number> {
   const options = parseOptions(argv);
+  if (!options) return 0;
   const log = (line: string): void => console.error(`[faults] ${line}`);
   if (process.env.ES_URL) {
     log("skipped: ES_URL is set, and the fault runner kills and pauses nodes, so it runs only on the project's own cluster");
@@ -320,15 +338,9 @@ async function main(): Promise<number> {
     console.log(`    errors: ${errors || 'none'}`);
     for (const violation of result.violations.slice(0, 10)) console.log(`    ${violation.kind}: ${violation.message}`);
   }
-  if (argv.includes('--stop-after')) await stopCluster(nodes.length);
-  console.log(`\nhistories: results/faults/${argv.includes('--stop-after') ? '' : '; the cluster keeps running (npm run cluster:stop)'}`);
+  if (options.stopAfter) await stopCluster(nodes.length);
+  console.log(`\nhistories: results/faults/${options.stopAfter ? '' : '; the cluster keeps running (npm run cluster:stop)'}`);
   return results.some((result) => result.violations.length > 0) ? 1 : 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(error instanceof Error ? `error: ${error.message}` : error);
-    process.exit(2);
-  },
-);
+runCli(main);

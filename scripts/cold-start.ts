@@ -14,17 +14,23 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { localNode } from '../infra/es/node.js';
 import { isRunning } from '../infra/es/probe.js';
-import { ROOT } from './stack.js';
+import { numberFlag, parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
+import { ROOT } from './lib/root.js';
 
 const run = promisify(execFile);
 
-function argument(name: string): string | undefined {
-  const index = process.argv.indexOf(`--${name}`);
-  return index >= 0 ? process.argv[index + 1] : undefined;
-}
+const USAGE = `usage: npm run cold-start -- [--runs N] [--functions LIST]
 
-const runs = Number(argument('runs') ?? 7);
-const only = argument('functions')?.split(',');
+Packages the functions as a deploy would, then prints per function the zip and bundle sizes and the
+import time in a fresh Node process (median of --runs), plus the first acquire when Elasticsearch
+answers (ES_URL, or the project's own node if it runs).
+  --runs N            fresh processes per function, a whole number >= 1 (default 7)
+  --functions LIST    only these functions, e.g. acquire,renew
+  --verbose           print stack traces on errors (also DEBUG=1)
+Exit codes: 0 done, 1 failed, 2 a usage mistake.`;
+
+let runs = 7;
+let only: string[] | undefined;
 const median = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
@@ -47,7 +53,11 @@ console.log(JSON.stringify({ imported, firstCall }));
 process.exit(0);
 `;
 
-async function main(): Promise<void> {
+async function main(argv: string[]): Promise<number | undefined> {
+  const { values } = parseFlags(argv, { runs: { type: 'string' }, functions: { type: 'string' } });
+  if (printHelp(values, USAGE)) return 0;
+  runs = numberFlag('--runs', values.runs as string | undefined, { integer: true, min: 1 }, runs);
+  only = (values.functions as string | undefined)?.split(',').map((name) => name.trim());
   const work = mkdtempSync(join(tmpdir(), 'cold-start-'));
   const workFolder = `.esbuild/cold-start-${process.pid}`;
   try {
@@ -117,9 +127,7 @@ async function main(): Promise<void> {
     rmSync(work, { recursive: true, force: true });
     rmSync(join(ROOT, workFolder), { recursive: true, force: true });
   }
+  return undefined;
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runCli(main);

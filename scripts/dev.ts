@@ -3,33 +3,45 @@
  * HTTP API on http://localhost:3000 (PORT), Lambda invoke API on http://localhost:3002 (LAMBDA_PORT).
  * Function logs are printed; Ctrl-C stops everything this started.
  */
+import { numberFlag, parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
 import { startStack } from './stack.js';
 
-const port = Number(process.env.PORT ?? 3000);
-const lambdaPort = Number(process.env.LAMBDA_PORT ?? 3002);
-const quiet = process.argv.includes('--quiet');
+const USAGE = `usage: npm run dev [-- --quiet]
 
-const env: Record<string, string> = { POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'INFO' };
-for (const name of ['LOCK_INDEX', 'LOCK_TOKEN_SIGNING_KEY', 'SWEEP_RATE', 'POWERTOOLS_METRICS_DISABLED']) {
-  if (process.env[name]) env[name] = process.env[name]!;
-}
+Elasticsearch (ES_URL, or the project's own node) + the lock index + the functions behind
+serverless-offline: HTTP API on PORT (default 3000), Lambda invoke API on LAMBDA_PORT (default 3002).
+  --quiet      do not print the functions' logs
+  --verbose    print stack traces on errors (also DEBUG=1)
+Exit codes: 0 stopped with Ctrl-C, 1 could not start (e.g. Elasticsearch unreachable), 2 a usage mistake.`;
 
-console.log("starting Elasticsearch (ES_URL, or the project's own node) and serverless-offline; the first run bundles the functions...");
-const stack = await startStack({
-  port,
-  lambdaPort,
-  env,
-  watch: true,
-  log: (line) => {
-    if (!quiet && line.trim() !== '') console.log(`  | ${line}`);
-  },
-}).catch((error: unknown) => {
-  console.error(`could not start: ${(error as Error).message}`);
-  process.exit(1);
+runCli(async (argv) => {
+  const { values } = parseFlags(argv, { quiet: { type: 'boolean' } });
+  if (printHelp(values, USAGE)) return 0;
+  const port = numberFlag('PORT', process.env.PORT, { integer: true, min: 1, max: 65535 }, 3000);
+  const lambdaPort = numberFlag('LAMBDA_PORT', process.env.LAMBDA_PORT, { integer: true, min: 1, max: 65535 }, 3002);
+  await serve(port, lambdaPort, values.quiet === true);
+  return undefined;
 });
 
-const base = `http://localhost:${port}`;
-console.log(`
+async function serve(port: number, lambdaPort: number, quiet: boolean): Promise<void> {
+  const env: Record<string, string> = { POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'INFO' };
+  for (const name of ['LOCK_INDEX', 'LOCK_TOKEN_SIGNING_KEY', 'SWEEP_RATE', 'POWERTOOLS_METRICS_DISABLED']) {
+    if (process.env[name]) env[name] = process.env[name]!;
+  }
+
+  console.log("starting Elasticsearch (ES_URL, or the project's own node) and serverless-offline; the first run bundles the functions...");
+  const stack = await startStack({
+    port,
+    lambdaPort,
+    env,
+    watch: true,
+    log: (line) => {
+      if (!quiet && line.trim() !== '') console.log(`  | ${line}`);
+    },
+  });
+
+  const base = `http://localhost:${port}`;
+  console.log(`
 Lock service ready.
   HTTP API          ${base}   (POST /acquire /renew /release, GET /inspect /locks /health)
   Lambda invoke API http://localhost:${lambdaPort}   (functions ${stack.functionName('<name>')}: acquire, renew, release, inspect, list, health, sweeper)
@@ -47,19 +59,20 @@ Try:
 
 Ctrl-C to stop.`);
 
-let stopping = false;
-const shutdown = async (signal: string) => {
-  if (stopping) return;
-  stopping = true;
-  console.log(`\n${signal}: stopping...`);
-  try {
-    await stack.stop();
-    console.log('stopped.');
-    process.exit(0);
-  } catch (error) {
-    console.error(error);
-    process.exit(1);
-  }
-};
-process.on('SIGINT', () => void shutdown('SIGINT'));
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`\n${signal}: stopping...`);
+    try {
+      await stack.stop();
+      console.log('stopped.');
+      process.exit(0);
+    } catch (error) {
+      console.error(error);
+      process.exit(1);
+    }
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}

@@ -8,6 +8,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
 import { userCacheDir } from '../infra/lib/user-cache.js';
 import { which } from '../infra/lib/which.js';
 
@@ -120,14 +121,18 @@ export async function ensureK6(log: (line: string) => void = (line) => console.e
 }
 
 const invokedDirectly = process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1];
+const USAGE = `usage: npm run k6:install
+
+Makes sure k6 ${K6_VERSION} is available (the one on PATH if it is that version, else a build with
+\`go install\` cached in ${toolsCacheDir()}, K6_CACHE overrides) and prints its path.
+  --verbose    print stack traces on errors (also DEBUG=1)
+Exit codes: 0 done, 1 failed (e.g. no Go toolchain), 2 a usage mistake.`;
+
 if (invokedDirectly) {
-  ensureK6().then(
-    (binary) => {
-      console.log(binary);
-    },
-    (error: unknown) => {
-      console.error(error instanceof K6InstallError ? `error: ${error.message}` : error);
-      process.exit(1);
-    },
-  );
+  runCli(async (argv) => {
+    const { values } = parseFlags(argv, {});
+    if (printHelp(values, USAGE)) return 0;
+    console.log(await ensureK6());
+    return undefined;
+  });
 }

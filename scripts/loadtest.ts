@@ -12,9 +12,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { createElasticsearchClient } from '../functions/store/index.js';
+import { runCli } from '../infra/lib/cli.js';
 import { ensureK6, K6_VERSION } from './k6.js';
 import { parseCli, USAGE } from './loadtest/cli.js';
-import { ConfigError, type LoadtestConfig, plannedSeconds } from './loadtest/config.js';
+import { type LoadtestConfig, plannedSeconds } from './loadtest/config.js';
 import { type EngineLayer, openEngineLayer } from './loadtest/engine-probe.js';
 import { Interrupt } from './loadtest/interrupt.js';
 import { log, phase, warn } from './loadtest/log.js';
@@ -103,10 +104,4 @@ function report(config: LoadtestConfig, run: RunName, outcome: RunOutcome, baseU
   return interrupted ? interruptedCode : outcome.failures > 0 ? 1 : 0;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(error instanceof ConfigError || (error instanceof Error && error.name === 'K6InstallError') ? `error: ${error.message}` : error);
-    process.exit(1);
-  },
-);
+runCli(main);

@@ -1,9 +1,20 @@
 /** npm run es:start | es:stop | es:status */
+import { parseFlags, printHelp, runCli, UsageError } from '../lib/cli.js';
 import { startLocal, stopLocal } from './local.js';
-import { LocalEsError, localNode } from './node.js';
+import { localNode } from './node.js';
 import { isRunning } from './probe.js';
 
-async function main(command: string | undefined): Promise<number> {
+const USAGE = `usage: npm run es:start | es:stop | es:status   (tsx infra/es/cli.ts start|stop|status)
+
+The project's own Elasticsearch node on 127.0.0.1:9200 (ES_LOCAL_PORT). --verbose prints stack traces.
+Exit codes: 0 done (status: running), 1 failed (status: not running), 2 a usage mistake.`;
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(argv, {}, { positionals: true });
+  if (printHelp(values, USAGE)) return 0;
+  const [command, extra] = positionals;
+  if (command === undefined) throw new UsageError('a command is needed: start, stop or status');
+  if (extra !== undefined) throw new UsageError(`${extra}: unexpected argument`);
   const node = localNode();
   switch (command) {
     case 'start': {
@@ -23,15 +34,8 @@ async function main(command: string | undefined): Promise<number> {
       return running ? 0 : 1;
     }
     default:
-      console.error('usage: tsx infra/es/cli.ts start|stop|status');
-      return 2;
+      throw new UsageError(`${command}: unknown command; expected start, stop or status`);
   }
 }
 
-main(process.argv[2]).then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(error instanceof LocalEsError ? `error: ${error.message}` : error);
-    process.exit(1);
-  },
-);
+runCli(main);

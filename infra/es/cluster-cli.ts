@@ -1,16 +1,21 @@
 /** npm run cluster:start | cluster:stop | cluster:status [-- --nodes N] */
+import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../lib/cli.js';
 import { clusterNodes, nodePid, startCluster, stopCluster } from './cluster.js';
-import { LocalEsError } from './node.js';
 
-function nodesFlag(argv: string[]): number {
-  const at = argv.indexOf('--nodes');
-  const value = at === -1 ? 3 : Number(argv[at + 1]);
-  if (!Number.isInteger(value) || value < 1 || value > 9) throw new LocalEsError(`--nodes must be an integer from 1 to 9 (got ${argv[at + 1]})`);
-  return value;
-}
+const USAGE = `usage: npm run cluster:start | cluster:stop | cluster:status [-- --nodes N]
 
-async function main(command: string | undefined, argv: string[]): Promise<number> {
-  const count = nodesFlag(argv);
+The project's local multi-node cluster (what npm run faults uses).
+  --nodes N    how many nodes, 1 to 9 (default 3)
+  --verbose    print stack traces on errors (also DEBUG=1)
+Exit codes: 0 done (status: all running), 1 failed (status: some not running), 2 a usage mistake.`;
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(argv, { nodes: { type: 'string' } }, { positionals: true });
+  if (printHelp(values, USAGE)) return 0;
+  const [command, extra] = positionals;
+  if (command === undefined) throw new UsageError('a command is needed: start, stop or status');
+  if (extra !== undefined) throw new UsageError(`${extra}: unexpected argument`);
+  const count = numberFlag('--nodes', values.nodes as string | undefined, { integer: true, min: 1, max: 9 }, 3);
   switch (command) {
     case 'start':
       await startCluster(count);
@@ -24,15 +29,8 @@ async function main(command: string | undefined, argv: string[]): Promise<number
       return nodes.every((node) => nodePid(node)) ? 0 : 1;
     }
     default:
-      console.error('usage: tsx infra/es/cluster-cli.ts start|stop|status [--nodes N]');
-      return 2;
+      throw new UsageError(`${command}: unknown command; expected start, stop or status`);
   }
 }
 
-main(process.argv[2], process.argv.slice(3)).then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(error instanceof LocalEsError ? `error: ${error.message}` : error);
-    process.exit(1);
-  },
-);
+runCli(main);

@@ -1,0 +1,301 @@
+/**
+ * What every command does at its edge: reads its flags (unknown ones and bad values are a
+ * `UsageError`, exit 2), and `runCli(main)` turns any failure into a few lines a person can act on.
+ *
+ *   usage mistake       error: --rate: must be a number > 0 (got "-5") (see --help)        exit 2
+ *   service unreachable error: cannot reach Elasticsearch at http://127.0.0.1:9999 ...     exit 1
+ *                         tried / failed / to fix lines
+ *   anything else       error: <message>                                                  exit 1
+ *
+ * Stack traces and the full error (causes included) only with `--verbose` or `DEBUG` set.
+ */
+import { inspect, parseArgs } from 'node:util';
+
+/** The user asked for something the command cannot take: one line naming the flag and the rule. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** A service (Elasticsearch, the lock service, a port) did not answer or refused: what was tried, what failed, what to do. */
+export class ServiceError extends Error {
+  override name = 'ServiceError';
+  constructor(
+    readonly problem: { headline: string; tried: string; failed: string; fix: string[] },
+    options?: { cause?: unknown },
+  ) {
+    super(
+      [
+        `${problem.headline}`,
+        `  tried:  ${problem.tried}`,
+        `  failed: ${problem.failed}`,
+        ...problem.fix.map((line, i) => `  ${i === 0 ? 'to fix:' : '       '} ${line}`),
+      ].join('\n'),
+      options,
+    );
+  }
+}
+
+export const isVerbose = (argv: string[] = process.argv): boolean => argv.includes('--verbose') || Boolean(process.env.DEBUG);
+
+export type FlagSpec = Record<string, { type: 'string' | 'boolean'; short?: string }>;
+
+/**
+ * Node's parseArgs with its errors as UsageErrors naming the flag; `--help` and `--verbose` are
+ * always accepted. A negative number after a string flag (`--rate -5`) is its value, so the value
+ * check can say what is wrong with it.
+ */
+export function parseFlags(
+  argv: string[],
+  spec: FlagSpec,
+  options: { positionals?: boolean } = {},
+): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+  const all: FlagSpec = { ...spec, help: { type: 'boolean', short: 'h' }, verbose: { type: 'boolean' } };
+  try {
+    const { values, positionals } = parseArgs({
+      args: joinNegativeValues(argv, all),
+      options: all,
+      strict: true,
+      allowPositionals: options.positionals ?? false,
+    });
+    return { values: values as Record<string, string | boolean | undefined>, positionals };
+  } catch (error) {
+    throw usageErrorFromParseArgs(error);
+  }
+}
+
+/** `--flag -5` as `--flag=-5` for string flags, so parseArgs does not call the value ambiguous. */
+export function joinNegativeValues(argv: string[], spec: FlagSpec): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    const name = arg.startsWith('--') ? arg.slice(2) : undefined;
+    if (name !== undefined && spec[name]?.type === 'string' && next !== undefined && /^-(\d|\.\d|Infinity)/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}
+
+/** parseArgs' messages ("Unknown option '--bogus'. To specify ...") as `--bogus: unknown flag`. */
+export function usageErrorFromParseArgs(error: unknown): Error {
+  if (!(error instanceof Error)) return new UsageError(String(error));
+  const code = (error as { code?: string }).code ?? '';
+  const flag = /'(-{1,2}[^' =]+)/.exec(error.message)?.[1] ?? '';
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return new UsageError(`${flag}: unknown flag`);
+  if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
+    const argument = /argument '([^']*)'/.exec(error.message)?.[1] ?? '';
+    return new UsageError(`${argument}: unexpected argument (this command takes flags only)`);
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    if (/does not take an argument/.test(error.message)) return new UsageError(`${flag}: takes no value`);
+    return new UsageError(`${flag}: needs a value`);
+  }
+  return new UsageError(error.message.split('\n')[0]!);
+}
+
+export interface NumberRule {
+  integer?: boolean;
+  min?: number;
+  /** The minimum itself is not allowed (`> min` rather than `>= min`). */
+  exclusiveMin?: boolean;
+  max?: number;
+}
+
+/** The rule in words: "a whole number from 1 to 9", "a number > 0". */
+export function describeRule(rule: NumberRule): string {
+  const kind = rule.integer ? 'a whole number' : 'a number';
+  if (rule.min !== undefined && rule.max !== undefined && !rule.exclusiveMin) return `${kind} from ${rule.min} to ${rule.max}`;
+  const parts = [
+    rule.min !== undefined ? `${rule.exclusiveMin ? '>' : '>='} ${rule.min}` : undefined,
+    rule.max !== undefined ? `<= ${rule.max}` : undefined,
+  ].filter(Boolean);
+  return parts.length > 0 ? `${kind} ${parts.join(' and ')}` : kind;
+}
+
+/** Whether `value` keeps `rule`. */
+export function meetsRule(value: number, rule: NumberRule): boolean {
+  if (!Number.isFinite(value)) return false;
+  if (rule.integer && !Number.isInteger(value)) return false;
+  if (rule.min !== undefined && (rule.exclusiveMin ? value <= rule.min : value < rule.min)) return false;
+  return !(rule.max !== undefined && value > rule.max);
+}
+
+/** A numeric flag's value, or `fallback` when absent; a UsageError naming the flag and the rule otherwise. */
+export function numberFlag(flag: string, text: string | undefined, rule: NumberRule, fallback: number): number {
+  if (text === undefined) return fallback;
+  const value = text.trim() === '' ? Number.NaN : Number(text);
+  if (!meetsRule(value, rule)) throw new UsageError(`${flag}: must be ${describeRule(rule)} (got "${text}")`);
+  return value;
+}
+
+const LOCAL_ES_URL = `http://127.0.0.1:${process.env.ES_LOCAL_PORT ?? 9200}`;
+
+interface Failure {
+  /** What answered or not: "connection refused (ECONNREFUSED)", "401 Unauthorized". */
+  failed: string;
+  kind: 'unreachable' | 'timeout' | 'unauthorized' | 'forbidden';
+  url?: string;
+  request?: string;
+  elasticsearch: boolean;
+}
+
+const causes = (error: unknown): unknown[] => {
+  const chain: unknown[] = [];
+  for (let at = error, depth = 0; at !== undefined && at !== null && depth < 8; at = (at as { cause?: unknown }).cause, depth++) chain.push(at);
+  return chain;
+};
+
+const NETWORK_CODES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'connection timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
+  CERT_HAS_EXPIRED: 'TLS certificate expired',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'self-signed TLS certificate',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'TLS certificate not trusted',
+};
+
+/** The network failure in an @elastic/elasticsearch or fetch error (looking through causes), if that is what it is. */
+function findFailure(error: unknown): Failure | undefined {
+  for (const link of causes(error)) {
+    if (!(link instanceof Error)) continue;
+    const meta = (
+      link as { meta?: { statusCode?: number; meta?: { connection?: { url?: unknown }; request?: { params?: { method?: string; path?: string } } } } }
+    ).meta;
+    const url = meta?.meta?.connection?.url ? String(meta.meta.connection.url).replace(/\/$/, '') : undefined;
+    const params = meta?.meta?.request?.params;
+    const request = params?.method && params.path ? `${params.method} ${params.path}` : undefined;
+    const code = /\b(E[A-Z_]{3,}|UND_ERR_[A-Z_]+)\b/.exec(link.message)?.[1];
+    const base = { ...(url ? { url } : {}), ...(request ? { request } : {}), elasticsearch: true };
+    switch (link.name) {
+      case 'ConnectionError':
+        return { ...base, kind: 'unreachable', failed: code && NETWORK_CODES[code] ? `${NETWORK_CODES[code]} (${code})` : link.message };
+      case 'NoLivingConnectionsError':
+        return { ...base, kind: 'unreachable', failed: 'no node of the cluster answers' };
+      case 'TimeoutError':
+        return { ...base, kind: 'timeout', failed: `no answer in time (${link.message})` };
+      case 'ResponseError': {
+        const status = meta?.statusCode;
+        if (status === 401) return { ...base, kind: 'unauthorized', failed: '401 Unauthorized: the credentials were refused' };
+        if (status === 403) return { ...base, kind: 'forbidden', failed: '403 Forbidden: the credentials lack a privilege for this request' };
+        break;
+      }
+    }
+    // fetch(): TypeError "fetch failed" whose cause carries the code, address and port.
+    const net = link as { code?: string; address?: string; port?: number };
+    if (link.message === 'fetch failed') {
+      const cause = (link as { cause?: { code?: string; address?: string; port?: number; message?: string } }).cause;
+      const netCode = cause?.code ?? '';
+      return {
+        kind: netCode.includes('TIMEOUT') ? 'timeout' : 'unreachable',
+        failed: NETWORK_CODES[netCode] ? `${NETWORK_CODES[netCode]} (${netCode})` : (cause?.message ?? 'fetch failed'),
+        ...(cause?.address && cause.port ? { url: `http://${cause.address}:${cause.port}` } : {}),
+        elasticsearch: false,
+      };
+    }
+    if (net.code && NETWORK_CODES[net.code] && net.address && net.port) {
+      return { kind: 'unreachable', failed: `${NETWORK_CODES[net.code]} (${net.code})`, url: `http://${net.address}:${net.port}`, elasticsearch: false };
+    }
+  }
+  return undefined;
+}
+
+const sameHostPort = (a: string, b: string): boolean => {
+  try {
+    return new URL(a).host === new URL(b).host;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * An Elasticsearch client error (ConnectionError, TimeoutError, ResponseError 401/403, also wrapped
+ * in the store's errors) or a failed fetch, as a ServiceError saying what to do; undefined otherwise.
+ */
+export function explainServiceError(error: unknown): ServiceError | undefined {
+  if (error instanceof ServiceError) return error;
+  const failure = findFailure(error);
+  if (!failure) return undefined;
+  const esUrl = process.env.ES_URL;
+  const isEs =
+    failure.elasticsearch ||
+    (failure.url !== undefined && [esUrl ?? '', LOCAL_ES_URL].some((es) => es.split(',').some((one) => sameHostPort(one, failure.url!))));
+  const url = failure.url ?? (isEs ? (esUrl ?? LOCAL_ES_URL) : undefined);
+  const where = url ? ` at ${url}` : '';
+  const what = isEs ? 'Elasticsearch' : 'the service';
+  const fix: string[] = [];
+  if (isEs) {
+    if (failure.kind === 'unauthorized')
+      fix.push(
+        process.env.ES_API_KEY
+          ? 'check ES_API_KEY: the cluster does not accept it (expired, revoked, or for another cluster)'
+          : 'set ES_API_KEY to an API key of that cluster',
+      );
+    else if (failure.kind === 'forbidden')
+      fix.push("check ES_API_KEY's privileges: it needs to read and write the lock index (and create it, for index:create)");
+    else if (esUrl)
+      fix.push(
+        `check ES_URL (now ${esUrl}): is that cluster up and reachable from here?`,
+        "or unset ES_URL to use the project's own node (`npm run es:start`)",
+      );
+    else fix.push("start the project's node with `npm run es:start` (status: `npm run es:status`)", 'or set ES_URL (and ES_API_KEY) to a cluster of your own');
+  } else {
+    fix.push(failure.kind === 'timeout' ? `check that the service${where} is up and not overloaded` : `start the service${where}, or check the URL you gave`);
+  }
+  const verb = failure.kind === 'unauthorized' || failure.kind === 'forbidden' ? 'refused by' : failure.kind === 'timeout' ? 'no answer from' : 'cannot reach';
+  const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+  return new ServiceError(
+    {
+      headline: `${verb} ${what}${where}`,
+      tried: [failure.request, message !== failure.failed ? message : undefined].filter(Boolean).join(': ') || `a request to ${url ?? 'the service'}`,
+      failed: failure.failed,
+      fix,
+    },
+    { cause: error },
+  );
+}
+
+/** The text and exit code for a failure (2 for usage mistakes, 1 otherwise). */
+export function describeFailure(error: unknown, verbose: boolean): { text: string; code: number } {
+  const details = verbose ? `\n\n${error instanceof Error ? inspect(error, { depth: 6 }) : String(error)}` : '';
+  if (error instanceof UsageError) {
+    const line = error.message.trim();
+    return { text: `error: ${line}${/see --help/.test(line) ? '' : ' (see --help)'}${details}`, code: 2 };
+  }
+  const service = explainServiceError(error);
+  if (service) return { text: `error: ${service.message}${details}`, code: 1 };
+  const message = error instanceof Error ? error.message : String(error);
+  return { text: `error: ${message}${verbose ? details : '\n(run again with --verbose, or DEBUG=1, for the stack trace)'}`, code: 1 };
+}
+
+/**
+ * Runs a command's main: a number it returns is the exit code; nothing keeps the process running
+ * (a server). A failure is printed by describeFailure and exits 2 (usage) or 1.
+ */
+export function runCli(main: (argv: string[]) => Promise<number | undefined> | number | undefined, argv = process.argv.slice(2)): void {
+  Promise.resolve()
+    .then(() => main(argv))
+    .then(
+      (code) => {
+        if (typeof code === 'number') process.exit(code);
+      },
+      (error: unknown) => {
+        const { text, code } = describeFailure(error, isVerbose(argv));
+        console.error(text);
+        process.exit(code);
+      },
+    );
+}
+
+/** Prints the usage and returns true when --help was given. */
+export function printHelp(values: { help?: unknown }, usage: string): boolean {
+  if (!values.help) return false;
+  console.log(usage);
+  return true;
+}
