@@ -9,11 +9,11 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { createElasticsearchClient } from '../functions/store/index.js';
 import { clusterNodes, startCluster, stopCluster } from '../infra/es/cluster.js';
 import { isRunning } from '../infra/es/probe.js';
 import { resolveElasticsearch } from '../infra/es/target.js';
+import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../infra/lib/cli.js';
 import { defaultWorkload } from '../loadtests/lib/defaults.js';
 import type { Strategy } from '../loadtests/lib/workload.js';
 import { DEFAULT_OBJECTIVE, DEFAULT_SEARCH, searchCapacity } from './loadtest/capacity.js';
@@ -21,7 +21,15 @@ import { defaultConfig } from './loadtest/config.js';
 import { EngineLayer } from './loadtest/engine-probe.js';
 import { assumptions, type Calibration, type Deployment, predict, relativeError } from './loadtest/model.js';
 
-const USAGE = `usage: npm run loadtest:model -- [--strategies LIST] [--probe-seconds S] [--hop-ms MS] [--keep-cluster]`;
+const USAGE = `usage: npm run loadtest:model -- [options]
+
+Predicts each strategy's capacity on a 3-node local cluster from the single local node (or ES_URL),
+then starts the cluster, measures, and prints predicted against measured (results/model-<time>/).
+  --strategies LIST     default global,document,tree
+  --probe-seconds S     length of each capacity probe (default 3)
+  --hop-ms MS           extra latency of a replicated write on this machine (default 0.5)
+  --keep-cluster        leave the 3-node cluster running (npm run cluster:stop)
+  --verbose             stack traces on errors (also DEBUG=1)`;
 
 async function measure(url: string, label: string, strategies: Strategy[], probeS: number): Promise<Calibration[]> {
   const client = createElasticsearchClient({ url, ...(process.env.ES_API_KEY ? { apiKey: process.env.ES_API_KEY } : {}), requestTimeoutMs: 10_000 });
@@ -59,26 +67,19 @@ async function measure(url: string, label: string, strategies: Strategy[], probe
   }
 }
 
-async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      strategies: { type: 'string', default: 'global,document,tree' },
-      'probe-seconds': { type: 'string', default: '3' },
-      'hop-ms': { type: 'string', default: '0.5' },
-      'keep-cluster': { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false },
-    },
+async function main(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, {
+    strategies: { type: 'string' },
+    'probe-seconds': { type: 'string' },
+    'hop-ms': { type: 'string' },
+    'keep-cluster': { type: 'boolean' },
   });
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
-  const strategies = values.strategies.split(',') as Strategy[];
-  const probeS = Number(values['probe-seconds']);
-  const hopMs = Number(values['hop-ms']);
-  if (!strategies.every((s) => ['global', 'document', 'tree'].includes(s))) throw new Error(`--strategies: unknown strategy in "${values.strategies}"`);
-  if (!(Number.isInteger(probeS) && probeS >= 1)) throw new Error('--probe-seconds: a whole number >= 1');
-  if (!(hopMs >= 0)) throw new Error('--hop-ms: a number >= 0');
+  if (printHelp(values, USAGE)) return 0;
+  const strategies = String(values.strategies ?? 'global,document,tree').split(',') as Strategy[];
+  const unknown = strategies.find((s) => !['global', 'document', 'tree'].includes(s));
+  if (unknown !== undefined) throw new UsageError(`--strategies: unknown strategy "${unknown}" (global, document, tree)`);
+  const probeS = numberFlag('--probe-seconds', values['probe-seconds'] as string | undefined, { integer: true, min: 1, max: 60 }, 3);
+  const hopMs = numberFlag('--hop-ms', values['hop-ms'] as string | undefined, { min: 0, max: 1000 }, 0.5);
 
   const single = await resolveElasticsearch((line) => console.log(`[es] ${line}`));
   console.log(`[model] calibrating on the single node ${single.url}`);
@@ -140,11 +141,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(`error: ${(error as Error).message}`);
-    if (process.argv.includes('--verbose') || process.env.DEBUG) console.error(error);
-    process.exit(1);
-  },
-);
+runCli(main);
