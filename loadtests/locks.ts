@@ -17,6 +17,7 @@ import { Counter, Rate, Trend } from 'k6/metrics';
 import { LockApi } from './lib/api.ts';
 import { backoffDelayMs, retryDelayMs } from './lib/backoff.ts';
 import { defaultRetry, defaultSchedule, defaultWorkload, runConfig } from './lib/defaults.ts';
+import { type SummaryMetrics, summaryLine } from './lib/summary-line.ts';
 import { parsePathList, parseTrace, type TraceEntry, traceOperations, treeFromPaths, treeFromTrace } from './lib/user-workload.ts';
 import {
   HOLD_MARKER,
@@ -295,20 +296,14 @@ export default function (): void {
   goodput.add(1, tags);
 }
 
-interface SummaryData {
-  metrics: Record<string, { values: Record<string, number> } | undefined>;
-}
-
-export function handleSummary(data: SummaryData): Record<string, string> {
-  const count = (name: string): number => data.metrics[name]?.values.count ?? 0;
-  const trend = (name: string, stat: string): string => (data.metrics[name]?.values[stat] ?? 0).toFixed(1);
-  const lines = [
-    `[${cfg.strategy}] steady ${cfg.steady.rate}/s for ${cfg.steady.durationS}s: goodput ${count('goodput{stage:steady}')}` +
-      ` of ${count('ops_offered{stage:steady}')} offered, acquire p50/p95/p99 ${trend('acquire_latency{stage:steady}', 'med')}/` +
-      `${trend('acquire_latency{stage:steady}', 'p(95)')}/${trend('acquire_latency{stage:steady}', 'p(99)')} ms,` +
-      ` conflicts ${count('conflicts{stage:steady}')}, retries ${count('retries{stage:steady}')},` +
-      ` gave up ${count('gave_up{stage:steady}')}, errors ${count('error_count')}, dropped ${count('dropped_iterations')}`,
-  ];
-  const file = __ENV.SUMMARY_PATH ?? `summary-${cfg.strategy}.json`;
-  return { [file]: JSON.stringify({ ...data, ltConfig: cfg }, null, 2), stdout: `${lines.join('\n')}\n` };
+/**
+ * With SUMMARY_PATH (the orchestrator's capacity probes): the summary data as JSON there and one line
+ * on stdout, in place of k6's own summary. Without it nothing is returned, which is what makes k6
+ * print its own end-of-test summary (and write --summary-export, if given): the orchestrator's
+ * expected-rate runs and runs by hand.
+ */
+export function handleSummary(data: SummaryMetrics): Record<string, string> | undefined {
+  const file = __ENV.SUMMARY_PATH;
+  if (!file) return undefined;
+  return { [file]: JSON.stringify({ ...data, ltConfig: cfg }, null, 2), stdout: `${summaryLine(cfg.strategy, cfg.steady, data)}\n` };
 }

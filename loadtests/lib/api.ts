@@ -1,7 +1,7 @@
 /** A small k6 client for the lock service's HTTP API (acquire, renew, release, health). */
 
-import type { RefinedResponse } from 'k6/http';
-import http from 'k6/http';
+import { check } from 'k6';
+import http, { type Params, type RefinedResponse, type ResponseType } from 'k6/http';
 import type { LockMode, Strategy } from './workload.ts';
 
 export interface AcquireBody {
@@ -29,12 +29,25 @@ export type AcquireResult =
   | { kind: 'unavailable'; retryAfterMs: number | undefined; durationMs: number }
   | { kind: 'error'; status: number; body: string; durationMs: number };
 
+type Response = RefinedResponse<ResponseType | undefined>;
+
 export type ReleaseResult = { ok: true; outcome: string } | { ok: false; status: number; body: string };
 
 // 409 (held) and 503 (retryable) are expected answers, not failed requests.
 const expected = http.expectedStatuses(200, 409, 503);
 
-function json(response: RefinedResponse): Record<string, unknown> | undefined {
+/**
+ * k6 checks, one per response (the `checks` metric and k6's summary count them). They judge the
+ * answer only: a conflict is a correct answer, and the workload's own metrics decide what it means.
+ */
+export const CHECKS = {
+  acquire: 'acquire answered 200 granted, or 409 / 503 busy',
+  release: 'release answered 200 with an outcome',
+  renew: 'renew answered 200',
+  health: 'health answered 200',
+} as const;
+
+function json(response: Response): Record<string, unknown> | undefined {
   try {
     const parsed = JSON.parse(typeof response.body === 'string' ? response.body : '');
     return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : undefined;
@@ -43,19 +56,43 @@ function json(response: RefinedResponse): Record<string, unknown> | undefined {
   }
 }
 
-function retryAfter(response: RefinedResponse, body: Record<string, unknown> | undefined): number | undefined {
+function retryAfter(response: Response, body: Record<string, unknown> | undefined): number | undefined {
   if (body && typeof body.retryAfterMs === 'number') return body.retryAfterMs;
   const header = Number(response.headers['Retry-After']);
   return Number.isFinite(header) && header > 0 ? header * 1000 : undefined;
 }
 
-function snippet(response: RefinedResponse): string {
+function snippet(response: Response): string {
   const text = typeof response.body === 'string' ? response.body : '';
   return response.error ? `${response.error} ${text}`.trim().slice(0, 300) : text.slice(0, 300);
 }
 
+/** What an acquire answer means to the client: granted, busy (retry), unavailable (retry) or an error. */
+function acquireResult(response: Response): AcquireResult {
+  const durationMs = response.timings.duration;
+  const parsed = json(response);
+  if (response.status === 200 && parsed && typeof parsed.leaseToken === 'string' && typeof parsed.fencingToken === 'string') {
+    return {
+      kind: 'granted',
+      durationMs,
+      grant: {
+        leaseToken: parsed.leaseToken,
+        fencingToken: parsed.fencingToken,
+        expiresAt: String(parsed.expiresAt),
+        ttlMs: Number(parsed.ttlMs),
+      },
+    };
+  }
+  // LockContentionError (503): too many writers raced on the same lock documents (a hot global lock,
+  // a hot ancestor). Like a conflict it means "busy, try later", and a real client treats it so.
+  const busy = response.status === 409 || (response.status === 503 && parsed?.error === 'LockContentionError');
+  if (busy) return { kind: 'conflict', retryAfterMs: retryAfter(response, parsed), durationMs };
+  if (response.status === 503) return { kind: 'unavailable', retryAfterMs: retryAfter(response, parsed), durationMs };
+  return { kind: 'error', status: response.status, body: snippet(response), durationMs };
+}
+
 export class LockApi {
-  private readonly params: { headers: Record<string, string>; responseCallback: unknown; timeout: string };
+  private readonly params: Params;
 
   constructor(
     private readonly baseUrl: string,
@@ -64,7 +101,7 @@ export class LockApi {
     this.params = { headers: { 'Content-Type': 'application/json' }, responseCallback: expected, timeout: '12s' };
   }
 
-  private post(name: string, body: unknown, tags: Record<string, string>): RefinedResponse {
+  private post(name: string, body: unknown, tags: Record<string, string>): Response {
     return http.post(`${this.baseUrl}/${name}`, JSON.stringify(body), {
       ...this.params,
       tags: { ...this.tags, ...tags, name },
@@ -73,42 +110,29 @@ export class LockApi {
 
   health(): { status: number; body: string } {
     const response = http.get(`${this.baseUrl}/health`, { timeout: '10s', tags: { name: 'health' } });
+    check(response, { [CHECKS.health]: (r) => r.status === 200 }, { ...this.tags, name: 'health' });
     return { status: response.status, body: snippet(response) };
   }
 
   acquire(body: AcquireBody, tags: Record<string, string> = {}): AcquireResult {
     const response = this.post('acquire', body, tags);
-    const durationMs = response.timings.duration;
-    const parsed = json(response);
-    if (response.status === 200 && parsed && typeof parsed.leaseToken === 'string' && typeof parsed.fencingToken === 'string') {
-      return {
-        kind: 'granted',
-        durationMs,
-        grant: {
-          leaseToken: parsed.leaseToken,
-          fencingToken: parsed.fencingToken,
-          expiresAt: String(parsed.expiresAt),
-          ttlMs: Number(parsed.ttlMs),
-        },
-      };
-    }
-    // LockContentionError (503): too many writers raced on the same lock documents (a hot global lock,
-    // a hot ancestor). Like a conflict it means "busy, try later", and a real client treats it so.
-    const busy = response.status === 409 || (response.status === 503 && parsed?.error === 'LockContentionError');
-    if (busy) return { kind: 'conflict', retryAfterMs: retryAfter(response, parsed), durationMs };
-    if (response.status === 503) return { kind: 'unavailable', retryAfterMs: retryAfter(response, parsed), durationMs };
-    return { kind: 'error', status: response.status, body: snippet(response), durationMs };
+    const result = acquireResult(response);
+    check(response, { [CHECKS.acquire]: () => result.kind === 'granted' || result.kind === 'conflict' }, { ...this.tags, ...tags, name: 'acquire' });
+    return result;
   }
 
   renew(leaseToken: string, ttlMs?: number, tags: Record<string, string> = {}): { status: number; body: string } {
     const response = this.post('renew', ttlMs === undefined ? { leaseToken } : { leaseToken, ttlMs }, tags);
+    check(response, { [CHECKS.renew]: (r) => r.status === 200 }, { ...this.tags, ...tags, name: 'renew' });
     return { status: response.status, body: snippet(response) };
   }
 
   release(leaseToken: string, tags: Record<string, string> = {}): ReleaseResult {
     const response = this.post('release', { leaseToken }, tags);
     const parsed = json(response);
-    if (response.status === 200 && parsed && typeof parsed.outcome === 'string') return { ok: true, outcome: parsed.outcome };
+    const outcome = response.status === 200 && typeof parsed?.outcome === 'string' ? parsed.outcome : undefined;
+    check(response, { [CHECKS.release]: () => outcome !== undefined }, { ...this.tags, ...tags, name: 'release' });
+    if (outcome !== undefined) return { ok: true, outcome };
     return { ok: false, status: response.status, body: snippet(response) };
   }
 }

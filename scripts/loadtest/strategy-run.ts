@@ -3,8 +3,9 @@
  * safety, and read its numbers. Says what went wrong instead of throwing, so the loop can go on.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { runConfig } from '../../loadtests/lib/defaults.js';
+import { summaryLine } from '../../loadtests/lib/summary-line.js';
 import { namespaceFor, type Strategy, type WorkloadConfig } from '../../loadtests/lib/workload.js';
 import { judge, type ProbeVerdict } from './capacity.js';
 import { checkHolds, formatSafety, parseHoldLog, type SafetyReport } from './checker.js';
@@ -13,7 +14,7 @@ import type { EngineLayer } from './engine-probe.js';
 import type { Interrupt } from './interrupt.js';
 import { describeK6Exit, K6_ABORTED, K6_THRESHOLDS_FAILED, runK6 } from './k6-process.js';
 import { log } from './log.js';
-import { extractResult, type K6Summary, type StageStats, type StrategyResult } from './summary.js';
+import { extractResult, readK6Summary, type StageStats, type StrategyResult } from './summary.js';
 import { DEFAULT_WARMUP, warmUp } from './warmup.js';
 
 export interface RunContext {
@@ -68,6 +69,7 @@ export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, str
     outDir: ctx.outDir,
     scheduledS: strategySeconds(config.schedule),
     interrupt: ctx.interrupt,
+    dashboard: true,
   });
   const outcome: StrategyOutcome = { notes: [], failures: 0, stop: false };
   if (run.exitCode !== 0) {
@@ -91,7 +93,9 @@ export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, str
     outcome.stop = true;
     return outcome;
   }
-  const summary = JSON.parse(readFileSync(run.summaryPath, 'utf8')) as K6Summary;
+  const summary = readK6Summary(run.summaryPath);
+  // Ours, under k6's own end-of-test summary.
+  log(summaryLine(strategy, k6Config.steady, summary));
   outcome.result = extractResult({
     summary,
     workload: workload.name,
@@ -102,6 +106,10 @@ export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, str
     k6ExitCode: run.exitCode,
     safety: { ok: safety.ok, holds: safety.holds, violationCount: safety.violationCount, warningCount: safety.warningCount, phantomCount: safety.phantomCount },
   });
+  if (run.dashboardPath) {
+    outcome.result.k6Dashboard = basename(run.dashboardPath);
+    log(`k6 web dashboard saved as ${outcome.result.k6Dashboard} in the results folder`);
+  }
   if (!outcome.result.thresholdsOk) log(`thresholds failed: ${outcome.result.failedThresholds.join('; ')}`);
   return outcome;
 }
@@ -162,7 +170,7 @@ export async function runProbe(ctx: RunContext, workload: WorkloadConfig, strate
   };
   if (run.exitCode !== 0 && run.exitCode !== K6_THRESHOLDS_FAILED) notes.push(`${strategy} probe at ${rate} ops/s: ${describeK6Exit(run.exitCode)}`);
   if (!existsSync(run.summaryPath)) return failedRun();
-  const summary = JSON.parse(readFileSync(run.summaryPath, 'utf8')) as K6Summary;
+  const summary = readK6Summary(run.summaryPath);
   const result = extractResult({
     summary,
     workload: workload.name,

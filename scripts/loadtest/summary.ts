@@ -1,7 +1,8 @@
 /**
- * The numbers of one strategy run, read from the k6 summary (handleSummary's JSON) and the safety
- * check: per-stage goodput, latency and conflicts, and where it saturates.
+ * The numbers of one strategy run, read from the k6 summary (handleSummary's JSON, or k6's own
+ * --summary-export) and the safety check: per-stage goodput, latency and conflicts, and where it saturates.
  */
+import { readFileSync } from 'node:fs';
 import { OP_KINDS, type OpKind, type Strategy } from '../../loadtests/lib/workload.js';
 import type { CapacityResult } from './capacity.js';
 import type { Calibration } from './model.js';
@@ -17,6 +18,38 @@ interface SummaryMetric {
 
 export interface K6Summary {
   metrics: Record<string, SummaryMetric | undefined>;
+}
+
+/**
+ * A k6 summary file in the shape handleSummary receives. Reads both what locks.ts's handleSummary
+ * writes (metrics with `values` and `thresholds: { expression: { ok } }`) and k6's --summary-export
+ * (values flattened into the metric, a rate's `rate` called `value`, `thresholds: { expression: failed }`).
+ */
+export function readK6Summary(path: string): K6Summary {
+  return normalizeK6Summary(JSON.parse(readFileSync(path, 'utf8')) as unknown);
+}
+
+export function normalizeK6Summary(raw: unknown): K6Summary {
+  const rawMetrics = (raw as { metrics?: Record<string, unknown> } | null)?.metrics ?? {};
+  const metrics: K6Summary['metrics'] = {};
+  for (const [name, metric] of Object.entries(rawMetrics)) {
+    if (!metric || typeof metric !== 'object') continue;
+    const m = metric as Record<string, unknown>;
+    if (m.values && typeof m.values === 'object') {
+      metrics[name] = m as unknown as SummaryMetric;
+      continue;
+    }
+    const values: Record<string, number> = {};
+    for (const [key, v] of Object.entries(m)) if (typeof v === 'number') values[key] = v;
+    // A rate (it has passes and fails) exports its rate as `value`; a gauge's `value` stays.
+    if ('passes' in values && 'value' in values && !('rate' in values)) values.rate = values.value as number;
+    const thresholds: Record<string, { ok: boolean }> = {};
+    for (const [expression, failed] of Object.entries((m.thresholds as Record<string, unknown> | undefined) ?? {})) {
+      thresholds[expression] = { ok: failed !== true };
+    }
+    metrics[name] = { values, ...(Object.keys(thresholds).length > 0 ? { thresholds } : {}) };
+  }
+  return { metrics };
 }
 
 export interface Latency {
@@ -75,6 +108,8 @@ export interface StrategyResult {
   failedThresholds: string[];
   k6ExitCode: number | null;
   safety: SafetySummary | null;
+  /** k6's web dashboard export for this run, a file name in the results folder (absent: none was written). */
+  k6Dashboard?: string;
 }
 
 export interface EngineResult {

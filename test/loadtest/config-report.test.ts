@@ -6,12 +6,13 @@ import type { Strategy } from '../../loadtests/lib/workload.js';
 import { parseGoVersion } from '../../scripts/k6.js';
 import { parseCli, parseMix, parseSkew, renameSweep } from '../../scripts/loadtest/cli.js';
 import { ConfigError, defaultConfig, plannedSeconds, strategySeconds } from '../../scripts/loadtest/config.js';
+import { dashboardEnv } from '../../scripts/loadtest/k6-process.js';
 import { barChart, lineChart, niceTicks } from '../../scripts/loadtest/render/charts.js';
 import { renderHtml } from '../../scripts/loadtest/render/html.js';
 import { renderMarkdown } from '../../scripts/loadtest/render/markdown.js';
 import { crossWorkloadNote, flipPoints, recommend } from '../../scripts/loadtest/render/recommendation.js';
 import { capacityChart, goodputChart } from '../../scripts/loadtest/render/result-charts.js';
-import { extractResult, type K6Summary, type StrategyResult, saturationOf } from '../../scripts/loadtest/summary.js';
+import { extractResult, type K6Summary, normalizeK6Summary, type StrategyResult, saturationOf } from '../../scripts/loadtest/summary.js';
 
 describe('config', () => {
   it('defaults fit in ten minutes with the stack start: three interleaved trials, a capacity search each', () => {
@@ -156,6 +157,53 @@ describe('report', () => {
     expect(stalled).toMatchObject({ sustainedRate: 80, saturatedAt: null, shortBelow: [40] });
   });
 
+  it("reads k6's --summary-export like handleSummary's JSON: values, a rate's value, failed thresholds", () => {
+    const exported = {
+      root_group: { checks: {} },
+      metrics: {
+        'goodput{stage:steady}': { count: 30, rate: 10, thresholds: { 'count>=0': false } },
+        errors: { value: 0.02, passes: 2, fails: 98, thresholds: { 'rate<0.01': true } },
+        vus: { value: 1, min: 1, max: 2 },
+        'acquire_latency{stage:steady}': { med: 5, 'p(95)': 9, 'p(99)': 12, count: 30 },
+      },
+    };
+    const normalized = normalizeK6Summary(exported);
+    expect(normalized.metrics['goodput{stage:steady}']).toEqual({ values: { count: 30, rate: 10 }, thresholds: { 'count>=0': { ok: true } } });
+    expect(normalized.metrics.errors).toEqual({ values: { value: 0.02, rate: 0.02, passes: 2, fails: 98 }, thresholds: { 'rate<0.01': { ok: false } } });
+    expect(normalized.metrics.vus!.values).toEqual({ value: 1, min: 1, max: 2 });
+    const own = summary({ goodput: 1, offered: 1, p95: 1 }, {});
+    expect(normalizeK6Summary(JSON.parse(JSON.stringify(own)))).toEqual(own);
+    const extracted = extractResult({
+      summary: normalized,
+      workload: 'default',
+      strategy: 'tree',
+      steady: { rate: 10, durationS: 3 },
+      ramp: { levels: [], stepS: 5, transitionS: 0 },
+      k6ExitCode: 99,
+      safety: null,
+    });
+    expect(extracted).toMatchObject({
+      errorRate: 0.02,
+      thresholdsOk: false,
+      failedThresholds: ['errors: rate<0.01'],
+      steady: { goodput: 30, acquire: { p95: 9 } },
+    });
+  });
+
+  it("turns on k6's web dashboard only with an export path, on a free loopback port, with enough points", () => {
+    expect(dashboardEnv(undefined, 60)).toEqual({ K6_WEB_DASHBOARD: 'false' });
+    expect(dashboardEnv('/r/k6-dashboard-default-tree.html', 6)).toEqual({
+      K6_WEB_DASHBOARD: 'true',
+      K6_WEB_DASHBOARD_EXPORT: '/r/k6-dashboard-default-tree.html',
+      K6_WEB_DASHBOARD_OPEN: 'false',
+      K6_WEB_DASHBOARD_HOST: '127.0.0.1',
+      K6_WEB_DASHBOARD_PORT: '0',
+      K6_WEB_DASHBOARD_PERIOD: '1s',
+    });
+    expect(dashboardEnv('x.html', 300).K6_WEB_DASHBOARD_PERIOD).toBe('5s');
+    expect(dashboardEnv('x.html', 3600).K6_WEB_DASHBOARD_PERIOD).toBe('10s');
+  });
+
   /** One trial of a strategy whose capacity search ended between `capacity` and `failedAt`. */
   function trial(strategy: Strategy, n: number, capacity: number, p95: number, errorsRate = 0): StrategyResult {
     const base = result(strategy, summary({ goodput: 800, offered: 800, p95 }, { 20: 20, 40: 40, 80: 80 }, errorsRate));
@@ -260,7 +308,7 @@ describe('report', () => {
 
   it('renders markdown, HTML and the charts naming every strategy, with medians, ranges and the probes', () => {
     const measured = [
-      ...trials('global', [20, 22, 21], [900, 950, 920]),
+      ...trials('global', [20, 22, 21], [900, 950, 920]).map((r) => ({ ...r, k6Dashboard: `k6-dashboard-default-global-t${r.trial}.html` })),
       ...trials('document', [160, 170, 165], [12, 13, 12]),
       ...trials('tree', [100, 110, 105], [15, 16, 15]),
     ];
@@ -274,8 +322,11 @@ describe('report', () => {
     expect(markdown).toContain('![capacity per strategy, with the range over trials](capacity.svg)');
     expect(markdown).toContain('| document | 165 (160-170) |');
     expect(markdown).toContain('| document | 2 | 179 | 143.2 | 400 | missed: p99 |');
+    expect(markdown).toContain('`k6-dashboard-<workload>-<strategy>[-t<trial>].html`');
     const html = renderHtml(input);
     expect(html.match(/<svg /g)).toHaveLength(4);
+    expect(html).toContain('<li><a href="k6-dashboard-default-global-t2.html">global, trial 2</a></li>');
+    expect(html.match(/href="k6-dashboard-/g)).toHaveLength(3);
     const svg = goodputChart(workload, measured);
     expect(svg.match(/<polyline class="series"/g)).toHaveLength(4);
     expect(svg).toContain('data-series="document"');

@@ -47,6 +47,16 @@ describe('npm run loadtest -- --smoke', () => {
     }
     expect(existsSync(join(run.resultDir!, 'goodput.svg'))).toBe(true);
     expect(run.output).toMatch(/recommendation/);
+    // k6's own end-of-test summary (with the checks) beside ours, and its web dashboard exported beside the report.
+    expect(run.output).toMatch(/checks_succeeded\.*: 100\.00%/);
+    expect(run.output).toMatch(/\[tree\] steady \d+\/s for \d+s: goodput \d+ of \d+ offered/);
+    const html = readFileSync(join(run.resultDir!, 'report.html'), 'utf8');
+    for (const strategy of ['global', 'document', 'tree']) {
+      const dashboard = `k6-dashboard-default-${strategy}.html`;
+      expect(existsSync(join(run.resultDir!, dashboard)), dashboard).toBe(true);
+      expect(html).toContain(`href="${dashboard}"`);
+    }
+    expect(readFileSync(join(run.resultDir!, 'k6-dashboard-default-tree.html'), 'utf8')).not.toMatch(/(src|href)=["']?(https?:)?\/\//);
   }, 600_000);
 
   it('takes the tree from an Elasticsearch index and replays a trace, end to end', async () => {

@@ -15,6 +15,18 @@ th { background: #f6f6f6; }
 .headline { font-weight: 600; font-size: 1.1rem; }
 .chart { margin: 1rem 0; }`;
 
+/** Links to k6's web dashboard export of each expected-rate run (files beside report.html). */
+function dashboardLinks(input: ReportInput, results: ReportInput['results']): string | undefined {
+  const runs = results.filter((r) => r.k6Dashboard);
+  if (runs.length === 0) return undefined;
+  const trials = input.info.config.trials > 1;
+  const items = runs.map((r) => {
+    const label = `${r.strategy}${trials ? `, trial ${r.trial}` : ''}`;
+    return `<li><a href="${escapeXml(encodeURI(r.k6Dashboard!))}">${escapeXml(label)}</a></li>`;
+  });
+  return `<h3>k6 web dashboard of each expected-rate run</h3><ul>${items.join('')}</ul>`;
+}
+
 export function renderHtml(input: ReportInput): string {
   const { perWorkload, note } = recommendations(input);
   const body: string[] = [];
@@ -46,6 +58,8 @@ export function renderHtml(input: ReportInput): string {
     if (model.length) body.push(`<h3>A model for your deployment</h3><pre>${escapeXml(model.join('\n'))}</pre>`);
     const probes = probeTable(results);
     if (probes) body.push(`<details><summary>Capacity probes</summary><pre>${escapeXml(probes)}</pre></details>`);
+    const dashboards = dashboardLinks(input, results);
+    if (dashboards) body.push(dashboards);
   }
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Lock strategy load test ${escapeXml(input.info.runId)}</title>
