@@ -7,17 +7,23 @@
  *
  *   npm run cold-start -- [--runs 7] [--functions acquire,renew]
  */
-import { execFile } from 'node:child_process';
+import { type ExecFileOptions, execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { localNode } from '../infra/es/node.js';
 import { isRunning } from '../infra/es/probe.js';
-import { numberFlag, parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
+import { checkElasticsearch, esUrlFromEnv } from '../infra/es/target.js';
+import { childFailed, numberFlag, parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
 import { ROOT } from './lib/root.js';
 
-const run = promisify(execFile);
+const execFileAsync = promisify(execFile);
+/** execFile whose failure reads as one line (what ran, its exit, the error line of its output). */
+const run = (what: string, file: string, args: string[], options: ExecFileOptions = {}): Promise<{ stdout: string; stderr: string }> =>
+  execFileAsync(file, args, { ...options, encoding: 'utf8' }).catch((error: unknown) => {
+    throw childFailed(what, error);
+  });
 
 const USAGE = `usage: npm run cold-start -- [--runs N] [--functions LIST]
 
@@ -58,23 +64,31 @@ async function main(argv: string[]): Promise<number | undefined> {
   if (printHelp(values, USAGE)) return 0;
   runs = numberFlag('--runs', values.runs as string | undefined, { integer: true, min: 1 }, runs);
   only = (values.functions as string | undefined)?.split(',').map((name) => name.trim());
+  // An ES_URL that does not answer (or refuses its key) fails now, not after a minute of packaging.
+  const givenEs = esUrlFromEnv();
+  if (givenEs) await checkElasticsearch(givenEs, process.env.ES_API_KEY);
   const work = mkdtempSync(join(tmpdir(), 'cold-start-'));
   const workFolder = `.esbuild/cold-start-${process.pid}`;
   try {
     console.log('packaging (serverless package --stage dev)...');
-    await run(process.execPath, [join(ROOT, 'node_modules/osls/bin/serverless.js'), 'package', '--stage', 'dev', '--package', join(work, 'package')], {
-      cwd: ROOT,
-      env: { ...process.env, ES_URL: process.env.ES_URL || 'http://127.0.0.1:9200', SLS_ESBUILD_WORK_FOLDER: workFolder, SLS_TELEMETRY_DISABLED: '1' },
-      maxBuffer: 16 * 1024 * 1024,
-    });
-    const esUrl = process.env.ES_URL || ((await isRunning()) ? localNode().url : undefined);
+    await run(
+      'serverless package',
+      process.execPath,
+      [join(ROOT, 'node_modules/osls/bin/serverless.js'), 'package', '--stage', 'dev', '--package', join(work, 'package')],
+      {
+        cwd: ROOT,
+        env: { ...process.env, ES_URL: process.env.ES_URL || 'http://127.0.0.1:9200', SLS_ESBUILD_WORK_FOLDER: workFolder, SLS_TELEMETRY_DISABLED: '1' },
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
+    const esUrl = givenEs ?? ((await isRunning()) ? localNode().url : undefined);
     const zips = readdirSync(join(work, 'package'))
       .filter((file) => file.endsWith('.zip'))
       .map((file) => file.replace(/\.zip$/, ''))
       .filter((name) => !only || only.includes(name))
       .sort();
     for (const name of new Set([...zips, 'release'])) {
-      await run('unzip', ['-q', '-o', join(work, 'package', `${name}.zip`), '-d', join(work, name)]);
+      await run(`unzip ${name}.zip`, 'unzip', ['-q', '-o', join(work, 'package', `${name}.zip`), '-d', join(work, name)]);
     }
     const rows: string[][] = [['function', 'zip', 'bundle (all .mjs)', 'main .mjs', `import, median of ${runs}`, 'min', 'first call (cold)']];
     for (const name of zips) {
@@ -85,7 +99,7 @@ async function main(argv: string[]): Promise<number | undefined> {
       const calls: number[] = [];
       for (let index = 0; index < runs; index++) {
         const call = esUrl !== undefined && name === 'acquire';
-        const { stdout } = await run(process.execPath, ['--input-type=module', '-e', IMPORT_PROBE], {
+        const { stdout } = await run(`the cold-start probe of ${name} (a fresh node process)`, process.execPath, ['--input-type=module', '-e', IMPORT_PROBE], {
           cwd: work,
           env: {
             PATH: process.env.PATH,

@@ -3,7 +3,7 @@
  * HTTP API on http://localhost:3000 (PORT), Lambda invoke API on http://localhost:3002 (LAMBDA_PORT).
  * Function logs are printed; Ctrl-C stops everything this started.
  */
-import { numberFlag, parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
+import { describeFailure, isVerbose, numberFlag, parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
 import { startStack } from './stack.js';
 
 const USAGE = `usage: npm run dev [-- --quiet]
@@ -33,6 +33,7 @@ async function serve(port: number, lambdaPort: number, quiet: boolean): Promise<
   const stack = await startStack({
     port,
     lambdaPort,
+    portNames: { port: 'PORT', lambdaPort: 'LAMBDA_PORT' },
     env,
     watch: true,
     log: (line) => {
@@ -69,7 +70,7 @@ Ctrl-C to stop.`);
       console.log('stopped.');
       process.exit(0);
     } catch (error) {
-      console.error(error);
+      console.error(describeFailure(error, isVerbose()).text);
       process.exit(1);
     }
   };

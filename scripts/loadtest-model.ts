@@ -29,7 +29,8 @@ then starts the cluster, measures, and prints predicted against measured (result
   --probe-seconds S     length of each capacity probe (default 3)
   --hop-ms MS           extra latency of a replicated write on this machine (default 0.5)
   --keep-cluster        leave the 3-node cluster running (npm run cluster:stop)
-  --verbose             stack traces on errors (also DEBUG=1)`;
+  --verbose             stack traces on errors (also DEBUG=1)
+Exit codes: 0 done, 1 failed (e.g. Elasticsearch unreachable), 2 a usage mistake.`;
 
 async function measure(url: string, label: string, strategies: Strategy[], probeS: number): Promise<Calibration[]> {
   const client = createElasticsearchClient({ url, ...(process.env.ES_API_KEY ? { apiKey: process.env.ES_API_KEY } : {}), requestTimeoutMs: 10_000 });

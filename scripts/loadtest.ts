@@ -12,6 +12,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { createElasticsearchClient } from '../functions/store/index.js';
+import { checkElasticsearch, esUrlFromEnv } from '../infra/es/target.js';
 import { runCli } from '../infra/lib/cli.js';
 import { ensureK6, K6_VERSION } from './k6.js';
 import { parseCli, USAGE } from './loadtest/cli.js';
@@ -33,6 +34,9 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
+  // A wrong or silent ES_URL fails here, before k6 is built and the stack started.
+  const givenEs = esUrlFromEnv();
+  if (givenEs && !config.target) await checkElasticsearch(givenEs, process.env.ES_API_KEY);
   const run = nameRun(config.resultsDir);
   const interrupt = new Interrupt();
   interrupt.install();

@@ -37,6 +37,8 @@ export interface StackOptions {
    * would measure the harness instead of the locks. The handlers keep no per-request module state.
    */
   inProcess?: boolean;
+  /** How the caller's user sets each port, for the message when one is taken (default options.port / options.lambdaPort). */
+  portNames?: { port: string; lambdaPort: string };
 }
 
 export interface Stack {
@@ -57,9 +59,13 @@ export async function startStack(options: StackOptions = {}): Promise<StackDetai
   const port = options.port ?? 3000;
   const lambdaPort = options.lambdaPort ?? 3002;
   const log = options.log;
-  for (const taken of [port, lambdaPort]) {
+  const names = options.portNames ?? { port: 'options.port', lambdaPort: 'options.lambdaPort' };
+  for (const [taken, name] of [
+    [port, names.port],
+    [lambdaPort, names.lambdaPort],
+  ] as const) {
     if (await portAnswers(taken))
-      throw new Error(`Port ${taken} is already in use; pass another port (options.port / options.lambdaPort) or stop what listens there.`);
+      throw new Error(`port ${taken} is already in use (something listens there): set ${name} to a free port, or stop that process`);
   }
 
   // An explicit ES_URL in options.env wins; otherwise ES_URL from the environment, else the project's own node.

@@ -14,7 +14,7 @@ import { pidAlive, pidProcess, stopProcess } from '../lib/stop-process.js';
 import { waitUntil } from '../lib/wait.js';
 import { ensureInstalled } from './install.js';
 import { findJavaHome } from './java.js';
-import { ES_VERSION, LocalEsError, type LocalNode, localNode } from './node.js';
+import { ES_VERSION, LocalEsError, type LocalNode, localNode, portFromEnv } from './node.js';
 import { type ClusterMembership, writeNodeConfig } from './node-config.js';
 import { portAnswers } from './probe.js';
 import { commandAs, serviceUserFor } from './service-user.js';
@@ -26,7 +26,8 @@ export interface ClusterNode extends LocalNode {
   transportPort: number;
 }
 
-export function clusterNodes(count: number, basePort = Number(process.env.ES_CLUSTER_PORT ?? 9301)): ClusterNode[] {
+// Transport ports are 100 above, for up to 9 nodes.
+export function clusterNodes(count: number, basePort = portFromEnv('ES_CLUSTER_PORT', 9301, 65535 - 109)): ClusterNode[] {
   return Array.from({ length: count }, (_, index) => {
     const port = basePort + index;
     return { ...localNode(port), name: `fault-${index + 1}`, transportPort: port + 100 };

@@ -15,7 +15,8 @@ async function main(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, { index: { type: 'string' } });
   if (printHelp(values, USAGE)) return 0;
   const index = (values.index as string | undefined) ?? process.env.LOCK_INDEX ?? 'locks';
-  if (!/^[a-z0-9][a-z0-9._-]*$/.test(index)) throw new UsageError(`--index: must be an index name: lowercase letters, digits, ".", "_", "-" (got "${index}")`);
+  const from = values.index !== undefined ? '--index' : 'LOCK_INDEX';
+  if (!/^[a-z0-9][a-z0-9._-]*$/.test(index)) throw new UsageError(`${from}: must be an index name: lowercase letters, digits, ".", "_", "-" (got "${index}")`);
   const target = await resolveElasticsearch();
   const client = createElasticsearchClient({ url: target.url.split(','), ...(target.apiKey ? { apiKey: target.apiKey } : {}) });
   try {

@@ -4,10 +4,13 @@
  *
  *   usage mistake       error: --rate: must be a number > 0 (got "-5") (see --help)        exit 2
  *   service unreachable error: cannot reach Elasticsearch at http://127.0.0.1:9999 ...     exit 1
+ *   or refusing         error: refused by Elasticsearch at ... (401/403), no answer from ..., no
+ *                       secure connection to ... (http vs https), the server at ... is not Elasticsearch
  *                         tried / failed / to fix lines
  *   anything else       error: <message>                                                  exit 1
  *
- * Stack traces and the full error (causes included) only with `--verbose` or `DEBUG` set.
+ * Stack traces and the full error (causes included) only with `--verbose` or `DEBUG` set; without
+ * them a long message (a child process's output) is cut to a few lines (`briefly`, `childFailed`).
  */
 import { inspect, parseArgs } from 'node:util';
 
@@ -135,9 +138,12 @@ const LOCAL_ES_URL = `http://127.0.0.1:${process.env.ES_LOCAL_PORT ?? 9200}`;
 interface Failure {
   /** What answered or not: "connection refused (ECONNREFUSED)", "401 Unauthorized". */
   failed: string;
-  kind: 'unreachable' | 'timeout' | 'unauthorized' | 'forbidden';
+  kind: 'unreachable' | 'timeout' | 'unauthorized' | 'forbidden' | 'tls' | 'not-elasticsearch';
   url?: string;
+  /** "HEAD /_alias/locks" */
   request?: string;
+  /** What the request was for, from the store's errors: "create lock index". */
+  operation?: string;
   elasticsearch: boolean;
 }
 
@@ -159,27 +165,58 @@ const NETWORK_CODES: Record<string, string> = {
   CERT_HAS_EXPIRED: 'TLS certificate expired',
   DEPTH_ZERO_SELF_SIGNED_CERT: 'self-signed TLS certificate',
   UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'TLS certificate not trusted',
+  SELF_SIGNED_CERT_IN_CHAIN: 'self-signed TLS certificate in the chain',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'TLS certificate is for another host name',
+  ERR_SSL_WRONG_VERSION_NUMBER: 'TLS handshake failed: the server does not speak https there',
 };
+
+/** "connection refused (ECONNREFUSED)" for a network error code, undefined for an unknown one. */
+const networkCode = (code: string | undefined): string | undefined => (code && NETWORK_CODES[code] ? `${NETWORK_CODES[code]} (${code})` : undefined);
+
+/** OpenSSL's text ("...:SSL routines:...:wrong version number:...") as a code of NETWORK_CODES, if it is one we know. */
+const tlsCode = (message: string): string | undefined => (/wrong version number/i.test(message) ? 'ERR_SSL_WRONG_VERSION_NUMBER' : undefined);
+
+/**
+ * What went wrong on the network in a failed fetch() or socket ("connection refused (ECONNREFUSED)"),
+ * looking through causes; undefined when the error says no more than its message.
+ */
+export function networkProblem(error: unknown): string | undefined {
+  for (const link of causes(error)) {
+    const { code, message } = (link ?? {}) as { code?: string; message?: string };
+    const known = networkCode(code) ?? networkCode(/\b(E[A-Z_]{3,}|UND_ERR_[A-Z_]+)\b/.exec(message ?? '')?.[1]) ?? networkCode(tlsCode(message ?? ''));
+    if (known) return known;
+  }
+  return undefined;
+}
 
 /** The network failure in an @elastic/elasticsearch or fetch error (looking through causes), if that is what it is. */
 function findFailure(error: unknown): Failure | undefined {
+  let operation: string | undefined;
   for (const link of causes(error)) {
     if (!(link instanceof Error)) continue;
+    // The store's errors (StoreUnavailableError, StoreRejectedError) say what the request was for.
+    operation ??= (link as { context?: { operation?: unknown } }).context?.operation as string | undefined;
     const meta = (
       link as { meta?: { statusCode?: number; meta?: { connection?: { url?: unknown }; request?: { params?: { method?: string; path?: string } } } } }
     ).meta;
     const url = meta?.meta?.connection?.url ? String(meta.meta.connection.url).replace(/\/$/, '') : undefined;
     const params = meta?.meta?.request?.params;
     const request = params?.method && params.path ? `${params.method} ${params.path}` : undefined;
-    const code = /\b(E[A-Z_]{3,}|UND_ERR_[A-Z_]+)\b/.exec(link.message)?.[1];
-    const base = { ...(url ? { url } : {}), ...(request ? { request } : {}), elasticsearch: true };
+    const base = { ...(url ? { url } : {}), ...(request ? { request } : {}), ...(operation ? { operation } : {}), elasticsearch: true };
     switch (link.name) {
-      case 'ConnectionError':
-        return { ...base, kind: 'unreachable', failed: code && NETWORK_CODES[code] ? `${NETWORK_CODES[code]} (${code})` : link.message };
+      case 'ConnectionError': {
+        const tls = tlsCode(link.message);
+        if (tls) return { ...base, kind: 'tls', failed: networkCode(tls)! };
+        const code = /\b(E[A-Z_]{3,}|UND_ERR_[A-Z_]+|[A-Z_]*CERT[A-Z_]*)\b/.exec(link.message)?.[1];
+        const kind = code && /CERT|TLS|SSL/.test(code) ? 'tls' : 'unreachable';
+        return { ...base, kind, failed: networkCode(code) ?? link.message.split('\n')[0]! };
+      }
       case 'NoLivingConnectionsError':
         return { ...base, kind: 'unreachable', failed: 'no node of the cluster answers' };
       case 'TimeoutError':
         return { ...base, kind: 'timeout', failed: `no answer in time (${link.message})` };
+      case 'ProductNotSupportedError':
+        return { ...base, kind: 'not-elasticsearch', failed: 'the server answered, but it is not Elasticsearch (no x-elastic-product header)' };
       case 'ResponseError': {
         const status = meta?.statusCode;
         if (status === 401) return { ...base, kind: 'unauthorized', failed: '401 Unauthorized: the credentials were refused' };
@@ -194,13 +231,13 @@ function findFailure(error: unknown): Failure | undefined {
       const netCode = cause?.code ?? '';
       return {
         kind: netCode.includes('TIMEOUT') ? 'timeout' : 'unreachable',
-        failed: NETWORK_CODES[netCode] ? `${NETWORK_CODES[netCode]} (${netCode})` : (cause?.message ?? 'fetch failed'),
+        failed: networkProblem(link) ?? cause?.message ?? 'fetch failed',
         ...(cause?.address && cause.port ? { url: `http://${cause.address}:${cause.port}` } : {}),
         elasticsearch: false,
       };
     }
     if (net.code && NETWORK_CODES[net.code] && net.address && net.port) {
-      return { kind: 'unreachable', failed: `${NETWORK_CODES[net.code]} (${net.code})`, url: `http://${net.address}:${net.port}`, elasticsearch: false };
+      return { kind: 'unreachable', failed: networkCode(net.code)!, url: `http://${net.address}:${net.port}`, elasticsearch: false };
     }
   }
   return undefined;
@@ -239,26 +276,65 @@ export function explainServiceError(error: unknown): ServiceError | undefined {
       );
     else if (failure.kind === 'forbidden')
       fix.push("check ES_API_KEY's privileges: it needs to read and write the lock index (and create it, for index:create)");
+    else if (failure.kind === 'tls')
+      fix.push(
+        `check the scheme and certificate of ES_URL${esUrl ? ` (now ${esUrl})` : ''}: http:// for a node without TLS, https:// with a certificate this machine trusts (NODE_EXTRA_CA_CERTS)`,
+      );
+    else if (failure.kind === 'not-elasticsearch')
+      fix.push(`check ES_URL${esUrl ? ` (now ${esUrl})` : ''}: it should name an Elasticsearch node, not another service`);
     else if (esUrl)
       fix.push(
-        `check ES_URL (now ${esUrl}): is that cluster up and reachable from here?`,
+        `check ES_URL (now ${esUrl}): is that cluster up${failure.kind === 'timeout' ? ', not overloaded,' : ''} and reachable from here?`,
         "or unset ES_URL to use the project's own node (`npm run es:start`)",
       );
     else fix.push("start the project's node with `npm run es:start` (status: `npm run es:status`)", 'or set ES_URL (and ES_API_KEY) to a cluster of your own');
   } else {
     fix.push(failure.kind === 'timeout' ? `check that the service${where} is up and not overloaded` : `start the service${where}, or check the URL you gave`);
   }
-  const verb = failure.kind === 'unauthorized' || failure.kind === 'forbidden' ? 'refused by' : failure.kind === 'timeout' ? 'no answer from' : 'cannot reach';
+  const verb =
+    failure.kind === 'unauthorized' || failure.kind === 'forbidden'
+      ? 'refused by'
+      : failure.kind === 'timeout'
+        ? 'no answer from'
+        : failure.kind === 'tls'
+          ? 'no secure connection to'
+          : 'cannot reach';
   const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
-  return new ServiceError(
-    {
-      headline: `${verb} ${what}${where}`,
-      tried: [failure.request, message !== failure.failed ? message : undefined].filter(Boolean).join(': ') || `a request to ${url ?? 'the service'}`,
-      failed: failure.failed,
-      fix,
-    },
-    { cause: error },
-  );
+  const tried = failure.request
+    ? `${failure.request}${failure.operation ? ` (to ${failure.operation})` : ''}`
+    : message !== failure.failed && message !== 'fetch failed'
+      ? message
+      : `a request to ${url ?? 'the service'}`;
+  const headline = failure.kind === 'not-elasticsearch' ? `the server${where} is not Elasticsearch` : `${verb} ${what}${where}`;
+  return new ServiceError({ headline, tried, failed: failure.failed, fix }, { cause: error });
+}
+
+/**
+ * A child process that failed (the error of execFile / promisified execFile) as one readable error:
+ * what ran, how it ended, and the line of its output that says why (an "XxxError: ..." line, else
+ * its last line). The whole output stays in the cause, for --verbose.
+ */
+export function childFailed(what: string, error: unknown): Error {
+  const { code, signal, stderr, stdout } = (error ?? {}) as { code?: unknown; signal?: unknown; stderr?: unknown; stdout?: unknown };
+  const output = `${String(stderr ?? '')}\n${String(stdout ?? '')}`
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !/^Node\.js v\d/.test(line) && !/^at /.test(line));
+  const why = output.find((line) => /^([A-Z]\w*)?(Error|Exception)\b.*:/.test(line)) ?? output.at(-1);
+  const ended = typeof code === 'number' ? `exit ${code}` : signal ? `killed by ${String(signal)}` : typeof code === 'string' ? code : 'failed';
+  const reason = why ? `: ${why.length > 200 ? `${why.slice(0, 200)} ...` : why}` : error instanceof Error ? `: ${error.message.split('\n')[0]}` : '';
+  return new Error(`${what} failed (${ended})${reason}`, { cause: error });
+}
+
+/** Lines and characters per line of a failure's message printed without --verbose. */
+const BRIEF = { lines: 12, width: 300 };
+
+/** A message cut to a readable size (a child's output or a bundled source line can be huge); --verbose has it all. */
+export function briefly(message: string): string {
+  const lines = message.trimEnd().split('\n');
+  const kept = lines.slice(0, BRIEF.lines).map((line) => (line.length > BRIEF.width ? `${line.slice(0, BRIEF.width)} ...` : line));
+  const cut = lines.length - kept.length;
+  return cut > 0 ? `${kept.join('\n')}\n... (${cut} more line${cut === 1 ? '' : 's'})` : kept.join('\n');
 }
 
 /** The text and exit code for a failure (2 for usage mistakes, 1 otherwise). */
@@ -271,26 +347,28 @@ export function describeFailure(error: unknown, verbose: boolean): { text: strin
   const service = explainServiceError(error);
   if (service) return { text: `error: ${service.message}${details}`, code: 1 };
   const message = error instanceof Error ? error.message : String(error);
-  return { text: `error: ${message}${verbose ? details : '\n(run again with --verbose, or DEBUG=1, for the stack trace)'}`, code: 1 };
+  if (verbose) return { text: `error: ${message}${details}`, code: 1 };
+  return { text: `error: ${briefly(message)}\n(run again with --verbose, or DEBUG=1, for the stack trace)`, code: 1 };
 }
 
 /**
  * Runs a command's main: a number it returns is the exit code; nothing keeps the process running
- * (a server). A failure is printed by describeFailure and exits 2 (usage) or 1.
+ * (a server). A failure, in main or later (an uncaught exception or rejection while a server
+ * runs), is printed by describeFailure and exits 2 (usage) or 1.
  */
 export function runCli(main: (argv: string[]) => Promise<number | undefined> | number | undefined, argv = process.argv.slice(2)): void {
+  const fail = (error: unknown): void => {
+    const { text, code } = describeFailure(error, isVerbose(argv));
+    console.error(text);
+    process.exit(code);
+  };
+  process.on('uncaughtException', fail);
+  process.on('unhandledRejection', fail);
   Promise.resolve()
     .then(() => main(argv))
-    .then(
-      (code) => {
-        if (typeof code === 'number') process.exit(code);
-      },
-      (error: unknown) => {
-        const { text, code } = describeFailure(error, isVerbose(argv));
-        console.error(text);
-        process.exit(code);
-      },
-    );
+    .then((code) => {
+      if (typeof code === 'number') process.exit(code);
+    }, fail);
 }
 
 /** Prints the usage and returns true when --help was given. */

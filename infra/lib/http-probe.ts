@@ -1,4 +1,5 @@
 /** One GET that never throws: readiness checks want "not yet, because ..." rather than an exception. */
+import { networkProblem } from './cli.js';
 
 export type HttpAnswer = { status: number; body: string } | { status: 0; error: string };
 
@@ -7,13 +8,15 @@ export async function httpGet(url: string, timeoutMs: number): Promise<HttpAnswe
     const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
     return { status: response.status, body: await response.text() };
   } catch (error) {
-    return { status: 0, error: (error as Error).message };
+    // "connection refused (ECONNREFUSED)" rather than fetch's "fetch failed".
+    const { message, cause } = error as Error & { cause?: { message?: string } };
+    return { status: 0, error: networkProblem(error) ?? (cause?.message ? `${message}: ${cause.message}` : message) };
   }
 }
 
-/** A check for `waitUntil`: true on 200, otherwise what answered ("503: {...}" or "nothing (fetch failed)"). */
+/** A check for `waitUntil`: true on 200, otherwise what answered ("503: {...}" or "nothing: connection refused (ECONNREFUSED)"). */
 export async function answers200(url: string, timeoutMs = 5_000): Promise<true | string> {
   const answer = await httpGet(url, timeoutMs);
   if (answer.status === 200) return true;
-  return 'error' in answer ? `nothing (${answer.error})` : `${answer.status}: ${answer.body.slice(0, 200)}`;
+  return 'error' in answer ? `nothing: ${answer.error}` : `${answer.status}: ${answer.body.slice(0, 200)}`;
 }

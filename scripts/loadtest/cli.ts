@@ -131,7 +131,6 @@ function flagValue<T>(read: (text: string) => T | undefined, hint: string) {
   });
 }
 
-const number = flagValue(readNumber, 'not a number');
 /** A number keeping `rule`, said in words when it does not ("must be a whole number >= 1"). */
 const numberWhere = (rule: NumberRule) =>
   flagValue(
@@ -157,23 +156,24 @@ const flagsSchema = z
       .pipe(z.array(strategySchema)),
     rate: positive,
     duration: positiveInteger,
+    // The range is checked with the config file's value (validateConfig: "trials must be 1..20").
     trials: numberWhere({ integer: true }),
     'slo-p99': positive,
-    'probe-seconds': positiveInteger,
+    'probe-seconds': numberWhere({ integer: true, min: 1, max: 120 }),
     'max-rate': numberWhere({ min: 1 }),
     'no-search': z.boolean(),
     'no-engine': z.boolean(),
-    functions: number,
-    nodes: number,
-    replicas: number,
-    'hop-ms': number,
+    functions: positiveInteger,
+    nodes: positiveInteger,
+    replicas: nonNegativeInteger,
+    'hop-ms': nonNegative,
     levels: flagValue(readLevels, 'expected numbers separated by commas, or "none"'),
     step: positiveInteger,
     'max-vus': positiveInteger,
     depth: positiveInteger,
     fanout: positiveInteger,
     files: positiveInteger,
-    'tree-seed': number,
+    'tree-seed': numberWhere({ integer: true }),
     mix: flagValue(readMix, MIX_HINT),
     renames: flagValue(readLevels, 'expected percentages separated by commas, e.g. 2,10,30'),
     paths: z.string(),
@@ -181,15 +181,18 @@ const flagsSchema = z
     'path-field': z.string().min(1),
     'max-paths': positiveInteger,
     trace: z.string(),
-    'trace-speed': number,
+    'trace-speed': flagValue((text) => {
+      const value = readNumber(text);
+      return value !== undefined && value > 0 && value <= 1000 ? value : undefined;
+    }, 'must be a number in (0, 1000]'),
     'cs-ms': nonNegative,
     skew: flagValue(readSkew, SKEW_HINT),
     'budget-ms': nonNegative,
-    'ttl-ms': positiveInteger,
+    'ttl-ms': numberWhere({ integer: true, min: 1000, max: 900_000 }),
     results: z.string(),
     port: numberWhere({ integer: true, min: 1, max: 65535 }),
     'no-seed': z.boolean(),
-    warmup: nonNegativeInteger,
+    warmup: numberWhere({ integer: true, min: 0, max: 500 }),
     help: z.boolean(),
     verbose: z.boolean(),
   })

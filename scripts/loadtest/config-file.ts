@@ -66,10 +66,25 @@ export type ConfigFile = z.infer<typeof configFileSchema>;
 
 export function readConfigFile(path: string): ConfigFile {
   let json: unknown;
+  let text: string;
   try {
-    json = JSON.parse(readFileSync(path, 'utf8'));
+    text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new ConfigError(`--config ${path}: ${(error as Error).message}`);
+    const code = (error as { code?: string }).code;
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EISDIR'
+          ? 'a folder, not a file'
+          : code === 'EACCES'
+            ? 'not readable (permission denied)'
+            : (error as Error).message;
+    throw new ConfigError(`--config ${path}: ${why}`);
+  }
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`--config ${path}: not valid JSON (${(error as Error).message})`);
   }
   const parsed = configFileSchema.safeParse(json);
   if (!parsed.success) throw configErrorFrom(parsed.error, (at) => `--config ${path}${at.length ? ` ${at.join('.')}` : ''}`);

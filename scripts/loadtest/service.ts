@@ -70,6 +70,7 @@ async function startLocal(config: LoadtestConfig, run: { runId: string; outDir: 
   const stackLog = join(run.outDir, 'stack.log');
   const stack = await startStack({
     ...(config.port ? { port: config.port, lambdaPort: config.port + 1 } : {}),
+    portNames: { port: '--port', lambdaPort: '--port (the Lambda invoke API takes the port after it)' },
     // One warm handler instance serving requests concurrently: the run measures the locks, not
     // serverless-offline starting a worker per concurrent request. LOADTEST_LAMBDA_WORKERS=1 restores that.
     inProcess: process.env.LOADTEST_LAMBDA_WORKERS !== '1',

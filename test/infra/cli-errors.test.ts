@@ -3,13 +3,26 @@
  * spawned. A usage mistake is one line naming the flag and the rule, exit 2; an unreachable
  * Elasticsearch says where it was tried, what failed and what to do, exit 1; stack traces only with --verbose.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createElasticsearchClient } from '../../functions/store/index.js';
-import { describeFailure, explainServiceError, numberFlag, parseFlags, ServiceError, UsageError } from '../../infra/lib/cli.js';
+import {
+  briefly,
+  childFailed,
+  describeFailure,
+  explainServiceError,
+  networkProblem,
+  numberFlag,
+  parseFlags,
+  ServiceError,
+  UsageError,
+} from '../../infra/lib/cli.js';
 import { ROOT } from '../loadtest/run.js';
 
 const TSX = join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
@@ -22,7 +35,43 @@ function command(script: string, args: string[], env: Record<string, string> = {
   return { code: result.status, stderr: result.stderr, stdout: result.stdout };
 }
 
+/** The same, without blocking this process: for commands that talk to a fake server running here. */
+function commandAsync(script: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string; stdout: string }> {
+  const base = { ...process.env };
+  for (const name of ['ES_URL', 'ES_API_KEY', 'DEBUG', 'PORT', 'LAMBDA_PORT', 'BENCH_ROUNDS']) delete base[name];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [TSX, script, ...args], { cwd: ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr, stdout });
+    });
+  });
+}
+
 const STACK_LINE = /^\s+at /m;
+
+/** A local HTTP server answering every request with `answer`; its URL. */
+async function fakeServer(
+  answer: (request: import('node:http').IncomingMessage, response: import('node:http').ServerResponse) => void,
+): Promise<{ url: string; server: Server }> {
+  const server = createServer(answer);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+/** What a secured Elasticsearch answers to a key it does not accept (401) or one without the privilege (403). */
+const securityAnswer = (status: number) => (_request: import('node:http').IncomingMessage, response: import('node:http').ServerResponse) => {
+  response.writeHead(status, { 'content-type': 'application/json', 'x-elastic-product': 'Elasticsearch' });
+  response.end(JSON.stringify({ error: { type: 'security_exception', reason: 'nope' }, status }));
+};
+
+const closeAll = (servers: Server[]) => Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
 
 describe('usage mistakes: one line naming the flag and the rule, exit 2', () => {
   const cases: Array<{ script: string; args: string[]; env?: Record<string, string>; says: RegExp }> = [
@@ -32,15 +81,40 @@ describe('usage mistakes: one line naming the flag and the rule, exit 2', () => 
     { script: 'scripts/loadtest.ts', args: ['--duration', '1.5'], says: /^error: --duration: must be a whole number >= 1 \(got "1.5"\)/ },
     { script: 'scripts/loadtest.ts', args: ['--smoke', 'now'], says: /^error: now: unexpected argument/ },
     { script: 'scripts/loadtest.ts', args: ['--rate'], says: /^error: --rate: needs a value/ },
+    { script: 'scripts/loadtest.ts', args: ['--trials', '1.5'], says: /^error: --trials: must be a whole number \(got "1.5"\)/ },
+    { script: 'scripts/loadtest.ts', args: ['--trials', '0'], says: /^error: invalid configuration: trials must be 1\.\.20 \(got 0\)/ },
+    { script: 'scripts/loadtest.ts', args: ['--nodes', '0'], says: /^error: --nodes: must be a whole number >= 1 \(got "0"\)/ },
+    { script: 'scripts/loadtest.ts', args: ['--ttl-ms', '5'], says: /^error: --ttl-ms: must be a whole number from 1000 to 900000 \(got "5"\)/ },
+    { script: 'scripts/loadtest.ts', args: ['--trace-speed', '0'], says: /^error: --trace-speed: must be a number in \(0, 1000\] \(got "0"\)/ },
+    { script: 'scripts/loadtest.ts', args: ['--config', '/nonexistent/loadtest.json'], says: /^error: --config \/nonexistent\/loadtest\.json: no such file/ },
+    {
+      script: 'scripts/loadtest.ts',
+      args: ['--smoke'],
+      env: { ES_URL: 'localhost:9200' },
+      says: /^error: ES_URL: must be an http\(s\) URL .*\(got "localhost:9200"\)/,
+    },
+    { script: 'scripts/loadtest-model.ts', args: ['--bogus'], says: /^error: --bogus: unknown flag/ },
+    { script: 'scripts/loadtest-model.ts', args: ['--probe-seconds', '0'], says: /^error: --probe-seconds: must be a whole number from 1 to 60 \(got "0"\)/ },
     { script: 'bench/engine.ts', args: ['--bogus'], says: /^error: --bogus: unknown flag/ },
     { script: 'bench/engine.ts', args: [], env: { BENCH_ROUNDS: '0' }, says: /^error: BENCH_ROUNDS: must be a whole number >= 1 \(got "0"\)/ },
     { script: 'faults/run.ts', args: ['--faults', 'nope'], says: /^error: --faults: unknown fault "nope"; known: kill-primary/ },
     { script: 'faults/run.ts', args: ['--clients', '0'], says: /^error: --clients: must be a whole number >= 1 \(got "0"\)/ },
     { script: 'infra/index/cli.ts', args: ['--bogus'], says: /^error: --bogus: unknown flag/ },
     { script: 'infra/index/cli.ts', args: ['--index', 'Bad Name'], says: /^error: --index: must be an index name/ },
+    { script: 'infra/index/cli.ts', args: [], env: { LOCK_INDEX: 'Bad' }, says: /^error: LOCK_INDEX: must be an index name/ },
+    { script: 'infra/index/cli.ts', args: [], env: { ES_URL: 'foo' }, says: /^error: ES_URL: must be an http\(s\) URL such as http:\/\/127\.0\.0\.1:9200/ },
     { script: 'infra/es/cluster-cli.ts', args: ['start', '--nodes', 'x'], says: /^error: --nodes: must be a whole number from 1 to 9 \(got "x"\)/ },
     { script: 'infra/es/cli.ts', args: ['restart'], says: /^error: restart: unknown command; expected start, stop or status/ },
     { script: 'infra/es/cli.ts', args: ['status', '--bogus'], says: /^error: --bogus: unknown flag/ },
+    {
+      script: 'infra/es/cli.ts',
+      args: ['status'],
+      env: { ES_LOCAL_PORT: 'abc' },
+      says: /^error: ES_LOCAL_PORT: must be a whole number from 1 to 65535 \(got "abc"\)/,
+    },
+    { script: 'infra/es/cluster-cli.ts', args: ['status'], env: { ES_CLUSTER_PORT: '0' }, says: /^error: ES_CLUSTER_PORT: must be a whole number from 1 to/ },
+    { script: 'scripts/cold-start.ts', args: ['--bogus'], says: /^error: --bogus: unknown flag/ },
+    { script: 'scripts/cold-start.ts', args: [], env: { ES_URL: 'ftp://x' }, says: /^error: ES_URL: must be an http\(s\) URL/ },
     { script: 'scripts/cold-start.ts', args: ['--runs', 'x'], says: /^error: --runs: must be a whole number >= 1 \(got "x"\)/ },
     { script: 'scripts/dev.ts', args: ['--bogus'], says: /^error: --bogus: unknown flag/ },
     { script: 'scripts/dev.ts', args: [], env: { PORT: 'abc' }, says: /^error: PORT: must be a whole number from 1 to 65535/ },
@@ -76,6 +150,7 @@ describe('usage mistakes: one line naming the flag and the rule, exit 2', () => 
       ['scripts/cold-start.ts', []],
       ['scripts/dev.ts', []],
       ['scripts/k6.ts', []],
+      ['scripts/loadtest-model.ts', []],
     ] as const) {
       const run = command(script, [...args, '--help']);
       expect(run.code, `${script}: ${run.stderr}`).toBe(0);
@@ -105,13 +180,93 @@ describe('an unreachable Elasticsearch: what was tried, what failed, what to do;
     expect(run.stderr).toMatch(/ConnectionError/);
   });
 
-  it('the load test says the same before any k6 run', () => {
-    const run = command('scripts/loadtest.ts', ['--smoke', '--results', join(ROOT, 'results', 'test-cli-errors')], { ES_URL: 'http://127.0.0.1:9999' });
+  it('the load test says the same before k6 or the stack start, and writes no results', () => {
+    const results = mkdtempSync(join(tmpdir(), 'cli-errors-'));
+    try {
+      const run = command('scripts/loadtest.ts', ['--smoke', '--results', results], { ES_URL: 'http://127.0.0.1:9999' });
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stderr).toMatch(/^error: cannot reach Elasticsearch at http:\/\/127\.0\.0\.1:9999$/m);
+      expect(run.stderr).toMatch(/failed: connection refused \(ECONNREFUSED\)/);
+      expect(run.stderr).toMatch(/check ES_URL/);
+      expect(run.stderr).not.toMatch(STACK_LINE);
+      expect(run.stdout + run.stderr).not.toMatch(/k6 v|starting the stack/);
+    } finally {
+      rmSync(results, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('cold-start says so before a minute of packaging', () => {
+    const started = Date.now();
+    const run = command('scripts/cold-start.ts', ['--runs', '1'], { ES_URL: 'http://127.0.0.1:9999' });
     expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toMatch(/^error: cannot reach Elasticsearch at http:\/\/127\.0\.0\.1:9999$/m);
-    expect(run.stderr).toMatch(/check ES_URL/);
+    expect(run.stdout).not.toMatch(/packaging/);
     expect(run.stderr).not.toMatch(STACK_LINE);
-  }, 120_000);
+    expect(Date.now() - started).toBeLessThan(30_000);
+  });
+});
+
+describe('a refusing or wrong Elasticsearch, spawned against fake servers', () => {
+  const servers: Server[] = [];
+  afterAll(() => closeAll(servers));
+  const serve = async (answer: Parameters<typeof fakeServer>[0]): Promise<string> => {
+    const { url, server } = await fakeServer(answer);
+    servers.push(server);
+    return url;
+  };
+
+  it('401: refused, the request, and ES_API_KEY to check', async () => {
+    const url = await serve(securityAnswer(401));
+    const run = await commandAsync('infra/index/cli.ts', [], { ES_URL: url, ES_API_KEY: 'bogus' });
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toMatch(new RegExp(`^error: refused by Elasticsearch at ${url}$`, 'm'));
+    expect(run.stderr).toMatch(/tried: {2}HEAD \/_alias\/locks \(to create lock index\)/);
+    expect(run.stderr).toMatch(/failed: 401 Unauthorized/);
+    expect(run.stderr).toMatch(/to fix: check ES_API_KEY/);
+    expect(run.stderr).not.toMatch(STACK_LINE);
+  });
+
+  it('401 without a key: set ES_API_KEY; the load test stops before k6', async () => {
+    const url = await serve(securityAnswer(401));
+    const run = await commandAsync('scripts/loadtest.ts', ['--smoke'], { ES_URL: url });
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toMatch(/failed: 401 Unauthorized/);
+    expect(run.stderr).toMatch(/to fix: set ES_API_KEY/);
+    expect(run.stdout + run.stderr).not.toMatch(/k6 v/);
+  });
+
+  it('403: the privileges of the key', async () => {
+    const url = await serve(securityAnswer(403));
+    const run = await commandAsync('infra/index/cli.ts', [], { ES_URL: url, ES_API_KEY: 'weak' });
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toMatch(/failed: 403 Forbidden/);
+    expect(run.stderr).toMatch(/ES_API_KEY's privileges/);
+  });
+
+  it('a server that is not Elasticsearch, and https to a plain-http server', async () => {
+    const url = await serve((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      response.end('hello');
+    });
+    const plain = await commandAsync('infra/index/cli.ts', [], { ES_URL: url });
+    expect(plain.code, plain.stderr).toBe(1);
+    expect(plain.stderr).toMatch(new RegExp(`^error: the server at ${url} is not Elasticsearch$`, 'm'));
+    const tls = await commandAsync('infra/index/cli.ts', [], { ES_URL: url.replace('http:', 'https:') });
+    expect(tls.code, tls.stderr).toBe(1);
+    expect(tls.stderr).toMatch(/^error: no secure connection to Elasticsearch at https:/m);
+    expect(tls.stderr).toMatch(/does not speak https/);
+    expect(tls.stderr).toMatch(/http:\/\/ for a node without TLS/);
+    expect(tls.stderr.split('\n').length).toBeLessThan(8);
+  });
+
+  it('npm run dev names PORT when its port is taken', async () => {
+    const url = await serve((_request, response) => response.end('taken'));
+    const port = new URL(url).port;
+    const run = await commandAsync('scripts/dev.ts', ['--quiet'], { PORT: port });
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toMatch(new RegExp(`^error: port ${port} is already in use \\(something listens there\\): set PORT to a free port`, 'm'));
+    expect(run.stderr).not.toMatch(STACK_LINE);
+  });
 });
 
 describe('the shared pieces', () => {
@@ -170,5 +325,37 @@ describe('the shared pieces', () => {
     expect(() => numberFlag('--n', '-3', { integer: true, min: 1 }, 1)).toThrow(/^--n: must be a whole number >= 1 \(got "-3"\)$/);
     expect(numberFlag('--n', undefined, { integer: true, min: 1 }, 7)).toBe(7);
     expect(() => numberFlag('--n', '', { min: 0 }, 1)).toThrow(UsageError);
+  });
+
+  it('a timeout names the wait', async () => {
+    const { url, server } = await fakeServer(() => {});
+    const client = createElasticsearchClient({ url, requestTimeoutMs: 200 });
+    const error = await client.indices.exists({ index: 'locks' }).catch((caught: unknown) => caught);
+    await client.close();
+    server.closeAllConnections();
+    await closeAll([server]);
+    expect(explainServiceError(error)?.message).toMatch(new RegExp(`^no answer from Elasticsearch at ${url}\n[\\s\\S]*no answer in time`));
+  });
+
+  it('networkProblem, childFailed and briefly', async () => {
+    const { url, server } = await fakeServer(() => {});
+    await closeAll([server]);
+    const refused = await fetch(url).catch((caught: unknown) => caught);
+    expect(networkProblem(refused)).toBe('connection refused (ECONNREFUSED)');
+    expect(networkProblem(new Error('disk full'))).toBeUndefined();
+
+    const child = await promisify(execFile)(process.execPath, ['-e', 'console.log("x".repeat(5000)); throw new TypeError("no handler")']).catch(
+      (caught: unknown) => caught,
+    );
+    const failed = childFailed('the probe', child);
+    expect(failed.message).toBe('the probe failed (exit 1): TypeError: no handler');
+    expect(failed.cause).toBe(child);
+
+    const long = Array.from({ length: 40 }, (_, i) => `line ${i} ${'y'.repeat(400)}`).join('\n');
+    const short = briefly(long);
+    expect(short.split('\n')).toHaveLength(13);
+    expect(short).toMatch(/\.\.\. \(28 more lines\)$/);
+    expect(Math.max(...short.split('\n').map((line) => line.length))).toBeLessThanOrEqual(304);
+    expect(describeFailure(new Error(long), false).text.split('\n')).toHaveLength(14);
   });
 });
