@@ -23,15 +23,18 @@
  * RECORD_LOCK_WAIT_MS (default 5000, at most what the function timeout leaves: LOCK_MAX_WAIT_MS).
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import { parser } from '@aws-lambda-powertools/batch/parser';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { parse } from '@aws-lambda-powertools/parser';
+import { JSONStringified } from '@aws-lambda-powertools/parser/helpers';
+import { SqsRecordSchema } from '@aws-lambda-powertools/parser/schemas/sqs';
 import type { Client } from '@elastic/elasticsearch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
 import type { AcquireBody } from '../client/http-client.js';
 import { LocalLockTable } from '../client/local-lock-table.js';
 import { type Locker, withLock } from '../client/with-lock.js';
+import { toFieldIssues, ValidationError } from '../core/index.js';
 import { ConfigError } from '../runtime/config.js';
 import { runtime } from '../runtime/runtime.js';
 import { withOpaqueId } from '../store/correlation.js';
@@ -68,13 +71,36 @@ export interface SqsConsumerOptions {
   metrics?: Metrics;
 }
 
+/**
+ * A record as the parser's SQS record schema with the body as JSON of recordBodySchema. Not the batch
+ * processor's parser option: it loads the schemas of every event type it supports as chunks that
+ * the bundler would ship with every function (+29% per zip, measured); this imports only SQS's.
+ */
+const RecordSchema = SqsRecordSchema.extend({ body: JSONStringified(recordBodySchema) });
+
+function readRecordBody(record: SQSRecord): RecordBody {
+  const result = parse(record, undefined, RecordSchema, true);
+  if (result.success) return (result.data as unknown as { body: RecordBody }).body;
+  const cause = result.error.cause as z.core.$ZodIssue[] | z.ZodError | undefined;
+  const issues = (Array.isArray(cause) ? cause : (cause?.issues ?? [])).map((issue) => ({
+    ...issue,
+    path: issue.path.slice(issue.path[0] === 'body' ? 1 : 0),
+  }));
+  let json: unknown;
+  try {
+    json = JSON.parse(record.body);
+  } catch {
+    throw new ValidationError(undefined, { fields: [{ field: 'body', rule: 'json', message: 'must be a JSON object' }] });
+  }
+  throw new ValidationError(undefined, { fields: toFieldIssues(new z.ZodError(issues as z.core.$ZodIssue[]), json) });
+}
+
 export function createSqsConsumer(options: SqsConsumerOptions): (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse> {
   const { logger, metrics, localTable } = options;
 
-  // Powertools' parser has already checked the record (its SQS schema, the body as JSON of recordBodySchema).
-  const processRecord = async (record: Omit<SQSRecord, 'body'> & { body: RecordBody }): Promise<void> => {
+  const processRecord = async (record: SQSRecord): Promise<void> => {
     try {
-      const { body } = record;
+      const body = readRecordBody(record);
       const { engine, client } = await options.store();
       const id = `sqs:${record.messageId}`;
       const request: AcquireBody = { ...body.lock, owner: id, requestId: id };
@@ -106,7 +132,7 @@ export function createSqsConsumer(options: SqsConsumerOptions): (event: SQSEvent
     const queuedBefore = localTable?.stats().queued ?? 0;
     // A processor per batch: it keeps the batch's successes and failures, and batches must not share them.
     // Records whose body does not parse fail alone (back to the queue, then its dead-letter queue).
-    const processor = new BatchProcessor(EventType.SQS, { parser, innerSchema: recordBodySchema, transformer: 'json', ...(logger ? { logger } : {}) });
+    const processor = new BatchProcessor(EventType.SQS);
     try {
       const response = await processPartialResponse(event, processRecord, processor, {
         ...(context ? { context } : {}),
