@@ -91,6 +91,9 @@ function thresholds(): Record<string, string[]> {
     // The run fails when more than 1% of operations end in an error (gave-up after conflicts is not an error).
     errors: ['rate<0.01'],
     http_req_failed: ['rate<0.01'],
+    // Every response is checked (lib/api.ts): at least 99% must be an answer the API promises (a 409 or a
+    // contention 503 counts as one). Stricter than http_req_failed: a plain 503 or a 200 without its body fails it.
+    checks: ['rate>=0.99'],
   };
   // Thresholds that always pass make k6 put these tagged sub-metrics into the summary.
   for (const stage of stages) {

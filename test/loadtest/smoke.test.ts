@@ -55,8 +55,12 @@ describe('npm run loadtest -- --smoke', () => {
       const dashboard = `k6-dashboard-default-${strategy}.html`;
       expect(existsSync(join(run.resultDir!, dashboard)), dashboard).toBe(true);
       expect(html).toContain(`href="${dashboard}"`);
+      expect(run.output).toContain(`k6 web dashboard saved as ${dashboard}`);
     }
-    expect(readFileSync(join(run.resultDir!, 'k6-dashboard-default-tree.html'), 'utf8')).not.toMatch(/(src|href)=["']?(https?:)?\/\//);
+    // Self-contained, so it opens offline: nothing loaded from elsewhere, and the only URLs are XML namespaces.
+    const dashboardHtml = readFileSync(join(run.resultDir!, 'k6-dashboard-default-tree.html'), 'utf8');
+    expect(dashboardHtml).not.toMatch(/(src|href)=["']?(https?:)?\/\/|url\(["']?(https?:)?\/\/|@import/);
+    expect(new Set(dashboardHtml.match(/https?:\/\/[^"'\s)]*/g)?.filter((url) => !url.startsWith('http://www.w3.org/')))).toEqual(new Set());
   }, 600_000);
 
   it('takes the tree from an Elasticsearch index and replays a trace, end to end', async () => {
