@@ -11,8 +11,6 @@ import type { LoadtestConfig } from './config.js';
 import { driveEngine, type EngineProbeResult, type EngineTarget, openEngineTarget } from './engine-driver.js';
 import { log } from './log.js';
 
-export { isWriteRequest } from './engine-driver.js';
-
 /** One probe's figures (the driver's full result). */
 export type EngineProbeRun = EngineProbeResult;
 
