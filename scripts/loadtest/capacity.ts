@@ -6,6 +6,13 @@
  * and the first bad rate until they are within `resolution` of each other. Later trials start from
  * an earlier trial's bracket and check both ends before narrowing it, so each trial still measures
  * its own answer. Pure: the probe is a function, so the search is tested without k6.
+ *
+ * One probe's p99 is about its second-worst sample, so a single stall (a garbage collection, a
+ * flush) can put it just over the objective at a rate the service sustains: the document strategy
+ * once "missed" 40 ops/s that way and then met 80 and 100. A marginal miss (only the p99, by less
+ * than MARGINAL_P99_FACTOR times the objective) is therefore probed once more at the same rate, and
+ * the rate counts as missed only when that probe misses too. An overloaded rate misses on goodput
+ * or by a wide p99 margin and is not probed again.
  */
 
 export interface ProbeOutcome {
@@ -23,7 +30,12 @@ export interface ProbeVerdict extends ProbeOutcome {
   good: boolean;
   /** Why a probe failed, in words (empty when good). */
   reasons: string[];
+  /** Missed only on the p99, and by less than MARGINAL_P99_FACTOR times the objective: worth a second probe. */
+  marginal: boolean;
 }
+
+/** A p99 miss below this multiple of the objective, with goodput and errors met, is marginal. */
+export const MARGINAL_P99_FACTOR = 2;
 
 export interface Objective {
   /** Goodput must reach this share of the offered rate. */
@@ -43,7 +55,8 @@ export function judge(outcome: ProbeOutcome, objective: Objective): ProbeVerdict
   }
   if (outcome.acquireP99 > objective.p99Ms) reasons.push(`acquire p99 ${Math.round(outcome.acquireP99)} ms > ${objective.p99Ms} ms`);
   if (outcome.errorRate >= objective.errorRate) reasons.push(`${(outcome.errorRate * 100).toFixed(1)}% errors`);
-  return { ...outcome, good: reasons.length === 0, reasons };
+  const onlyP99 = reasons.length === 1 && outcome.acquireP99 > objective.p99Ms;
+  return { ...outcome, good: reasons.length === 0, reasons, marginal: onlyP99 && outcome.acquireP99 < MARGINAL_P99_FACTOR * objective.p99Ms };
 }
 
 export interface SearchSettings {
@@ -55,11 +68,20 @@ export interface SearchSettings {
   minRate: number;
   /** Stop bisecting when (bad - good) / good is at most this. */
   resolution: number;
-  /** Hard cap on probes per search (a run must end). */
+  /** Hard cap on probes per search, second probes included (a run must end). */
   maxProbes: number;
+  /** Probe a marginal miss once more before counting the rate as missed. */
+  confirmMarginalMisses: boolean;
 }
 
-export const DEFAULT_SEARCH: Readonly<SearchSettings> = Object.freeze({ startRate: 40, maxRate: 1280, minRate: 2, resolution: 0.05, maxProbes: 10 });
+export const DEFAULT_SEARCH: Readonly<SearchSettings> = Object.freeze({
+  startRate: 40,
+  maxRate: 1280,
+  minRate: 2,
+  resolution: 0.05,
+  maxProbes: 12,
+  confirmMarginalMisses: true,
+});
 
 export interface Bracket {
   good: number;
@@ -89,8 +111,12 @@ export async function searchCapacity(
   let good = 0;
   let bad: number | null = null;
   const run = async (rate: number): Promise<boolean> => {
-    const verdict = await probe(whole(rate));
+    let verdict = await probe(whole(rate));
     probes.push(verdict);
+    if (settings.confirmMarginalMisses && verdict.marginal && probes.length < settings.maxProbes) {
+      verdict = await probe(whole(rate));
+      probes.push(verdict);
+    }
     if (verdict.good) good = Math.max(good, verdict.rate);
     else bad = bad === null ? verdict.rate : Math.min(bad, verdict.rate);
     return verdict.good;

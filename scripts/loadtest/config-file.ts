@@ -50,7 +50,16 @@ export const configFileSchema = z.strictObject({
       enabled: z.boolean(),
       probeS: z.number(),
       objective: z.strictObject({ goodputRatio: z.number(), p99Ms: z.number(), errorRate: z.number() }).partial(),
-      search: z.strictObject({ startRate: z.number(), maxRate: z.number(), minRate: z.number(), resolution: z.number(), maxProbes: z.number() }).partial(),
+      search: z
+        .strictObject({
+          startRate: z.number(),
+          maxRate: z.number(),
+          minRate: z.number(),
+          resolution: z.number(),
+          maxProbes: z.number(),
+          confirmMarginalMisses: z.boolean(),
+        })
+        .partial(),
     })
     .partial()
     .optional(),

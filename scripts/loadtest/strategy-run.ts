@@ -132,7 +132,6 @@ export interface ProbeRun {
  */
 export async function runProbe(ctx: RunContext, workload: WorkloadConfig, strategy: Strategy, trial: number, rate: number): Promise<ProbeRun> {
   const { config } = ctx;
-  const stem = `${workload.name}-${strategy}${config.trials > 1 ? `-t${trial}` : ''}-probe${rate}`;
   const schedule = { ...config.schedule, steady: { rate, durationS: config.capacity.probeS }, ramp: { ...config.schedule.ramp, levels: [] }, gracefulStopS: 2 };
   const k6Config = runConfig({
     runId: ctx.runId,
@@ -146,6 +145,10 @@ export async function runProbe(ctx: RunContext, workload: WorkloadConfig, strate
   // Probes are many: their summaries, hold logs and safety files go to probes/.
   const probeDir = join(ctx.outDir, 'probes');
   mkdirSync(probeDir, { recursive: true });
+  // A rate probed again (a marginal miss being confirmed) keeps the first probe's files.
+  const firstStem = `${workload.name}-${strategy}${config.trials > 1 ? `-t${trial}` : ''}-probe${rate}`;
+  let stem = firstStem;
+  for (let again = 2; existsSync(join(probeDir, `summary-${stem}.json`)); again++) stem = `${firstStem}-${again}`;
   const run = await runK6({
     k6: ctx.k6,
     k6Config,

@@ -95,6 +95,7 @@ describe('usage mistakes: one line naming the flag and the rule, exit 2', () => 
     },
     { script: 'scripts/loadtest-model.ts', args: ['--bogus'], says: /^error: --bogus: unknown flag/ },
     { script: 'scripts/loadtest-model.ts', args: ['--probe-seconds', '0'], says: /^error: --probe-seconds: must be a whole number from 1 to 60 \(got "0"\)/ },
+    { script: 'scripts/loadtest-model.ts', args: ['--trials', '2.5'], says: /^error: --trials: must be a whole number from 1 to 20 \(got "2.5"\)/ },
     { script: 'bench/engine.ts', args: ['--bogus'], says: /^error: --bogus: unknown flag/ },
     { script: 'bench/engine.ts', args: [], env: { BENCH_ROUNDS: '0' }, says: /^error: BENCH_ROUNDS: must be a whole number >= 1 \(got "0"\)/ },
     { script: 'faults/run.ts', args: ['--faults', 'nope'], says: /^error: --faults: unknown fault "nope"; known: kill-primary/ },

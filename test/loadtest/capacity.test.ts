@@ -64,6 +64,49 @@ describe('capacity search', () => {
     expect(judge({ ...ok, errorRate: 0.02 }, DEFAULT_OBJECTIVE).reasons).toEqual(['2.0% errors']);
   });
 
+  it('one stall does not set the capacity: a marginal p99 miss is probed again and counts only if it repeats', async () => {
+    // Sustains 100 ops/s, but the first probe at 40 ops/s catches a stall (p99 just over the objective).
+    const stalledService = () => {
+      const seen: number[] = [];
+      const probe = async (rate: number): Promise<ProbeVerdict> => {
+        seen.push(rate);
+        const stall = rate === 40 && seen.filter((r) => r === 40).length === 1;
+        const acquireP99 = stall ? 377 : rate <= 100 ? 80 : 900;
+        return judge({ rate, goodputRate: rate <= 100 ? rate : 90, acquireP99, errorRate: 0, dropped: 0 }, DEFAULT_OBJECTIVE);
+      };
+      return { probe, seen };
+    };
+    const confirmed = stalledService();
+    const result = await searchCapacity(confirmed.probe);
+    expect(confirmed.seen.slice(0, 3)).toEqual([40, 40, 80]);
+    expect(result.capacity).toBeGreaterThanOrEqual(95);
+    expect(result.capacity).toBeLessThanOrEqual(100);
+
+    const without = await searchCapacity(stalledService().probe, { ...DEFAULT_SEARCH, confirmMarginalMisses: false });
+    expect(without.capacity).toBeLessThan(40);
+  });
+
+  it('a marginal miss that repeats is a miss; an overloaded probe is not probed again', async () => {
+    const slowTail = async (rate: number): Promise<ProbeVerdict> =>
+      judge({ rate, goodputRate: rate, acquireP99: rate <= 60 ? 100 : 300, errorRate: 0, dropped: 0 }, DEFAULT_OBJECTIVE);
+    const repeated = await searchCapacity(slowTail);
+    expect(repeated.capacity).toBeGreaterThanOrEqual(57);
+    expect(repeated.capacity).toBeLessThanOrEqual(60);
+    expect(repeated.failedAt).toBeGreaterThan(60);
+
+    const { probe, rates } = service(100);
+    await searchCapacity(probe);
+    expect(new Set(rates).size).toBe(rates.length);
+  });
+
+  it('a probe is marginal when only its p99 missed, by less than twice the objective', () => {
+    const ok = { rate: 100, goodputRate: 99, acquireP99: 100, errorRate: 0, dropped: 0 };
+    expect(judge({ ...ok, acquireP99: 400 }, DEFAULT_OBJECTIVE).marginal).toBe(true);
+    expect(judge({ ...ok, acquireP99: 500 }, DEFAULT_OBJECTIVE).marginal).toBe(false);
+    expect(judge({ ...ok, acquireP99: 400, goodputRate: 80 }, DEFAULT_OBJECTIVE).marginal).toBe(false);
+    expect(judge(ok, DEFAULT_OBJECTIVE).marginal).toBe(false);
+  });
+
   it('stops at the probe budget and says so', async () => {
     const result = await searchCapacity(service(1000).probe, { ...DEFAULT_SEARCH, maxProbes: 3 });
     expect(result.probes).toHaveLength(3);

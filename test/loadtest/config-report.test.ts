@@ -216,6 +216,7 @@ describe('report', () => {
       dropped: 0,
       good,
       reasons: good ? [] : ['p99'],
+      marginal: false,
     });
     return { ...base, trial: n, capacity: { capacity, failedAt, probes: [probe(capacity, true), probe(failedAt, false)], truncated: false } };
   }

@@ -1,6 +1,7 @@
 /** The deployment model's arithmetic (scripts/loadtest/model.ts); its check against a real 3-node cluster is `npm run loadtest:model`. */
 import { describe, expect, it } from 'vitest';
 import { type Calibration, predict, relativeError } from '../../scripts/loadtest/model.js';
+import { checkRows, checkTable, medianCalibration, sidesInTrial } from '../../scripts/loadtest/model-check.js';
 
 const document: Calibration = {
   strategy: 'document',
@@ -38,5 +39,40 @@ describe('the deployment model', () => {
   it('measures its error relative to what was measured', () => {
     expect(relativeError(90, 100)).toBeCloseTo(0.1, 10);
     expect(relativeError(120, 100)).toBeCloseTo(0.2, 10);
+  });
+});
+
+describe("the model's check on a cluster it did not see", () => {
+  const colocated = { ...dedicated, colocated: true };
+  const trial = (single: number, cluster: number, esMsPerOp = 10) => ({
+    strategy: 'document',
+    single: { ...document, capacity: single, esMsPerOp },
+    cluster: { ...document, capacity: cluster },
+  });
+
+  it('predicts from the median of every calibrated figure, so one noisy search does not move it', () => {
+    const median = medianCalibration([trial(200, 0, 10).single, trial(400, 0, 90).single, trial(210, 0, 12).single]);
+    expect(median).toMatchObject({ capacity: 210, esMsPerOp: 12, requestsPerOp: 4, criticalSectionMs: 20 });
+  });
+
+  it('compares the prediction with the median measurement and keeps both ranges', () => {
+    const [row] = checkRows([trial(200, 120), trial(400, 150), trial(210, 140)], colocated);
+    // Median calibration 210 ops/s; co-located replicas repeat half the requests: 210 / 1.5 = 140.
+    expect(row).toMatchObject({ strategy: 'document', predicted: 140, bound: 'lock index' });
+    expect(row!.calibrated).toMatchObject({ median: 210, min: 200, max: 400 });
+    expect(row!.measured).toMatchObject({ median: 140, min: 120, max: 150 });
+    expect(row!.error).toBe(0);
+    expect(checkTable([row!])).toContain('| document | 210 (200–400) | 140 | 140 (120–150) | 0% | lock index |');
+  });
+
+  it('one row per strategy, in the order first measured', () => {
+    const rows = checkRows([{ ...trial(30, 20), strategy: 'global' }, trial(200, 150), { ...trial(32, 21), strategy: 'global' }], colocated);
+    expect(rows.map((r) => r.strategy)).toEqual(['global', 'document']);
+    expect(rows[0]!.measured.values).toEqual([20, 21]);
+  });
+
+  it('alternates which side a trial measures first', () => {
+    expect(sidesInTrial(1)).toEqual(['single', 'cluster']);
+    expect(sidesInTrial(2)).toEqual(['cluster', 'single']);
   });
 });
