@@ -70,6 +70,12 @@ export interface SearchSettings {
   resolution: number;
   /** Hard cap on probes per search, second probes included (a run must end). */
   maxProbes: number;
+  /**
+   * The cap for a search that starts from an earlier bracket (later trials): it confirms or moves an
+   * answer already found. Trials on this machine differ by up to ±25%, so bisecting a moved bracket
+   * to 5% would cost a first search's probes again and push a default run past ten minutes.
+   */
+  maxProbesFromBracket: number;
   /** Probe a marginal miss once more before counting the rate as missed. */
   confirmMarginalMisses: boolean;
 }
@@ -80,6 +86,7 @@ export const DEFAULT_SEARCH: Readonly<SearchSettings> = Object.freeze({
   minRate: 2,
   resolution: 0.05,
   maxProbes: 12,
+  maxProbesFromBracket: 6,
   confirmMarginalMisses: true,
 });
 
@@ -113,7 +120,7 @@ export async function searchCapacity(
   const run = async (rate: number): Promise<boolean> => {
     let verdict = await probe(whole(rate));
     probes.push(verdict);
-    if (settings.confirmMarginalMisses && verdict.marginal && probes.length < settings.maxProbes) {
+    if (settings.confirmMarginalMisses && verdict.marginal && probes.length < maxProbes) {
       verdict = await probe(whole(rate));
       probes.push(verdict);
     }
@@ -121,10 +128,12 @@ export async function searchCapacity(
     else bad = bad === null ? verdict.rate : Math.min(bad, verdict.rate);
     return verdict.good;
   };
-  const budgetLeft = (): boolean => probes.length < settings.maxProbes;
+  const fromBracket = hint !== undefined && hint.good >= settings.minRate;
+  const maxProbes = fromBracket ? Math.min(settings.maxProbes, settings.maxProbesFromBracket) : settings.maxProbes;
+  const budgetLeft = (): boolean => probes.length < maxProbes;
 
   // Find a good rate and a bad one above it.
-  if (hint && hint.good >= settings.minRate) {
+  if (fromBracket) {
     if (await run(hint.good)) {
       if (hint.bad !== null && budgetLeft()) await run(hint.bad);
     }

@@ -57,6 +57,7 @@ export const configFileSchema = z.strictObject({
           minRate: z.number(),
           resolution: z.number(),
           maxProbes: z.number(),
+          maxProbesFromBracket: z.number(),
           confirmMarginalMisses: z.boolean(),
         })
         .partial(),

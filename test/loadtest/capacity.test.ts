@@ -48,6 +48,15 @@ describe('capacity search', () => {
     expect(result.capacity).toBeGreaterThanOrEqual(85);
   });
 
+  it('a search from a bracket stops after its own, smaller budget, with the rates it met and missed', async () => {
+    const moved = service(300);
+    const result = await searchCapacity(moved.probe, DEFAULT_SEARCH, { good: 78, bad: 80 });
+    expect(result.probes).toHaveLength(DEFAULT_SEARCH.maxProbesFromBracket);
+    expect(result.truncated).toBe(true);
+    expect(result.capacity).toBeLessThanOrEqual(300);
+    expect(result.failedAt).toBeGreaterThan(300);
+  });
+
   it('says 0 when nothing is sustained, and "at least the maximum" when everything is', async () => {
     const none = await searchCapacity(async (rate) => judge({ rate, goodputRate: 0, acquireP99: 5_000, errorRate: 1, dropped: rate }, DEFAULT_OBJECTIVE));
     expect(none.capacity).toBe(0);

@@ -43,7 +43,7 @@ export function settingsLines(info: RunInfo): string[] {
       ? [
           `- capacity: the highest offered rate with goodput >= ${objective.goodputRatio * 100}% of offered, acquire p99 <= ${objective.p99Ms} ms and < ${objective.errorRate * 100}% errors; ` +
             `found by ${capacity.probeS} s probes, doubling from ${search.startRate} ops/s until one misses, then bisecting to ${search.resolution * 100}% ` +
-            `(at most ${search.maxProbes} probes; later trials start from trial 1's bracket and check both ends` +
+            `(at most ${search.maxProbes} probes; later trials start from trial 1's bracket, check both ends and stop after ${search.maxProbesFromBracket}` +
             `${search.confirmMarginalMisses ? `; a miss on the p99 alone by less than ${MARGINAL_P99_FACTOR}x is probed again and counts only if it repeats` : ''})`,
         ]
       : []),
