@@ -85,7 +85,7 @@ export const DEFAULT_SEARCH: Readonly<SearchSettings> = Object.freeze({
   maxRate: 1280,
   minRate: 2,
   resolution: 0.05,
-  maxProbes: 12,
+  maxProbes: 10,
   maxProbesFromBracket: 6,
   confirmMarginalMisses: true,
 });

@@ -163,11 +163,16 @@ export function plannedSeconds(config: LoadtestConfig): number {
   let total = 0;
   for (let trial = 1; trial <= config.trials; trial++)
     total += config.workloads.length * config.strategies.length * (steadyS + expectedProbes(config, trial) * probeS);
-  // The engine-only layer: one search per strategy and workload per engine trial, no k6 start-up.
-  if (config.engine.enabled && config.capacity.enabled)
-    total += config.engine.trials * config.workloads.length * config.strategies.length * 9 * (config.engine.probeS + 0.5);
+  if (runsEngineSearch(config, 1)) total += config.engine.trials * config.workloads.length * config.strategies.length * plannedEngineSearchSeconds(config);
   return total;
 }
+
+/** The engine-only layer searches once per strategy and workload in each of its trials (the first ones). */
+export const runsEngineSearch = (config: LoadtestConfig, trial: number): boolean =>
+  config.engine.enabled && config.capacity.enabled && trial <= config.engine.trials;
+
+/** Seconds one engine-only search should take: about 9 probes, no k6 start-up. */
+export const plannedEngineSearchSeconds = (config: LoadtestConfig): number => 9 * (config.engine.probeS + 0.5);
 
 /** Seconds one strategy run takes by the schedule (k6 start-up not included). */
 export function strategySeconds(schedule: Schedule): number {

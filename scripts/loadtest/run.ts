@@ -7,7 +7,7 @@
 
 import type { Strategy, WorkloadConfig } from '../../loadtests/lib/workload.js';
 import { type Bracket, searchCapacity } from './capacity.js';
-import { expectedProbes, K6_RUN_OVERHEAD_S, type LoadtestConfig, strategySeconds } from './config.js';
+import { expectedProbes, K6_RUN_OVERHEAD_S, type LoadtestConfig, plannedEngineSearchSeconds, runsEngineSearch, strategySeconds } from './config.js';
 import type { EngineLayer } from './engine-probe.js';
 import { log, phase } from './log.js';
 import type { Calibration } from './model.js';
@@ -29,12 +29,26 @@ class Clock {
   private probeTotalS = 0;
   private steadyDone = 0;
   private steadyTotalS = 0;
+  private engineS: number;
+  private engineDone = 0;
+  private engineTotalS = 0;
   /** Probes per search so far, first trials and later ones apart (later ones start from a bracket). */
   private readonly searches = { first: [] as number[], later: [] as number[] };
 
-  constructor(config: LoadtestConfig) {
+  constructor(
+    config: LoadtestConfig,
+    /** The engine-only layer opened (it is skipped when it could not start). */
+    private readonly engineOpen: boolean,
+  ) {
     this.probeS = config.capacity.probeS + 1 + K6_RUN_OVERHEAD_S;
     this.steadyS = strategySeconds(config.schedule) + K6_RUN_OVERHEAD_S;
+    this.engineS = plannedEngineSearchSeconds(config);
+  }
+
+  engineTook(seconds: number): void {
+    this.engineDone++;
+    this.engineTotalS += seconds;
+    this.engineS = this.engineTotalS / this.engineDone;
   }
 
   probeTook(seconds: number): void {
@@ -60,10 +74,16 @@ class Clock {
     return seen.length > 0 ? seen.reduce((sum, n) => sum + n, 0) / seen.length : expectedProbes(config, trial);
   }
 
-  /** "~4 min 10 s left" for the steps not yet run plus the probes still expected in this one. */
-  left(stepsLeft: Array<{ trial: number }>, probesLeftNow: number, config: LoadtestConfig): string {
-    let seconds = probesLeftNow * this.probeS;
-    for (const step of stepsLeft) seconds += this.steadyS + this.probesFor(config, step.trial) * this.probeS;
+  /** This trial's step runs an engine-only search after its capacity search. */
+  engineSearchIn(config: LoadtestConfig, trial: number): boolean {
+    return this.engineOpen && runsEngineSearch(config, trial);
+  }
+
+  /** "~4 min 10 s left" for the steps not yet run plus what this one still has to do (its probes, its engine-only search). */
+  left(stepsLeft: Array<{ trial: number }>, probesLeftNow: number, config: LoadtestConfig, engineNow: boolean): string {
+    let seconds = probesLeftNow * this.probeS + (engineNow ? this.engineS : 0);
+    for (const step of stepsLeft)
+      seconds += this.steadyS + this.probesFor(config, step.trial) * this.probeS + (this.engineSearchIn(config, step.trial) ? this.engineS : 0);
     return `${formatSeconds((Date.now() - this.started) / 1000)} elapsed, ~${formatSeconds(seconds)} left`;
   }
 }
@@ -80,7 +100,7 @@ export async function runAll(ctx: RunContext): Promise<RunOutcome> {
   );
   const outcome: RunOutcome = { results: [], notes: [], failures: 0 };
   const brackets = new Map<string, Bracket>();
-  const clock = new Clock(config);
+  const clock = new Clock(config, ctx.engine !== undefined);
   const { objective } = config.capacity;
   for (const [index, step] of plan.entries()) {
     if (interrupt.interrupted) break;
@@ -90,7 +110,7 @@ export async function runAll(ctx: RunContext): Promise<RunOutcome> {
       `[${index + 1}/${plan.length}] ${strategy} on workload ${workload.name}${config.trials > 1 ? `, trial ${trial}/${config.trials}` : ''}: ` +
         `${config.schedule.steady.rate} ops/s for ${config.schedule.steady.durationS} s` +
         (config.capacity.enabled ? `, then the capacity search (p99 <= ${objective.p99Ms} ms, goodput >= ${objective.goodputRatio * 100}%)` : '') +
-        ` (${clock.left(later, clock.probesFor(config, trial), config)})`,
+        ` (${clock.left(later, clock.probesFor(config, trial), config, clock.engineSearchIn(config, trial))})`,
     );
     await warmFunctions(ctx);
     if (interrupt.interrupted) break;
@@ -130,7 +150,7 @@ export async function runAll(ctx: RunContext): Promise<RunOutcome> {
         log(
           `probe ${rate} ops/s: ${verdict.good ? 'met the objective' : `missed it (${verdict.reasons.join(', ')})`}; ` +
             `goodput ${verdict.goodputRate.toFixed(1)}, acquire p99 ${Math.round(verdict.acquireP99)} ms ` +
-            `(${clock.left(later, Math.max(0, clock.probesFor(config, trial) - probesRun), config)})`,
+            `(${clock.left(later, Math.max(0, clock.probesFor(config, trial) - probesRun), config, clock.engineSearchIn(config, trial))})`,
         );
         return verdict;
       },
@@ -151,8 +171,10 @@ export async function runAll(ctx: RunContext): Promise<RunOutcome> {
       result.saturation = saturationOf(result.ramp);
     }
     if (!brackets.has(key)) brackets.set(key, { good: search.capacity, bad: search.failedAt });
-    if (ctx.engine && trial <= config.engine.trials && !interrupt.interrupted) {
+    if (ctx.engine && clock.engineSearchIn(config, trial) && !interrupt.interrupted) {
+      const engineStarted = Date.now();
       const engine = await measureEngine(ctx.engine, config, workload, strategy, trial);
+      clock.engineTook((Date.now() - engineStarted) / 1000);
       result.engine = engine;
       if (!engine.safetyOk) outcome.failures++;
       log(
