@@ -18,7 +18,7 @@ import { resolveElasticsearch } from '../infra/es/target.js';
 import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../infra/lib/cli.js';
 import { defaultWorkload } from '../loadtests/lib/defaults.js';
 import type { Strategy } from '../loadtests/lib/workload.js';
-import { type Bracket, DEFAULT_OBJECTIVE, DEFAULT_SEARCH, searchCapacity } from './loadtest/capacity.js';
+import { type Bracket, DEFAULT_OBJECTIVE, DEFAULT_SEARCH } from './loadtest/capacity.js';
 import { defaultConfig } from './loadtest/config.js';
 import { EngineLayer } from './loadtest/engine-probe.js';
 import { assumptions, type Calibration, type Deployment } from './loadtest/model.js';
@@ -47,25 +47,27 @@ async function openLayer(url: string, side: Side): Promise<EngineLayer> {
   return EngineLayer.open(client, defaultConfig(), `model${side}${Date.now().toString(36)}`, () => client.close());
 }
 
-/** One capacity search of one strategy on one side, and the figures the model is calibrated with. */
+/** One capacity search of one strategy on one side, and the figures the model is calibrated with (at a light load). */
 async function calibrate(layer: EngineLayer, strategy: Strategy, trial: number, probeS: number, hint: Bracket | undefined) {
   const workload = defaultWorkload();
-  const light = await layer.probe(workload, strategy, 20, probeS, trial, DEFAULT_OBJECTIVE);
-  const search = await searchCapacity(
-    (rate) => layer.probe(workload, strategy, rate, probeS, trial, DEFAULT_OBJECTIVE).then((run) => run.verdict),
-    DEFAULT_SEARCH,
-    hint,
-  );
-  const calibration: Calibration = {
+  const engine = await layer.searchCapacity(workload, strategy, trial, {
+    probeS,
+    objective: DEFAULT_OBJECTIVE,
+    search: DEFAULT_SEARCH,
+    ...(hint ? { hint } : {}),
+  });
+  const { capacity, failedAt } = engine.capacity;
+  // No met probe at all: the capacity is 0 and so is the prediction; the other figures do not matter then.
+  const calibration: Calibration = engine.calibration ?? {
     strategy,
-    capacity: search.capacity,
-    requestsPerOp: light.esRequests / Math.max(1, light.stage.goodput),
-    writeShare: light.esRequests > 0 ? light.esWrites / light.esRequests : 0,
-    esMsPerOp: light.esMsPerOp,
-    backoffMsPerOp: light.backoffMsPerOp,
+    capacity,
+    requestsPerOp: 0,
+    writeShare: 0,
+    esMsPerOp: 0,
+    backoffMsPerOp: 0,
     criticalSectionMs: workload.criticalSectionMs,
   };
-  return { calibration, bracket: { good: search.capacity, bad: search.failedAt } satisfies Bracket, failedAt: search.failedAt };
+  return { calibration, bracket: { good: capacity, bad: failedAt } satisfies Bracket, failedAt };
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -115,7 +117,7 @@ async function main(argv: string[]): Promise<number> {
           console.log(
             `[model] trial ${trial}/${trials} ${SIDE_LABEL[side]} ${strategy}: capacity ${calibration.capacity} ops/s (missed at ${failedAt ?? '-'}), ` +
               `${calibration.requestsPerOp.toFixed(2)} requests/op (${Math.round(calibration.writeShare * 100)}% writes), ` +
-              `${calibration.esMsPerOp.toFixed(1)} ms in Elasticsearch per op at 20 ops/s ` +
+              `${calibration.esMsPerOp.toFixed(1)} ms in Elasticsearch per op at a light load ` +
               `(${searches}/${total}, ${formatSeconds(elapsedS)} elapsed, ~${formatSeconds((elapsedS / searches) * (total - searches))} left)`,
           );
         }

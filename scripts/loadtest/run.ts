@@ -5,14 +5,11 @@
  * Prints progress with an estimate of the time left, measured from the probes run so far.
  */
 
-import type { Strategy, WorkloadConfig } from '../../loadtests/lib/workload.js';
 import { type Bracket, searchCapacity } from './capacity.js';
 import { expectedProbes, K6_RUN_OVERHEAD_S, type LoadtestConfig, plannedEngineSearchSeconds, runsEngineSearch, strategySeconds } from './config.js';
-import type { EngineLayer } from './engine-probe.js';
 import { log, phase } from './log.js';
-import type { Calibration } from './model.js';
 import { type RunContext, runProbe, runStrategy, warmFunctions } from './strategy-run.js';
-import { type EngineResult, type StrategyResult, saturationOf } from './summary.js';
+import { type StrategyResult, saturationOf } from './summary.js';
 
 export interface RunOutcome {
   results: StrategyResult[];
@@ -173,7 +170,11 @@ export async function runAll(ctx: RunContext): Promise<RunOutcome> {
     if (!brackets.has(key)) brackets.set(key, { good: search.capacity, bad: search.failedAt });
     if (ctx.engine && clock.engineSearchIn(config, trial) && !interrupt.interrupted) {
       const engineStarted = Date.now();
-      const engine = await measureEngine(ctx.engine, config, workload, strategy, trial);
+      const engine = await ctx.engine.searchCapacity(workload, strategy, trial, {
+        probeS: config.engine.probeS,
+        objective: config.capacity.objective,
+        search: config.capacity.search,
+      });
       clock.engineTook((Date.now() - engineStarted) / 1000);
       result.engine = engine;
       if (!engine.safetyOk) outcome.failures++;
@@ -196,43 +197,6 @@ export async function runAll(ctx: RunContext): Promise<RunOutcome> {
     outcome.failures++;
   }
   return outcome;
-}
-
-/** The capacity search with the engine-only layer: same workload, objective and search, probes of config.engine.probeS. */
-async function measureEngine(layer: EngineLayer, config: LoadtestConfig, workload: WorkloadConfig, strategy: Strategy, trial: number): Promise<EngineResult> {
-  let violations = 0;
-  let phantoms = 0;
-  const perOp = new Map<number, number>();
-  let lightest: { rate: number; calibration: Calibration } | undefined;
-  const search = await searchCapacity(async (rate) => {
-    const probe = await layer.probe(workload, strategy, rate, config.engine.probeS, trial, config.capacity.objective);
-    violations += probe.safety.violationCount;
-    phantoms += probe.safety.phantomCount;
-    if (probe.stage.goodput > 0) perOp.set(rate, probe.esRequests / probe.stage.goodput);
-    if (probe.verdict.good && probe.stage.goodput > 0 && (!lightest || rate < lightest.rate)) {
-      lightest = {
-        rate,
-        calibration: {
-          strategy,
-          capacity: 0,
-          requestsPerOp: probe.esRequests / probe.stage.goodput,
-          writeShare: probe.esRequests > 0 ? probe.esWrites / probe.esRequests : 0,
-          esMsPerOp: probe.esMsPerOp,
-          backoffMsPerOp: probe.backoffMsPerOp,
-          criticalSectionMs: workload.criticalSectionMs,
-        },
-      };
-    }
-    return probe.verdict;
-  }, config.capacity.search);
-  return {
-    capacity: search,
-    requestsPerOp: perOp.get(search.capacity) ?? 0,
-    ...(lightest ? { calibration: { ...lightest.calibration, capacity: search.capacity } } : {}),
-    safetyOk: violations === 0,
-    violationCount: violations,
-    phantomCount: phantoms,
-  };
 }
 
 class SearchStopped extends Error {

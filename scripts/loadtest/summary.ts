@@ -116,8 +116,10 @@ export interface EngineResult {
   capacity: CapacityResult;
   /** Elasticsearch requests per completed operation at the highest sustained rate. */
   requestsPerOp: number;
-  /** The lightest probe's figures, the deployment model's calibration (model.ts). */
+  /** A light probe's figures (at most half the capacity), the deployment model's calibration (model.ts). */
   calibration?: Calibration;
+  /** The offered rate of that probe, ops/s. */
+  calibratedAt?: number;
   safetyOk: boolean;
   violationCount: number;
   phantomCount: number;

@@ -305,6 +305,14 @@ describe('report', () => {
     expect(svg).toBeDefined();
     expect(svg!.match(/class="error-bar"/g)).toHaveLength(2);
     expect(svg).toContain('document capacity: 150.0-179.0');
+    expect(svg).not.toContain('class="warning"');
+  });
+
+  it('marks a strategy unsafe for the workload on the capacity chart, so its bar is not read as the pick', () => {
+    const withPhantoms = trials('document', [150, 160, 170], [12, 14, 13]).map((r) => ({ ...r, safety: { ...r.safety!, phantomCount: 4 } }));
+    const svg = capacityChart(workload, [...withPhantoms, ...trials('tree', [100, 110, 105], [15, 16, 15])]);
+    expect(svg!.match(/class="warning"/g)).toHaveLength(1);
+    expect(svg).toContain('unsafe: 12 semantic conflict(s)');
   });
 
   it('renders markdown, HTML and the charts naming every strategy, with medians, ranges and the probes', () => {

@@ -4,7 +4,7 @@ import { createElasticsearchClient } from '../../functions/store/index.js';
 import { defaultWorkload } from '../../loadtests/lib/defaults.js';
 import { DEFAULT_OBJECTIVE, DEFAULT_SEARCH, searchCapacity } from '../../scripts/loadtest/capacity.js';
 import { defaultConfig } from '../../scripts/loadtest/config.js';
-import { EngineLayer } from '../../scripts/loadtest/engine-probe.js';
+import { CALIBRATION_MAX_LOAD, EngineLayer } from '../../scripts/loadtest/engine-probe.js';
 
 const apiKey = inject('esApiKey');
 const client = createElasticsearchClient({ url: inject('esUrl'), ...(apiKey ? { apiKey } : {}) });
@@ -38,6 +38,22 @@ describe('the engine-only layer', () => {
     });
     expect(search.capacity).toBeGreaterThan(0);
     expect(search.probes).toHaveLength(2);
+  });
+
+  it('calibrates the deployment model at a light load, not near the capacity where contention sets the figures', async () => {
+    // Global from 20 ops/s: its lightest met probe is close to its capacity, so a lighter one is run.
+    const result = await layer.searchCapacity(defaultWorkload(), 'global', 1, {
+      probeS: 1,
+      objective: DEFAULT_OBJECTIVE,
+      search: { ...DEFAULT_SEARCH, startRate: 20, maxProbes: 4 },
+    });
+    expect(result.capacity.capacity).toBeGreaterThan(0);
+    expect(result.calibration, 'a calibration').toBeDefined();
+    expect(result.calibratedAt).toBeLessThanOrEqual(Math.max(DEFAULT_SEARCH.minRate, result.capacity.capacity * CALIBRATION_MAX_LOAD));
+    expect(result.calibration!.capacity).toBe(result.capacity.capacity);
+    // Uncontended, an operation is an acquire and a release: a few requests, not a retry storm.
+    expect(result.calibration!.requestsPerOp).toBeLessThan(8);
+    expect(result.safetyOk).toBe(true);
   });
 
   it('sees what document locks let through: creates under a directory being renamed', async () => {

@@ -140,8 +140,8 @@ export function lineChart(options: LineChartOptions): string {
 export interface BarChartOptions {
   title: string;
   yLabel: string;
-  /** One group per category (e.g. a strategy). */
-  groups: Array<{ name: string; values: number[] }>;
+  /** One group per category (e.g. a strategy); a warning is printed in red under its name. */
+  groups: Array<{ name: string; values: number[]; warning?: string }>;
   /** Names of the bars in every group (e.g. p50, p95, p99). */
   bars: string[];
   /** Color per group (true) or per bar (false). */
@@ -201,6 +201,11 @@ export function barChart(options: BarChartOptions): string {
     parts.push(
       `<text x="${(gx + (groupW * 0.7) / 2).toFixed(1)}" y="${margin.top + plotH + 34}" text-anchor="middle" font-size="13" font-weight="600" ${FONT}>${escapeXml(group.name)}</text>`,
     );
+    if (group.warning) {
+      parts.push(
+        `<text class="warning" x="${(gx + (groupW * 0.7) / 2).toFixed(1)}" y="${margin.top + plotH + 50}" text-anchor="middle" font-size="11" fill="#b00020" ${FONT}>${escapeXml(group.warning)}</text>`,
+      );
+    }
   });
   parts.push('</svg>');
   return parts.join('\n');

@@ -2,7 +2,7 @@
 import type { WorkloadConfig } from '../../../loadtests/lib/workload.js';
 import { capacityBounds } from '../ranking.js';
 import type { StageStats, StrategyResult } from '../summary.js';
-import { groupTrials } from '../trials.js';
+import { groupTrials, type StrategyTrials } from '../trials.js';
 import { barChart, lineChart } from './charts.js';
 
 /** Every offered rate measured for a strategy (all trials' probes, or the steady phase alone). */
@@ -16,6 +16,12 @@ function pointsOf(results: StrategyResult[], strategy: string, y: (stage: StageS
 
 const strategiesOf = (results: StrategyResult[]): string[] => [...new Set(results.map((r) => r.strategy))];
 
+function unsafeWarning(t: StrategyTrials): { warning?: string } {
+  if (t.violations > 0) return { warning: `unsafe: ${t.violations} lock violation(s)` };
+  if (t.phantoms > 0) return { warning: `unsafe: ${t.phantoms} semantic conflict(s)` };
+  return {};
+}
+
 /** Undefined when no capacity search ran. */
 export function capacityChart(workload: WorkloadConfig, results: StrategyResult[]): string | undefined {
   const groups = groupTrials(results).filter((t) => t.trials.some((r) => r.capacity));
@@ -25,7 +31,8 @@ export function capacityChart(workload: WorkloadConfig, results: StrategyResult[
     title: `Capacity (median of ${trials} trial${trials === 1 ? '' : 's'}; whiskers: lowest sustained to highest missed) - ${workload.name}`,
     yLabel: 'highest rate meeting the objective (ops/s)',
     bars: ['capacity'],
-    groups: groups.map((t) => ({ name: t.strategy, values: [t.capacity.median] })),
+    // A bar alone would make an unsafe strategy look like the pick; the verdict ranks only safe ones.
+    groups: groups.map((t) => ({ name: t.strategy, values: [t.capacity.median], ...unsafeWarning(t) })),
     ranges: groups.map((t) => [capacityBounds(t)]),
   });
 }
