@@ -2,12 +2,13 @@
  * `scripts/loadtest.ts --smoke` end to end on the real stack (the test run's Elasticsearch, the lock
  * index, serverless-offline): a few seconds per strategy. The first run on a machine also builds k6.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { createElasticsearchClient } from '../../functions/store/index.js';
+import { parseHoldLog } from '../../scripts/loadtest/checker.js';
 import { runLoadtest } from './run.js';
 
 function portFree(port: number): Promise<boolean> {
@@ -57,6 +58,20 @@ describe('npm run loadtest -- --smoke', () => {
       expect(html).toContain(`href="${dashboard}"`);
       expect(run.output).toContain(`k6 web dashboard saved as ${dashboard}`);
     }
+    // Every probe in a namespace of its own: holders an overloaded run cut off keep their leases, and
+    // in a shared namespace they made the next probes of global measure nothing.
+    const namespacesIn = (file: string) => new Set(parseHoldLog(readFileSync(file, 'utf8')).holds.map((hold) => hold.namespace));
+    const probeDir = join(run.resultDir!, 'probes');
+    const runs = [
+      join(run.resultDir!, 'holds-default-global.log'),
+      ...readdirSync(probeDir)
+        .filter((name) => name.startsWith('holds-default-global-probe'))
+        .map((name) => join(probeDir, name)),
+    ];
+    const namespaces = runs.map(namespacesIn).filter((set) => set.size > 0);
+    expect(namespaces.length, 'the steady run and at least one probe held locks').toBeGreaterThanOrEqual(2);
+    for (const set of namespaces) expect(set.size).toBe(1);
+    expect(new Set(namespaces.flatMap((set) => [...set])).size).toBe(namespaces.length);
     // Self-contained, so it opens offline: nothing loaded from elsewhere, and the only URLs are XML namespaces.
     const dashboardHtml = readFileSync(join(run.resultDir!, 'k6-dashboard-default-tree.html'), 'utf8');
     expect(dashboardHtml).not.toMatch(/(src|href)=["']?(https?:)?\/\/|url\(["']?(https?:)?\/\/|@import/);
