@@ -17,18 +17,26 @@ export interface RunOutcome {
   failures: number;
 }
 
+/** Seconds one kind of step takes: the plan's figure until one was timed, then the mean of those timed. */
+class StepTime {
+  private count = 0;
+  private totalS = 0;
+  constructor(private readonly planned: number) {}
+  took(seconds: number): void {
+    this.count++;
+    this.totalS += seconds;
+  }
+  get seconds(): number {
+    return this.count > 0 ? this.totalS / this.count : this.planned;
+  }
+}
+
 /** The time left, from what each kind of k6 run has taken so far (the plan's figures until measured). */
 class Clock {
   private readonly started = Date.now();
-  private probeS: number;
-  private steadyS: number;
-  private probesDone = 0;
-  private probeTotalS = 0;
-  private steadyDone = 0;
-  private steadyTotalS = 0;
-  private engineS: number;
-  private engineDone = 0;
-  private engineTotalS = 0;
+  readonly probe: StepTime;
+  readonly steady: StepTime;
+  readonly engine: StepTime;
   /** Probes per search so far, first trials and later ones apart (later ones start from a bracket). */
   private readonly searches = { first: [] as number[], later: [] as number[] };
 
@@ -37,27 +45,9 @@ class Clock {
     /** The engine-only layer opened (it is skipped when it could not start). */
     private readonly engineOpen: boolean,
   ) {
-    this.probeS = config.capacity.probeS + 1 + K6_RUN_OVERHEAD_S;
-    this.steadyS = strategySeconds(config.schedule) + K6_RUN_OVERHEAD_S;
-    this.engineS = plannedEngineSearchSeconds(config);
-  }
-
-  engineTook(seconds: number): void {
-    this.engineDone++;
-    this.engineTotalS += seconds;
-    this.engineS = this.engineTotalS / this.engineDone;
-  }
-
-  probeTook(seconds: number): void {
-    this.probesDone++;
-    this.probeTotalS += seconds;
-    this.probeS = this.probeTotalS / this.probesDone;
-  }
-
-  steadyTook(seconds: number): void {
-    this.steadyDone++;
-    this.steadyTotalS += seconds;
-    this.steadyS = this.steadyTotalS / this.steadyDone;
+    this.probe = new StepTime(config.capacity.probeS + 1 + K6_RUN_OVERHEAD_S);
+    this.steady = new StepTime(strategySeconds(config.schedule) + K6_RUN_OVERHEAD_S);
+    this.engine = new StepTime(plannedEngineSearchSeconds(config));
   }
 
   searchTook(trial: number, probes: number): void {
@@ -78,9 +68,10 @@ class Clock {
 
   /** "~4 min 10 s left" for the steps not yet run plus what this one still has to do (its probes, its engine-only search). */
   left(stepsLeft: Array<{ trial: number }>, probesLeftNow: number, config: LoadtestConfig, engineNow: boolean): string {
-    let seconds = probesLeftNow * this.probeS + (engineNow ? this.engineS : 0);
+    let seconds = probesLeftNow * this.probe.seconds + (engineNow ? this.engine.seconds : 0);
     for (const step of stepsLeft)
-      seconds += this.steadyS + this.probesFor(config, step.trial) * this.probeS + (this.engineSearchIn(config, step.trial) ? this.engineS : 0);
+      seconds +=
+        this.steady.seconds + this.probesFor(config, step.trial) * this.probe.seconds + (this.engineSearchIn(config, step.trial) ? this.engine.seconds : 0);
     return `${formatSeconds((Date.now() - this.started) / 1000)} elapsed, ~${formatSeconds(seconds)} left`;
   }
 }
@@ -113,7 +104,7 @@ export async function runAll(ctx: RunContext): Promise<RunOutcome> {
     if (interrupt.interrupted) break;
     const steadyStarted = Date.now();
     const run = await runStrategy(ctx, workload, strategy, trial);
-    clock.steadyTook((Date.now() - steadyStarted) / 1000);
+    clock.steady.took((Date.now() - steadyStarted) / 1000);
     outcome.notes.push(...run.notes);
     outcome.failures += run.failures;
     if (run.stop || !run.result) {
@@ -133,7 +124,7 @@ export async function runAll(ctx: RunContext): Promise<RunOutcome> {
         if (interrupt.interrupted || unsafe) throw new SearchStopped();
         const started = Date.now();
         const probe = await runProbe(ctx, workload, strategy, trial, rate);
-        clock.probeTook((Date.now() - started) / 1000);
+        clock.probe.took((Date.now() - started) / 1000);
         probesRun++;
         stages.push(probe.stage);
         outcome.notes.push(...probe.notes);
@@ -175,7 +166,7 @@ export async function runAll(ctx: RunContext): Promise<RunOutcome> {
         objective: config.capacity.objective,
         search: config.capacity.search,
       });
-      clock.engineTook((Date.now() - engineStarted) / 1000);
+      clock.engine.took((Date.now() - engineStarted) / 1000);
       result.engine = engine;
       if (!engine.safetyOk) outcome.failures++;
       log(
