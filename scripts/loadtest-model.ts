@@ -23,7 +23,7 @@ import { defaultConfig } from './loadtest/config.js';
 import { EngineLayer } from './loadtest/engine-probe.js';
 import { assumptions, type Calibration, type Deployment } from './loadtest/model.js';
 import { type CheckTrial, checkRows, checkTable, sidesInTrial } from './loadtest/model-check.js';
-import { formatSeconds } from './loadtest/run.js';
+import { formatSeconds } from './loadtest/render/format.js';
 
 const USAGE = `usage: npm run loadtest:model -- [options]
 

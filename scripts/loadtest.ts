@@ -22,9 +22,10 @@ import { Interrupt } from './loadtest/interrupt.js';
 import { log, phase, warn } from './loadtest/log.js';
 import { consoleReport } from './loadtest/render/console.js';
 import { writeReports } from './loadtest/render/files.js';
+import { formatSeconds } from './loadtest/render/format.js';
 import type { ReportInput } from './loadtest/render/report-input.js';
 import { nameRun, type RunName } from './loadtest/results-dir.js';
-import { formatSeconds, type RunOutcome, runAll } from './loadtest/run.js';
+import { type RunOutcome, runAll } from './loadtest/run.js';
 import { openService } from './loadtest/service.js';
 import { applyUserWorkload, checkUserWorkload, readIndexPaths } from './loadtest/user-workload.js';
 

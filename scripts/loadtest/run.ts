@@ -8,6 +8,7 @@
 import { type Bracket, searchCapacity } from './capacity.js';
 import { expectedProbes, K6_RUN_OVERHEAD_S, type LoadtestConfig, plannedEngineSearchSeconds, runsEngineSearch, strategySeconds } from './config.js';
 import { log, phase } from './log.js';
+import { formatSeconds } from './render/format.js';
 import { type RunContext, runProbe, runStrategy, warmFunctions } from './strategy-run.js';
 import { type StrategyResult, saturationOf } from './summary.js';
 
@@ -74,11 +75,6 @@ class Clock {
         this.steady.seconds + this.probesFor(config, step.trial) * this.probe.seconds + (this.engineSearchIn(config, step.trial) ? this.engine.seconds : 0);
     return `${formatSeconds((Date.now() - this.started) / 1000)} elapsed, ~${formatSeconds(seconds)} left`;
   }
-}
-
-export function formatSeconds(seconds: number): string {
-  const whole = Math.max(0, Math.round(seconds));
-  return whole >= 60 ? `${Math.floor(whole / 60)} min ${String(whole % 60).padStart(2, '0')} s` : `${whole} s`;
 }
 
 export async function runAll(ctx: RunContext): Promise<RunOutcome> {
