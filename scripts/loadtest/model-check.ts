@@ -26,9 +26,25 @@ export interface CheckRow {
   measured: Spread;
   /** |predicted - median measured| / median measured. */
   error: number;
+  /** How far the odd and even trials' medians lie apart on each side (see halvesApart). */
+  halvesApart: { calibrated: number; measured: number };
 }
 
 const median = (values: number[]): number => spreadOf(values).median;
+
+/**
+ * The check's own repeatability: the medians of the odd and of the even trials, how far apart
+ * relative to the median of all (0.25: one half of the trials alone would have moved the figure by
+ * 25%). The model cannot be held to a tighter error than this on the machine that measured it.
+ * NaN with fewer than two trials.
+ */
+export function halvesApart(values: number[]): number {
+  if (values.length < 2) return Number.NaN;
+  const odd = median(values.filter((_, i) => i % 2 === 0));
+  const even = median(values.filter((_, i) => i % 2 === 1));
+  const all = median(values);
+  return all > 0 ? Math.abs(odd - even) / all : Number.NaN;
+}
 
 /** Every figure of the calibration as its median over trials (capacity, requests, times). */
 export function medianCalibration(trials: Calibration[]): Calibration {
@@ -59,22 +75,45 @@ export function checkRows(trials: CheckTrial[], deployment: Deployment): CheckRo
       bound: prediction.bound,
       measured,
       error: relativeError(prediction.capacity, measured.median),
+      halvesApart: {
+        calibrated: halvesApart(mine.map((t) => t.single.capacity)),
+        measured: halvesApart(mine.map((t) => t.cluster.capacity)),
+      },
     };
   });
 }
+
+const percent = (share: number): string => (Number.isNaN(share) ? '-' : `${(share * 100).toFixed(0)}%`);
 
 const spreadText = (s: Spread): string => (s.min === s.max ? `${Math.round(s.median)}` : `${Math.round(s.median)} (${Math.round(s.min)}–${Math.round(s.max)})`);
 
 /** The check as a markdown table; the report of every load test quotes the latest one. */
 export function checkTable(rows: CheckRow[]): string {
   return [
-    '| strategy | 1 node (calibration) | 3 nodes predicted | 3 nodes measured | error | bound |',
-    '| --- | --- | --- | --- | --- | --- |',
+    '| strategy | 1 node (calibration) | 3 nodes predicted | 3 nodes measured | error | halves apart (1 node / 3 nodes) | bound |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
     ...rows.map(
       (r) =>
-        `| ${r.strategy} | ${spreadText(r.calibrated)} | ${Math.round(r.predicted)} | ${spreadText(r.measured)} | ${(r.error * 100).toFixed(0)}% | ${r.bound} |`,
+        `| ${r.strategy} | ${spreadText(r.calibrated)} | ${Math.round(r.predicted)} | ${spreadText(r.measured)} | ${percent(r.error)} | ` +
+        `${percent(r.halvesApart.calibrated)} / ${percent(r.halvesApart.measured)} | ${r.bound} |`,
     ),
   ].join('\n');
+}
+
+/**
+ * The check's verdict in one sentence: within the target for every strategy, or which miss it and
+ * whether the trials pinned the figures down well enough to tell (halves apart above the target).
+ */
+export function checkVerdict(rows: CheckRow[], target = 0.2): string {
+  const misses = rows.filter((r) => !(r.error <= target));
+  if (misses.length === 0) return `Within ±${percent(target)} for every strategy: yes.`;
+  const noisy = misses.filter((r) => Math.max(r.halvesApart.calibrated, r.halvesApart.measured) > target);
+  const named = misses.map((r) => `${r.strategy} ${percent(r.error)}`).join(', ');
+  const because =
+    noisy.length > 0
+      ? ` For ${noisy.map((r) => r.strategy).join(', ')} the two halves of the trials already differ by more than that: more trials (--trials) would tell.`
+      : '';
+  return `Within ±${percent(target)} for every strategy: no (${named}).${because}`;
 }
 
 /** The order in which a trial visits the two sides: alternated, so neither is always measured first. */

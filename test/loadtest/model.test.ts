@@ -1,7 +1,7 @@
 /** The deployment model's arithmetic (scripts/loadtest/model.ts); its check against a real 3-node cluster is `npm run loadtest:model`. */
 import { describe, expect, it } from 'vitest';
 import { type Calibration, predict, relativeError } from '../../scripts/loadtest/model.js';
-import { checkRows, checkTable, medianCalibration, sidesInTrial } from '../../scripts/loadtest/model-check.js';
+import { checkRows, checkTable, checkVerdict, halvesApart, medianCalibration, sidesInTrial } from '../../scripts/loadtest/model-check.js';
 
 const document: Calibration = {
   strategy: 'document',
@@ -62,13 +62,36 @@ describe("the model's check on a cluster it did not see", () => {
     expect(row!.calibrated).toMatchObject({ median: 210, min: 200, max: 400 });
     expect(row!.measured).toMatchObject({ median: 140, min: 120, max: 150 });
     expect(row!.error).toBe(0);
-    expect(checkTable([row!])).toContain('| document | 210 (200–400) | 140 | 140 (120–150) | 0% | lock index |');
+    // Halves: odd trials (200, 210) median 205, even (400): 190 apart of 210; measured 130 vs 150 of 140.
+    expect(row!.halvesApart.calibrated).toBeCloseTo(195 / 210, 10);
+    expect(row!.halvesApart.measured).toBeCloseTo(20 / 140, 10);
+    expect(checkTable([row!])).toContain('| document | 210 (200–400) | 140 | 140 (120–150) | 0% | 93% / 14% | lock index |');
   });
 
   it('one row per strategy, in the order first measured', () => {
     const rows = checkRows([{ ...trial(30, 20), strategy: 'global' }, trial(200, 150), { ...trial(32, 21), strategy: 'global' }], colocated);
     expect(rows.map((r) => r.strategy)).toEqual(['global', 'document']);
     expect(rows[0]!.measured.values).toEqual([20, 21]);
+  });
+
+  it("says how far one half of the trials lies from the other, the check's own repeatability", () => {
+    expect(halvesApart([100, 80, 100, 80])).toBeCloseTo(20 / 90, 10);
+    expect(halvesApart([100, 100, 100])).toBe(0);
+    expect(halvesApart([100])).toBeNaN();
+  });
+
+  it('passes only when every strategy is within the target, and says when the trials were too noisy to tell', () => {
+    const rows = checkRows([trial(210, 140), trial(210, 140), { ...trial(30, 20), strategy: 'global' }, { ...trial(30, 20), strategy: 'global' }], colocated);
+    expect(rows.map((r) => r.error)).toEqual([0, 0]);
+    expect(checkVerdict(rows)).toBe('Within ±20% for every strategy: yes.');
+
+    const steadyMiss = checkRows([trial(210, 100), trial(210, 100)], colocated);
+    expect(checkVerdict(steadyMiss)).toBe('Within ±20% for every strategy: no (document 40%).');
+
+    const noisyMiss = checkRows([trial(210, 60), trial(210, 140)], colocated);
+    expect(checkVerdict(noisyMiss)).toBe(
+      'Within ±20% for every strategy: no (document 40%). For document the two halves of the trials already differ by more than that: more trials (--trials) would tell.',
+    );
   });
 
   it('alternates which side a trial measures first', () => {
