@@ -12,7 +12,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createElasticsearchClient } from '../functions/store/index.js';
-import { clusterNodes, startCluster, stopCluster } from '../infra/es/cluster.js';
+import { CLUSTER_NAME, clusterNodes, startCluster, stopCluster } from '../infra/es/cluster.js';
 import { isRunning } from '../infra/es/probe.js';
 import { resolveElasticsearch } from '../infra/es/target.js';
 import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../infra/lib/cli.js';
@@ -104,7 +104,7 @@ async function main(argv: string[]): Promise<number> {
 
   const single = await resolveElasticsearch((line) => console.log(`[es] ${line}`));
   const nodes = clusterNodes(3);
-  const alreadyUp = await isRunning(nodes[0]!);
+  const alreadyUp = await isRunning(nodes[0]!, CLUSTER_NAME);
   if (!alreadyUp) {
     console.log('[model] starting the 3-node cluster (about a minute)');
     await startCluster(3, (line) => console.log(`[cluster] ${line}`));
@@ -144,6 +144,7 @@ async function main(argv: string[]): Promise<number> {
     await layers.single?.close();
     await layers.cluster?.close();
     if (!alreadyUp && !values['keep-cluster']) await stopCluster(3);
+    await single.stop(); // only if this command started it, as npm run loadtest does
   }
 
   const rows = checkRows(done, deployment);

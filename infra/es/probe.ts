@@ -17,12 +17,13 @@ export async function portAnswers(port: number): Promise<boolean> {
   });
 }
 
-export async function isRunning(node = localNode()): Promise<boolean> {
+/** This project's node answers on the node's port: the single local node's cluster name, or the one given (the fault cluster's). */
+export async function isRunning(node = localNode(), clusterName = 'es-lease-locks'): Promise<boolean> {
   // This minimal build has no `GET /` handler; cluster health names the cluster too.
   const answer = await httpGet(`${node.url}/_cluster/health`, 2000);
   if (answer.status !== 200 || !('body' in answer)) return false;
   try {
-    return (JSON.parse(answer.body) as { cluster_name?: string }).cluster_name === 'es-lease-locks';
+    return (JSON.parse(answer.body) as { cluster_name?: string }).cluster_name === clusterName;
   } catch {
     return false;
   }

@@ -137,7 +137,9 @@ export async function runProbe(ctx: RunContext, workload: WorkloadConfig, strate
   const probeDir = join(ctx.outDir, 'probes');
   mkdirSync(probeDir, { recursive: true });
   // A rate probed again (a marginal miss being confirmed) keeps the first probe's files.
-  const stemOf = (again: number) => `${workload.name}-${strategy}${config.trials > 1 ? `-t${trial}` : ''}-probe${rate}${again > 1 ? `-${again}` : ''}`;
+  const trialPart = config.trials > 1 ? `-t${trial}` : '';
+  const repeatPart = (again: number) => (again > 1 ? `-${again}` : '');
+  const stemOf = (again: number) => `${workload.name}-${strategy}${trialPart}-probe${rate}${repeatPart(again)}`;
   let again = 1;
   while (existsSync(join(probeDir, `summary-${stemOf(again)}.json`))) again++;
   const stem = stemOf(again);
@@ -147,7 +149,7 @@ export async function runProbe(ctx: RunContext, workload: WorkloadConfig, strate
     // A namespace per probe: an overloaded run ends with holders cut off mid-operation, whose leases
     // (the TTL) would outlive the next probes in a shared namespace. Global once measured 0 goodput
     // at 20 and 10 ops/s right after a probe at 40, and its capacity came out 4 ops/s.
-    namespace: namespaceFor(strategy, `${ctx.runId}-t${trial}-p${rate}${again > 1 ? `-${again}` : ''}`, workload.name),
+    namespace: namespaceFor(strategy, `${ctx.runId}-t${trial}-p${rate}${repeatPart(again)}`, workload.name),
     workload,
     schedule,
     retry: config.retry,
