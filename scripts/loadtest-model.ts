@@ -1,10 +1,11 @@
 /**
- * npm run loadtest:model [-- --strategies global,document,tree --trials 5 --probe-seconds 3 --hop-ms 0.5 --keep-cluster]
+ * npm run loadtest:model [-- --strategies global,document,tree --trials 5 --probe-seconds 3 --keep-cluster]
  *
  * Checks the deployment model (scripts/loadtest/model.ts) against a cluster it did not see:
  * calibrates every strategy with the engine-only layer on the single local node, predicts its
  * capacity on a 3-node local cluster (one replica; the nodes share this machine), and measures that
- * cluster. Both are up at once and the searches alternate between them, trial after trial, so the
+ * cluster. The cluster enters the model only as how much longer each kind of request takes on it
+ * (request-latency.ts, no locks involved), measured in every trial on both sides. Both are up at once and the searches alternate between them, trial after trial, so the
  * machine's noise falls on both sides alike; the prediction comes from the median calibration and is
  * compared with the median measurement (scripts/loadtest/model-check.ts). Writes
  * results/model-<timestamp>/model.md and model.json, which `npm run loadtest` reports.
@@ -21,9 +22,10 @@ import type { Strategy } from '../loadtests/lib/workload.js';
 import { type Bracket, DEFAULT_OBJECTIVE, DEFAULT_SEARCH } from './loadtest/capacity.js';
 import { defaultConfig } from './loadtest/config.js';
 import { EngineLayer } from './loadtest/engine-probe.js';
-import { assumptions, type Calibration, type Deployment } from './loadtest/model.js';
-import { type CheckTrial, checkRows, checkTable, checkVerdict, sidesInTrial } from './loadtest/model-check.js';
+import { assumptions, type Calibration, type Deployment, type PerKind, REQUEST_KINDS } from './loadtest/model.js';
+import { type CheckTrial, checkRows, checkTable, checkVerdict, medianPerKind, sidesInTrial } from './loadtest/model-check.js';
 import { formatSeconds } from './loadtest/render/format.js';
+import { addedLatency, DEFAULT_LATENCY_ROUNDS, measureRequestLatency } from './loadtest/request-latency.js';
 
 const USAGE = `usage: npm run loadtest:model -- [options]
 
@@ -33,12 +35,12 @@ at once; the searches alternate between them over the trials.
   --strategies LIST     default global,document,tree
   --trials N            searches per strategy on each side, medians compared (default 5)
   --probe-seconds S     length of each capacity probe (default 3)
-  --hop-ms MS           extra latency of a replicated write on this machine (default 0.5)
   --keep-cluster        leave the 3-node cluster running (npm run cluster:stop)
   --verbose             stack traces on errors (also DEBUG=1)
 Exit codes: 0 done, 1 failed (e.g. Elasticsearch unreachable), 2 a usage mistake.`;
 
 type Side = 'single' | 'cluster';
+const perKindText = (values: PerKind): string => REQUEST_KINDS.map((kind) => `${kind} ${values[kind].toFixed(1)}`).join(', ');
 const WARM_UP_RATE = 20;
 const SIDE_LABEL: Record<Side, string> = { single: '1 node', cluster: '3 nodes' };
 
@@ -90,7 +92,6 @@ async function main(argv: string[]): Promise<number> {
     strategies: { type: 'string' },
     trials: { type: 'string' },
     'probe-seconds': { type: 'string' },
-    'hop-ms': { type: 'string' },
     'keep-cluster': { type: 'boolean' },
   });
   if (printHelp(values, USAGE)) return 0;
@@ -99,8 +100,6 @@ async function main(argv: string[]): Promise<number> {
   if (unknown !== undefined) throw new UsageError(`--strategies: unknown strategy "${unknown}" (global, document, tree)`);
   const trials = numberFlag('--trials', values.trials as string | undefined, { integer: true, min: 1, max: 20 }, 5);
   const probeS = numberFlag('--probe-seconds', values['probe-seconds'] as string | undefined, { integer: true, min: 1, max: 60 }, 3);
-  const hopMs = numberFlag('--hop-ms', values['hop-ms'] as string | undefined, { min: 0, max: 1000 }, 0.5);
-  const deployment: Deployment = { functions: defaultConfig().schedule.vus.max, nodes: 3, replicas: 1, colocated: true, hopMs };
 
   const single = await resolveElasticsearch((line) => console.log(`[es] ${line}`));
   const nodes = clusterNodes(3);
@@ -111,6 +110,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const layers: Partial<Record<Side, EngineLayer>> = {};
   const done: CheckTrial[] = [];
+  const latencies: Array<Record<Side, PerKind>> = [];
   try {
     layers.single = await openLayer(single.url, 'single');
     layers.cluster = await openLayer(nodes[0]!.url, 'cluster');
@@ -121,6 +121,15 @@ async function main(argv: string[]): Promise<number> {
     let searches = 0;
     const hints = new Map<string, Bracket>();
     for (let trial = 1; trial <= trials; trial++) {
+      const latency: Partial<Record<Side, PerKind>> = {};
+      for (const side of sidesInTrial(trial))
+        latency[side] = await measureRequestLatency(layers[side]!.client, `lt-latency-${side}-${Date.now().toString(36)}`);
+      latencies.push(latency as Record<Side, PerKind>);
+      console.log(
+        `[model] trial ${trial}/${trials} request latency, median ms: ${sidesInTrial(1)
+          .map((side) => `${SIDE_LABEL[side]} ${perKindText(latency[side]!)}`)
+          .join('; ')}`,
+      );
       for (const strategy of strategies) {
         const pair: Partial<Record<Side, Calibration>> = {};
         for (const side of sidesInTrial(trial)) {
@@ -147,6 +156,14 @@ async function main(argv: string[]): Promise<number> {
     await single.stop(); // only if this command started it, as npm run loadtest does
   }
 
+  const added = medianPerKind(latencies.map((l) => addedLatency(l.single, l.cluster)));
+  const deployment: Deployment = {
+    functions: defaultConfig().schedule.vus.max,
+    nodes: 3,
+    replicas: 1,
+    addedMs: added,
+    addedMsSource: `measured: the median over ${trials} trial(s) of ${DEFAULT_LATENCY_ROUNDS} rounds of each request on each side, one at a time`,
+  };
   const rows = checkRows(done, deployment);
   const stamp = new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19);
   const dir = join('results', `model-${stamp}`);

@@ -35,7 +35,7 @@ The defaults take about 8 minutes here.
   --no-engine          skip the engine-only layer (the same search without HTTP, in trial 1)
   --functions N --nodes K --replicas R --hop-ms MS
                        the deployment the report predicts for: N concurrent functions, a K-node
-                       cluster, R replicas of the lock index, MS per replicated write (default 50, 3, 1, 1)
+                       cluster, R replicas of the lock index, MS more per replicated write or refresh (default 50, 3, 1, 1)
   --levels LIST        optional fixed ramp after the expected rate, e.g. 20,40,80; "none" skips it
   --step S             seconds per ramp level (default ${defaultSchedule().ramp.stepS})
   --max-vus N          k6 VU ceiling per scenario (default ${defaultSchedule().vus.max})

@@ -69,6 +69,7 @@ import {
 import { type Bracket, type CapacityResult, judge, type Objective, type ProbeVerdict, type SearchSettings, searchCapacity } from './capacity.js';
 import { checkHolds, parseHoldLog, type SafetyReport } from './checker.js';
 import type { LoadtestConfig } from './config.js';
+import { noRequests, type PerKind, REQUEST_KINDS, type RequestKind } from './model.js';
 import type { Latency, StageStats } from './summary.js';
 
 /** What locks.ts does after the critical section: up to 6 release attempts, 100 ms doubling to 3.2 s between them. */
@@ -88,8 +89,8 @@ export interface EngineTarget {
   readonly client: Client;
   /** The lock index (alias) the engine works on. */
   readonly index: string;
-  /** Elasticsearch requests sent through the client so far, and how many of them were writes. */
-  requests(): { total: number; writes: number };
+  /** Elasticsearch requests sent through the client so far, in all and by kind. */
+  requests(): { total: number; byKind: PerKind };
   /** A new probe number (namespaces are unique per probe). */
   nextProbe(): number;
   /** Deletes the lock documents of `namespace`; answers how many still had a holder (should be 0 once every operation released). */
@@ -111,11 +112,15 @@ export interface EngineTargetOptions {
   onClose?: () => Promise<void>;
 }
 
-/** A write the replicas repeat: bulk, index/create/update of a document, delete of a document. */
-export function isWriteRequest(method: string, path: string): boolean {
-  if (path.includes('/_bulk')) return true;
-  if (method === 'DELETE') return !path.startsWith('/_') && !/^\/[^/]+$/.test(path);
-  return (method === 'PUT' || method === 'POST') && /\/_(doc|create|update)\//.test(path);
+/** The kind of an Elasticsearch request by its method and path: what the replicas repeat, what reads a copy, refreshes, searches. */
+export function requestKind(method: string, path: string): RequestKind | undefined {
+  if (path.includes('/_bulk')) return 'write';
+  if (path.includes('/_refresh')) return 'refresh';
+  if (/\/_(search|search_shards|count)\b/.test(path)) return 'search';
+  if (/\/_(mget|doc)\b/.test(path) && (method === 'GET' || (method === 'POST' && path.includes('/_mget')))) return 'read';
+  if (method === 'DELETE') return !path.startsWith('/_') && !/^\/[^/]+$/.test(path) ? 'write' : undefined;
+  if ((method === 'PUT' || method === 'POST') && /\/_(doc|create|update)\//.test(path)) return 'write';
+  return undefined;
 }
 
 /**
@@ -141,19 +146,20 @@ export async function openEngineTarget(options: EngineTargetOptions): Promise<En
   }
   const { engine } = createLockEngine({ client, index, settings: { tokenSigningKey: randomBytes(32) } });
   let total = 0;
-  let writes = 0;
+  const byKind = noRequests();
   let probes = 0;
   const count = (_error: unknown, event: { meta?: { request?: { params?: { method?: string; path?: string } } } } | null): void => {
     total++;
     const params = event?.meta?.request?.params;
-    if (params && isWriteRequest(String(params.method ?? ''), String(params.path ?? ''))) writes++;
+    const kind = params ? requestKind(String(params.method ?? ''), String(params.path ?? '')) : undefined;
+    if (kind) byKind[kind]++;
   };
   client.diagnostic.on('request', count);
   return {
     engine,
     client,
     index,
-    requests: () => ({ total, writes }),
+    requests: () => ({ total, byKind: { ...byKind } }),
     nextProbe: () => ++probes,
     async sweepNamespace(namespace) {
       await client.indices.refresh({ index });
@@ -215,6 +221,8 @@ export interface EngineProbeResult {
   esRequests: number;
   /** Of those, the writes (bulk, index, create, delete): the ones replicas repeat. */
   esWrites: number;
+  /** The same requests by kind (writes, reads, refreshes, searches), as the deployment model weighs them. */
+  esRequestsByKind: PerKind;
   /** Mean time a completed operation spent in engine calls (acquire and release, backoff excluded), ms. */
   esMsPerOp: number;
   /** Mean backoff wait per completed operation, ms. */
@@ -395,7 +403,8 @@ export async function driveEngine(options: EngineDriverOptions, rate: number): P
     holdLines: tally.holdLines,
     safety: checkHolds(parsed.holds),
     esRequests: after.total - before.total,
-    esWrites: after.writes - before.writes,
+    esWrites: after.byKind.write - before.byKind.write,
+    esRequestsByKind: Object.fromEntries(REQUEST_KINDS.map((kind) => [kind, after.byKind[kind] - before.byKind[kind]])) as PerKind,
     esMsPerOp: tally.engineMs / done,
     backoffMsPerOp: tally.backoffMs / done,
     schedule: { lagP99Ms: percentile(sortedLags, 99), lagMaxMs: sortedLags.at(-1) ?? 0, peakInFlight: peak },

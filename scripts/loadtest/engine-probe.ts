@@ -10,7 +10,7 @@ import { type Bracket, type Objective, type SearchSettings, searchCapacity } fro
 import type { LoadtestConfig } from './config.js';
 import { driveEngine, type EngineProbeResult, type EngineTarget, openEngineTarget } from './engine-driver.js';
 import { log } from './log.js';
-import type { Calibration } from './model.js';
+import { type Calibration, type PerKind, REQUEST_KINDS } from './model.js';
 import type { EngineResult } from './summary.js';
 
 /**
@@ -42,6 +42,11 @@ export class EngineLayer {
   static async open(client: Client, config: LoadtestConfig, runId: string, onClose: () => Promise<void> = async () => {}): Promise<EngineLayer> {
     const target = await openEngineTarget({ client, ownIndexName: `lt-engine-locks-${runId.toLowerCase()}`, onClose });
     return new EngineLayer(target, config, runId);
+  }
+
+  /** The Elasticsearch client the engine uses. */
+  get client(): Client {
+    return this.target.client;
   }
 
   async close(): Promise<void> {
@@ -108,6 +113,7 @@ function calibrationOf(strategy: Strategy, workload: WorkloadConfig, light: Engi
     capacity,
     requestsPerOp: light.esRequests / light.stage.goodput,
     writeShare: light.esRequests > 0 ? light.esWrites / light.esRequests : 0,
+    requestMix: Object.fromEntries(REQUEST_KINDS.map((kind) => [kind, light.esRequestsByKind[kind] / light.stage.goodput])) as PerKind,
     esMsPerOp: light.esMsPerOp,
     backoffMsPerOp: light.backoffMsPerOp,
     criticalSectionMs: workload.criticalSectionMs,

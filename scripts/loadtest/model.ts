@@ -1,19 +1,30 @@
 /**
  * What a strategy would do in the deployment the user runs, from what was measured here. Pure.
  *
- * Calibration (the engine-only layer on one local node): the strategy's capacity, Elasticsearch
- * requests per operation and the share that are writes, time per operation spent in Elasticsearch
- * and in backoff at a light load, the critical section.
+ * Calibration (the engine-only layer on one local node): the strategy's capacity, the Elasticsearch
+ * requests of one operation by kind, time per operation spent in Elasticsearch and in backoff at a
+ * light load, the critical section.
  *
- * Deployment: N concurrent functions (one operation at a time each) against a k-node cluster whose
- * lock index has one primary shard and r replicas. Three bounds, the lowest wins:
- *   - functions: N / (time in Elasticsearch + backoff + critical section + one replica hop per write);
- *   - lock index: the calibrated capacity, scaled by the CPU the writes' replicas take where the nodes
- *     share the machine (the local validation cluster) - on dedicated nodes replicas run elsewhere and
- *     the one primary shard does the same work as the single node did;
- *   - serialisation (global only: one lock, every operation waits for the one before): each
- *     replicated write's extra hop lengthens every handoff.
+ * Deployment: N concurrent functions (one operation at a time each) against a cluster whose lock
+ * index has one primary shard, described by how much longer each kind of request takes there than
+ * on the calibration node (measured by `npm run loadtest:model`, else one hop per replicated write
+ * and refresh). Two bounds, the lower wins:
+ *   - functions: N / (time in Elasticsearch + backoff + critical section);
+ *   - contention (serialisation for global, one lock): a lock is held for the critical section and
+ *     the requests around it, and at the latency objective the rate times that hold stays what it
+ *     was on the calibration node (exactly so for global, where each operation waits for the one
+ *     before) - so longer requests leave proportionally less capacity. Never above the calibrated
+ *     capacity: the one primary shard does the same work as the single node did.
+ * An earlier version charged co-located replicas their writes' CPU instead; warmed-up clusters
+ * showed no such cost at these rates (document 160-175 ops/s on both), while tree's refreshes and
+ * searches below slowed with the cluster's latency - which the per-kind latency carries.
  */
+
+export const REQUEST_KINDS = ['write', 'read', 'refresh', 'search'] as const;
+export type RequestKind = (typeof REQUEST_KINDS)[number];
+export type PerKind = Record<RequestKind, number>;
+
+export const noRequests = (): PerKind => ({ write: 0, read: 0, refresh: 0, search: 0 });
 
 export interface Calibration {
   strategy: string;
@@ -22,6 +33,8 @@ export interface Calibration {
   requestsPerOp: number;
   /** Writes / requests. */
   writeShare: number;
+  /** Requests of one operation by kind at a light load (results before it was recorded: derived from requestsPerOp and writeShare). */
+  requestMix?: PerKind;
   /** Per operation at a light load, ms. */
   esMsPerOp: number;
   backoffMsPerOp: number;
@@ -32,46 +45,65 @@ export interface Deployment {
   functions: number;
   nodes: number;
   replicas: number;
-  /** The nodes share one machine's CPUs (the local validation cluster), so replica writes compete with the primary. */
-  colocated: boolean;
-  /** Extra latency of a replicated write (primary to replica and back), ms. */
-  hopMs: number;
+  /** How much longer each kind of request takes on the deployment than on the calibration node, ms. */
+  addedMs: PerKind;
+  /** Where addedMs comes from, for the assumptions. */
+  addedMsSource: string;
 }
 
 export interface Prediction {
   strategy: string;
   capacity: number;
-  bound: 'functions' | 'lock index' | 'serialisation';
+  bound: 'functions' | 'contention' | 'serialisation';
   /** Time of one operation in a function at a light load, ms (acquire + release + critical section + backoff). */
   operationMs: number;
 }
 
+/** The deployment the report predicts when nothing was measured on it: a replicated write or refresh waits one more hop. */
+export function deploymentFromHop(options: { functions: number; nodes: number; replicas: number; hopMs: number }): Deployment {
+  const hop = options.replicas > 0 ? options.hopMs : 0;
+  return {
+    functions: options.functions,
+    nodes: options.nodes,
+    replicas: options.replicas,
+    addedMs: { write: hop, read: 0, refresh: hop, search: 0 },
+    addedMsSource: `a replicated write or refresh costs ${options.hopMs} ms more (--hop-ms); reads and searches as here`,
+  };
+}
+
+export function requestMixOf(calibration: Calibration): PerKind {
+  if (calibration.requestMix) return calibration.requestMix;
+  const writes = calibration.requestsPerOp * calibration.writeShare;
+  return { ...noRequests(), write: writes, read: calibration.requestsPerOp - writes };
+}
+
+/** Extra time in Elasticsearch of one operation on the deployment, ms. */
+export function addedMsPerOp(calibration: Calibration, deployment: Deployment): number {
+  const mix = requestMixOf(calibration);
+  return REQUEST_KINDS.reduce((sum, kind) => sum + mix[kind] * deployment.addedMs[kind], 0);
+}
+
 export function predict(calibration: Calibration, deployment: Deployment): Prediction {
-  const { capacity, requestsPerOp, writeShare, esMsPerOp, backoffMsPerOp, criticalSectionMs } = calibration;
-  const writesPerOp = requestsPerOp * writeShare;
-  const replicaHopMs = deployment.replicas > 0 ? writesPerOp * deployment.hopMs : 0;
-  const operationMs = esMsPerOp + replicaHopMs + backoffMsPerOp + criticalSectionMs;
+  const { capacity, esMsPerOp, backoffMsPerOp, criticalSectionMs } = calibration;
+  const added = addedMsPerOp(calibration, deployment);
+  const operationMs = esMsPerOp + added + backoffMsPerOp + criticalSectionMs;
   const functions = (deployment.functions * 1000) / operationMs;
-  const cpuFactor = deployment.colocated ? 1 + writeShare * deployment.replicas : 1;
-  const lockIndex = capacity / cpuFactor;
-  const serialised = calibration.strategy === 'global' ? 1000 / (1000 / capacity + replicaHopMs) : Number.POSITIVE_INFINITY;
-  const bounds: Array<[Prediction['bound'], number]> = [
-    ['functions', functions],
-    ['lock index', lockIndex],
-    ['serialisation', serialised],
-  ];
-  const [bound, value] = bounds.reduce((low, next) => (next[1] < low[1] ? next : low));
+  const heldHere = criticalSectionMs + esMsPerOp;
+  const held = Math.min(capacity, heldHere + added > 0 ? (capacity * heldHere) / (heldHere + added) : capacity);
+  const heldBound: Prediction['bound'] = calibration.strategy === 'global' ? 'serialisation' : 'contention';
+  const [bound, value] = held <= functions ? [heldBound, held] : (['functions', functions] as const);
   return { strategy: calibration.strategy, capacity: value, bound, operationMs };
 }
 
+const ms = (value: number): string => `${value.toFixed(value < 10 ? 1 : 0)} ms`;
+
 export function assumptions(deployment: Deployment): string[] {
+  const { addedMs } = deployment;
   return [
     `${deployment.functions} functions, each running one operation at a time (Lambda concurrency); no cold starts`,
     `${deployment.nodes} Elasticsearch node(s); the lock index has one primary shard and ${deployment.replicas} replica(s), so more nodes add no lock throughput`,
-    deployment.colocated
-      ? 'the nodes share one machine: a replica repeats each write on the same CPUs'
-      : 'dedicated nodes: replicas repeat writes on other machines; each replicated write waits one more hop',
-    `a replicated write costs ${deployment.hopMs} ms more; reads (realtime gets, searches) go to the primary`,
+    `requests take longer than on the calibration node by: write ${ms(addedMs.write)}, read ${ms(addedMs.read)}, refresh ${ms(addedMs.refresh)}, search ${ms(addedMs.search)} (${deployment.addedMsSource})`,
+    'a lock is held for the critical section and the requests around it; at the latency objective, rate x hold time stays as calibrated',
     'the key-collision and retry statistics of the workload stay as measured (same workload, same skew)',
   ];
 }

@@ -17,6 +17,7 @@ import {
   httpAnswer,
   openEngineTarget,
   probeNamespace,
+  requestKind,
   searchEngineCapacity,
 } from '../../scripts/loadtest/engine-driver.js';
 import { ROOT } from './run.js';
@@ -36,6 +37,22 @@ const options = (overrides: Partial<EngineDriverOptions> = {}): EngineDriverOpti
   ...overrides,
 });
 
+describe('the kinds of request the deployment model weighs', () => {
+  it('tells writes, reads, refreshes and searches apart by method and path', () => {
+    expect(requestKind('POST', '/_bulk')).toBe('write');
+    expect(requestKind('PUT', '/locks/_create/a')).toBe('write');
+    expect(requestKind('PUT', '/locks/_doc/a')).toBe('write');
+    expect(requestKind('DELETE', '/locks/_doc/a')).toBe('write');
+    expect(requestKind('POST', '/locks/_mget')).toBe('read');
+    expect(requestKind('GET', '/locks/_doc/a')).toBe('read');
+    expect(requestKind('POST', '/locks/_refresh')).toBe('refresh');
+    expect(requestKind('POST', '/locks/_search')).toBe('search');
+    expect(requestKind('GET', '/locks/_search_shards')).toBe('search');
+    expect(requestKind('DELETE', '/locks')).toBeUndefined();
+    expect(requestKind('GET', '/_cluster/health')).toBeUndefined();
+  });
+});
+
 describe('the engine driver', () => {
   it('a light probe meets the objective: goodput about the offered rate, every critical section logged and safe, nothing left behind', async () => {
     const run = await driveEngine(options({ probeS: 2 }), 20);
@@ -53,6 +70,11 @@ describe('the engine driver', () => {
     expect((await target.client.count({ index: target.index, query: { term: { namespace: run.namespace } } })).count).toBe(0);
     // Every operation acquires and releases: at least two requests each.
     expect(run.esRequests).toBeGreaterThanOrEqual(2 * run.stage.goodput);
+    // By kind, for the deployment model: each operation writes its lock and its release; nothing is left unclassified but the probe's own sweep.
+    const { write, read, refresh, search } = run.esRequestsByKind;
+    expect(write).toBeGreaterThanOrEqual(2 * run.stage.goodput);
+    expect(run.esWrites).toBe(write);
+    expect(write + read + refresh + search).toBe(run.esRequests);
     expect(run.schedule.peakInFlight).toBeLessThanOrEqual(defaultConfig().schedule.vus.max);
   });
 

@@ -1,7 +1,7 @@
 /** The deployment model in the reports: predictions for the user's deployment, and the latest check of the model on a 3-node cluster. */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { assumptions, predict } from '../model.js';
+import { assumptions, deploymentFromHop, predict } from '../model.js';
 import type { StrategyResult } from '../summary.js';
 import { round } from './format.js';
 import type { RunInfo } from './report-input.js';
@@ -10,8 +10,8 @@ import type { RunInfo } from './report-input.js';
 export function modelLines(info: RunInfo, results: StrategyResult[]): string[] {
   const calibrations = [...new Map(results.filter((r) => r.engine?.calibration).map((r) => [r.strategy, r.engine!.calibration!])).values()];
   if (calibrations.length === 0) return [];
-  const { functions, nodes, replicas, hopMs } = info.config.deployment;
-  const deployment = { functions, nodes, replicas, hopMs, colocated: false };
+  const { functions, nodes } = info.config.deployment;
+  const deployment = deploymentFromHop(info.config.deployment);
   const rows = calibrations.map((calibration) => {
     const prediction = predict(calibration, deployment);
     return `| ${calibration.strategy} | ${round(calibration.capacity, 0)} | ${round(prediction.capacity, 0)} | ${prediction.bound} | ${round(prediction.operationMs)} |`;

@@ -1,0 +1,53 @@
+/**
+ * How long each kind of request the engine sends takes on an Elasticsearch, at a light load: the
+ * deployment model's description of a cluster (model.ts), measured without locks, so that what it
+ * predicts for each strategy comes from the single node's calibration alone. Requests go one at a
+ * time, the kinds interleaved (so a slow moment falls on all of them), to an index with the lock
+ * index's settings (one primary shard, a replica where there is a second node), which is deleted
+ * afterwards.
+ */
+import type { Client } from '@elastic/elasticsearch';
+import { LOCK_INDEX_DEFINITION } from '../../functions/store/lock-index.js';
+import { noRequests, type PerKind, REQUEST_KINDS, type RequestKind } from './model.js';
+import { spreadOf } from './trials.js';
+
+export const DEFAULT_LATENCY_ROUNDS = 60;
+
+/** Median latency of each kind of request, ms. */
+export async function measureRequestLatency(client: Client, index: string, rounds = DEFAULT_LATENCY_ROUNDS): Promise<PerKind> {
+  await client.indices.create({ index, ...LOCK_INDEX_DEFINITION } as Parameters<Client['indices']['create']>[0]);
+  try {
+    await client.cluster.health({ index, wait_for_status: 'green', timeout: '30s' }).catch(() => {});
+    const stored = { namespace: 'latency-probe', key: 'kept' };
+    await client.index({ index, id: 'kept', document: stored, refresh: true });
+    const samples: Record<RequestKind, number[]> = { write: [], read: [], refresh: [], search: [] };
+    const timed = async (kind: RequestKind, request: () => Promise<unknown>): Promise<void> => {
+      const started = performance.now();
+      await request();
+      samples[kind].push(performance.now() - started);
+    };
+    for (let round = 0; round < rounds; round++) {
+      // The engine's writes are conditional: a create, then a delete on the sequence number it got.
+      let created: { _seq_no?: number; _primary_term?: number } = {};
+      await timed('write', async () => {
+        created = await client.index({ index, id: `w${round}`, op_type: 'create', document: { namespace: 'latency-probe', key: `w${round}` } });
+      });
+      await timed('write', () => client.delete({ index, id: `w${round}`, if_seq_no: created._seq_no!, if_primary_term: created._primary_term! }));
+      await timed('read', () => client.mget({ index, ids: ['kept', `w${round}`] }));
+      await timed('refresh', () => client.indices.refresh({ index }));
+      await timed('search', () => client.search({ index, query: { term: { namespace: 'latency-probe' } }, size: 10 }));
+    }
+    const medians = noRequests();
+    for (const kind of REQUEST_KINDS) medians[kind] = spreadOf(samples[kind]).median;
+    return medians;
+  } finally {
+    await client.indices.delete({ index }).catch(() => {});
+  }
+}
+
+/** How much longer each kind of request takes on `there` than on `here`, ms. */
+export function addedLatency(here: PerKind, there: PerKind): PerKind {
+  const added = noRequests();
+  for (const kind of REQUEST_KINDS) added[kind] = there[kind] - here[kind];
+  return added;
+}
