@@ -46,6 +46,7 @@
  *              The lock index is this driver's own (created and deleted by `openEngineTarget`) unless
  *              an index is given.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Client } from '@elastic/elasticsearch';
@@ -152,7 +153,11 @@ export async function openEngineTarget(options: EngineTargetOptions): Promise<En
     total++;
     const params = event?.meta?.request?.params;
     const kind = params ? requestKind(String(params.method ?? ''), String(params.path ?? '')) : undefined;
-    if (kind) byKind[kind]++;
+    if (!kind) return;
+    byKind[kind]++;
+    // The client emits this within the caller's async context: the operation that sent the request.
+    const operation = operationRequests.getStore();
+    if (operation) operation[kind]++;
   };
   client.diagnostic.on('request', count);
   return {
@@ -227,6 +232,13 @@ export interface EngineProbeResult {
   esMsPerOp: number;
   /** Mean backoff wait per completed operation, ms. */
   backoffMsPerOp: number;
+  /**
+   * The same figures per completed operation, each operation weighted by the files its lock covers
+   * (a rename of a directory of 40 files counts 40 times): what another operation's acquire is
+   * likely to run into, so what contention is made of. The deployment model scales the hold time by
+   * these (model.ts), since a directory lock's slow refresh holds many files out at once.
+   */
+  perCoveredFile: { esMsPerOp: number; requestMix: PerKind };
   /** How late arrivals started against their due time (this process's own limit), ms. */
   schedule: { lagP99Ms: number; lagMaxMs: number; peakInFlight: number };
   /** Lock documents that still had a holder after every operation had finished (the namespace's documents are then deleted). */
@@ -297,8 +309,13 @@ interface Tally {
   holdLines: string[];
   engineMs: number;
   backoffMs: number;
+  /** Completed operations weighted by the files they cover: the weights, and weighted engine time and requests. */
+  covered: { files: number; engineMs: number; requests: PerKind };
   errorSamples: string[];
 }
+
+/** Requests of the operation running in the current async context, by kind (engine calls only: the counter listens to the client). */
+const operationRequests = new AsyncLocalStorage<PerKind>();
 
 /** One probe: `rate` arrivals per second for options.probeS seconds, then the grace; every operation has ended when it returns. */
 export async function driveEngine(options: EngineDriverOptions, rate: number): Promise<EngineProbeResult> {
@@ -321,6 +338,7 @@ export async function driveEngine(options: EngineDriverOptions, rate: number): P
     holdLines: [],
     engineMs: 0,
     backoffMs: 0,
+    covered: { files: 0, engineMs: 0, requests: noRequests() },
     errorSamples: [],
   };
   const run = { stopped: false };
@@ -351,7 +369,9 @@ export async function driveEngine(options: EngineDriverOptions, rate: number): P
       const iteration = tally.offered++;
       const op = source.next(random, user.sequence ? iteration : undefined);
       const owner = `${options.runId}-${strategy}-vu${vu}`;
-      const operation: Promise<void> = iterate(options, op, namespace, owner, `${owner}-steady-${iteration}`, random, tally, run)
+      const requests = noRequests();
+      const operation: Promise<void> = operationRequests
+        .run(requests, () => iterate(options, op, namespace, owner, `${owner}-steady-${iteration}`, random, tally, run, requests))
         .catch((error: unknown) => {
           // Not an answer of the engine (those are classified in iterate): the driver's own failure, counted as an error.
           tally.errors++;
@@ -407,6 +427,12 @@ export async function driveEngine(options: EngineDriverOptions, rate: number): P
     esRequestsByKind: Object.fromEntries(REQUEST_KINDS.map((kind) => [kind, after.byKind[kind] - before.byKind[kind]])) as PerKind,
     esMsPerOp: tally.engineMs / done,
     backoffMsPerOp: tally.backoffMs / done,
+    perCoveredFile: {
+      esMsPerOp: tally.covered.files > 0 ? tally.covered.engineMs / tally.covered.files : 0,
+      requestMix: Object.fromEntries(
+        REQUEST_KINDS.map((kind) => [kind, tally.covered.files > 0 ? tally.covered.requests[kind] / tally.covered.files : 0]),
+      ) as PerKind,
+    },
     schedule: { lagP99Ms: percentile(sortedLags, 99), lagMaxMs: sortedLags.at(-1) ?? 0, peakInFlight: peak },
     leftoverLocks,
     errorSamples: tally.errorSamples,
@@ -423,6 +449,7 @@ async function iterate(
   random: () => number,
   tally: Tally,
   run: { stopped: boolean },
+  requests: PerKind,
 ): Promise<void> {
   const { engine } = options.target;
   const { retry, ttlMs, strategy } = options;
@@ -524,9 +551,14 @@ async function iterate(
     tally.errors++;
     return;
   }
-  tally.engineMs += acquired - waited + (performance.now() - releasing);
+  const engineMs = acquired - waited + (performance.now() - releasing);
+  tally.engineMs += engineMs;
   tally.backoffMs += waited;
   tally.goodput++;
+  const files = Math.max(1, op.files.length);
+  tally.covered.files += files;
+  tally.covered.engineMs += files * engineMs;
+  for (const kind of REQUEST_KINDS) tally.covered.requests[kind] += files * requests[kind];
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -114,6 +114,7 @@ function calibrationOf(strategy: Strategy, workload: WorkloadConfig, light: Engi
     requestsPerOp: light.esRequests / light.stage.goodput,
     writeShare: light.esRequests > 0 ? light.esWrites / light.esRequests : 0,
     requestMix: Object.fromEntries(REQUEST_KINDS.map((kind) => [kind, light.esRequestsByKind[kind] / light.stage.goodput])) as PerKind,
+    perCoveredFile: light.perCoveredFile,
     esMsPerOp: light.esMsPerOp,
     backoffMsPerOp: light.backoffMsPerOp,
     criticalSectionMs: workload.criticalSectionMs,

@@ -58,6 +58,14 @@ export function medianCalibration(trials: Calibration[]): Calibration {
     esMsPerOp: median(trials.map((t) => t.esMsPerOp)),
     backoffMsPerOp: median(trials.map((t) => t.backoffMsPerOp)),
     ...(trials.every((t) => t.requestMix) ? { requestMix: medianPerKind(trials.map((t) => t.requestMix!)) } : {}),
+    ...(trials.every((t) => t.perCoveredFile)
+      ? {
+          perCoveredFile: {
+            esMsPerOp: median(trials.map((t) => t.perCoveredFile!.esMsPerOp)),
+            requestMix: medianPerKind(trials.map((t) => t.perCoveredFile!.requestMix)),
+          },
+        }
+      : {}),
     criticalSectionMs: first.criticalSectionMs,
   };
 }

@@ -75,6 +75,9 @@ describe('the engine driver', () => {
     expect(write).toBeGreaterThanOrEqual(2 * run.stage.goodput);
     expect(run.esWrites).toBe(write);
     expect(write + read + refresh + search).toBe(run.esRequests);
+    // Weighted by the files each lock covers (renames cover a directory): at least one write per covered file.
+    expect(run.perCoveredFile.requestMix.write).toBeGreaterThanOrEqual(2);
+    expect(run.perCoveredFile.esMsPerOp).toBeGreaterThan(0);
     expect(run.schedule.peakInFlight).toBeLessThanOrEqual(defaultConfig().schedule.vus.max);
   });
 

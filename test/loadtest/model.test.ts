@@ -49,6 +49,14 @@ describe('the deployment model', () => {
     expect(prediction.capacity).toBeCloseTo((200 * 30) / 38, 5);
   });
 
+  it('contention weighs a lock by the files it covers: a slow directory lock over many files counts for each of them', () => {
+    const tree = { ...document, strategy: 'tree', perCoveredFile: { esMsPerOp: 30, requestMix: { write: 2, read: 0, refresh: 1, search: 1 } } };
+    // Held 20 + 30 = 50 ms per covered file here; 2 x 1 + 1 x 8 + 1 x 2 = 12 ms more there.
+    expect(predict(tree, slower({ write: 1, refresh: 8, search: 2 })).capacity).toBeCloseTo((200 * 50) / 62, 5);
+    // The functions bound still counts operations, not files: 10 ms + 2 x 1 ms more per operation.
+    expect(predict(tree, slower({ write: 1, refresh: 8, search: 2 })).operationMs).toBe(10 + 2 + 2 + 20);
+  });
+
   it('results without the request mix read it from requests per operation and the share of writes', () => {
     expect(requestMixOf(document)).toEqual({ write: 2, read: 2, refresh: 0, search: 0 });
   });
