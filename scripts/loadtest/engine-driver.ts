@@ -70,7 +70,7 @@ import {
 import { type Bracket, type CapacityResult, judge, type Objective, type ProbeVerdict, type SearchSettings, searchCapacity } from './capacity.js';
 import { checkHolds, parseHoldLog, type SafetyReport } from './checker.js';
 import type { LoadtestConfig } from './config.js';
-import { noRequests, type PerKind, REQUEST_KINDS, type RequestKind } from './model.js';
+import { noRequests, type PerKind, perKind, REQUEST_KINDS, type RequestKind } from './model.js';
 import type { Latency, StageStats } from './summary.js';
 
 /** What locks.ts does after the critical section: up to 6 release attempts, 100 ms doubling to 3.2 s between them. */
@@ -424,14 +424,12 @@ export async function driveEngine(options: EngineDriverOptions, rate: number): P
     safety: checkHolds(parsed.holds),
     esRequests: after.total - before.total,
     esWrites: after.byKind.write - before.byKind.write,
-    esRequestsByKind: Object.fromEntries(REQUEST_KINDS.map((kind) => [kind, after.byKind[kind] - before.byKind[kind]])) as PerKind,
+    esRequestsByKind: perKind((kind) => after.byKind[kind] - before.byKind[kind]),
     esMsPerOp: tally.engineMs / done,
     backoffMsPerOp: tally.backoffMs / done,
     perCoveredFile: {
       esMsPerOp: tally.covered.files > 0 ? tally.covered.engineMs / tally.covered.files : 0,
-      requestMix: Object.fromEntries(
-        REQUEST_KINDS.map((kind) => [kind, tally.covered.files > 0 ? tally.covered.requests[kind] / tally.covered.files : 0]),
-      ) as PerKind,
+      requestMix: perKind((kind) => (tally.covered.files > 0 ? tally.covered.requests[kind] / tally.covered.files : 0)),
     },
     schedule: { lagP99Ms: percentile(sortedLags, 99), lagMaxMs: sortedLags.at(-1) ?? 0, peakInFlight: peak },
     leftoverLocks,

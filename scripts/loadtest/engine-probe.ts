@@ -10,7 +10,7 @@ import { type Bracket, type Objective, type SearchSettings, searchCapacity } fro
 import type { LoadtestConfig } from './config.js';
 import { driveEngine, type EngineProbeResult, type EngineTarget, openEngineTarget } from './engine-driver.js';
 import { log } from './log.js';
-import { type Calibration, type PerKind, REQUEST_KINDS } from './model.js';
+import { type Calibration, perKind } from './model.js';
 import type { EngineResult } from './summary.js';
 
 /**
@@ -113,7 +113,7 @@ function calibrationOf(strategy: Strategy, workload: WorkloadConfig, light: Engi
     capacity,
     requestsPerOp: light.esRequests / light.stage.goodput,
     writeShare: light.esRequests > 0 ? light.esWrites / light.esRequests : 0,
-    requestMix: Object.fromEntries(REQUEST_KINDS.map((kind) => [kind, light.esRequestsByKind[kind] / light.stage.goodput])) as PerKind,
+    requestMix: perKind((kind) => light.esRequestsByKind[kind] / light.stage.goodput),
     perCoveredFile: light.perCoveredFile,
     esMsPerOp: light.esMsPerOp,
     backoffMsPerOp: light.backoffMsPerOp,

@@ -5,7 +5,7 @@
  * the prediction from the median calibration with the median measurement; the ranges say how far
  * one search alone could have strayed. Pure.
  */
-import { type Calibration, type Deployment, noRequests, type PerKind, predict, REQUEST_KINDS, relativeError } from './model.js';
+import { type Calibration, type Deployment, type PerKind, perKind, predict, relativeError } from './model.js';
 import { type Spread, spreadOf } from './trials.js';
 
 /** One trial of one strategy: calibrated on the single node, measured on the cluster. */
@@ -71,11 +71,7 @@ export function medianCalibration(trials: Calibration[]): Calibration {
 }
 
 /** Each kind's median over the list. */
-export function medianPerKind(list: PerKind[]): PerKind {
-  const out = noRequests();
-  for (const kind of REQUEST_KINDS) out[kind] = median(list.map((one) => one[kind]));
-  return out;
-}
+export const medianPerKind = (list: PerKind[]): PerKind => perKind((kind) => median(list.map((one) => one[kind])));
 
 /** One row per strategy, in the order first measured. */
 export function checkRows(trials: CheckTrial[], deployment: Deployment): CheckRow[] {

@@ -27,7 +27,11 @@ export const REQUEST_KINDS = ['write', 'read', 'refresh', 'search'] as const;
 export type RequestKind = (typeof REQUEST_KINDS)[number];
 export type PerKind = Record<RequestKind, number>;
 
-export const noRequests = (): PerKind => ({ write: 0, read: 0, refresh: 0, search: 0 });
+/** A figure for each kind of request. */
+export const perKind = (value: (kind: RequestKind) => number): PerKind =>
+  ({ write: value('write'), read: value('read'), refresh: value('refresh'), search: value('search') }) satisfies PerKind;
+
+export const noRequests = (): PerKind => perKind(() => 0);
 
 export interface Calibration {
   strategy: string;

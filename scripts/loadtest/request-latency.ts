@@ -8,7 +8,7 @@
  */
 import type { Client } from '@elastic/elasticsearch';
 import { LOCK_INDEX_DEFINITION } from '../../functions/store/lock-index.js';
-import { noRequests, type PerKind, REQUEST_KINDS, type RequestKind } from './model.js';
+import { type PerKind, perKind, type RequestKind } from './model.js';
 import { spreadOf } from './trials.js';
 
 export const DEFAULT_LATENCY_ROUNDS = 60;
@@ -43,17 +43,11 @@ export async function measureRequestLatency(client: Client, index: string, round
       await timed('refresh', () => client.indices.refresh({ index }));
       await timed('search', () => client.search({ index, query: { term: { namespace: 'latency-probe' } }, size: 10 }));
     }
-    const medians = noRequests();
-    for (const kind of REQUEST_KINDS) medians[kind] = spreadOf(samples[kind]).median;
-    return medians;
+    return perKind((kind) => spreadOf(samples[kind]).median);
   } finally {
     await client.indices.delete({ index }).catch(() => {});
   }
 }
 
 /** How much longer each kind of request takes on `there` than on `here`, ms. */
-export function addedLatency(here: PerKind, there: PerKind): PerKind {
-  const added = noRequests();
-  for (const kind of REQUEST_KINDS) added[kind] = there[kind] - here[kind];
-  return added;
-}
+export const addedLatency = (here: PerKind, there: PerKind): PerKind => perKind((kind) => there[kind] - here[kind]);
