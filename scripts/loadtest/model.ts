@@ -19,8 +19,9 @@
  *     Never above the calibrated capacity: the one primary shard does the same work as the single
  *     node did.
  * An earlier version charged co-located replicas their writes' CPU instead; warmed-up clusters
- * showed no such cost at these rates (document 160-175 ops/s on both), while tree's refreshes and
- * searches below slowed with the cluster's latency - which the per-kind latency carries.
+ * showed no such cost at these rates (document 160-175 ops/s on both). Known short: tree's slowdown on
+ * the local 3-node cluster is larger than this predicts (27-63% over in the checks), its directory
+ * locks' refresh and search under load costing more than the idle per-kind latency says.
  */
 
 export const REQUEST_KINDS = ['write', 'read', 'refresh', 'search'] as const;
