@@ -1,8 +1,8 @@
 /** Pure decisions over one lock document: who holds it, whether a request fits, what to write. */
 import { compatible } from './compatibility.js';
-import { encodable, type FencingToken, fencingToken, MAX_PRIMARY_TERM, SEQ_NO_SPAN } from './fencing.js';
+import { encodable, type FencingToken, LARGEST_TOKEN, tokenAt, type WritePosition } from './fencing.js';
 import type { ConflictingKey, HolderView, LockDocument, PlannedKey, StoredHolder } from './model.js';
-import type { StoredLock, WriteOp } from './store.js';
+import type { StoredLock, WriteOp, WriteOutcome } from './store.js';
 
 export interface Claim {
   leaseId: string;
@@ -17,20 +17,15 @@ export interface Claim {
 /** Seen by anyone but the holder, a lease ends only once the clock skew allowance has also passed. */
 export const isLive = (holder: StoredHolder, now: number, skewMs: number): boolean => now < holder.expiresAt + skewMs;
 
-/**
- * The largest encodable token. A write past the encodable range is never granted (the engine rolls
- * it back), but a holder it left behind must not wedge the document: it gets this value.
- */
-const BEYOND_RANGE: FencingToken = (BigInt(MAX_PRIMARY_TERM) * SEQ_NO_SPAN + SEQ_NO_SPAN - 1n).toString();
-
 /** The pending holder (fence null) was inserted by the write that produced (term, seq): fix its token before changing the document. */
 export function settleFences(lock: StoredLock): StoredHolder[] {
   return lock.body.holders.map((holder) => (holder.fence === null ? { ...holder, fence: fenceOf(holder, lock) } : holder));
 }
 
-export function fenceOf(holder: StoredHolder, written: { primaryTerm: number; seqNo: number }): FencingToken {
+/** A write past the encodable range is never granted (the engine rolls it back), but a holder it left behind gets the largest token. */
+export function fenceOf(holder: StoredHolder, written: WritePosition): FencingToken {
   if (holder.fence !== null) return holder.fence;
-  return encodable(written.primaryTerm, written.seqNo) ? fencingToken(written.primaryTerm, written.seqNo) : BEYOND_RANGE;
+  return encodable(written) ? tokenAt(written) : LARGEST_TOKEN;
 }
 
 type DocumentKey = Pick<PlannedKey, 'docId' | 'namespace' | 'granularity' | 'key'>;
@@ -155,4 +150,10 @@ export function holderViews(lock: StoredLock, now: number, skewMs: number): Hold
     fencingToken: fenceOf(holder, lock),
     expired: !isLive(holder, now, skewMs),
   }));
+}
+
+/** The document as a write that applied left it (the outcome's position, the body it wrote). */
+export function writtenLock(outcome: Extract<WriteOutcome, { ok: true }>, body: LockDocument): StoredLock {
+  const { docId, seqNo, primaryTerm, index, epoch } = outcome;
+  return { docId, seqNo, primaryTerm, index, ...(epoch !== undefined ? { epoch } : {}), body };
 }

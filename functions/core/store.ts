@@ -11,6 +11,8 @@ export interface StoredLock {
    * restart in a re-created index, so a (seqNo, primaryTerm) pair means something only together with it.
    */
   index: string;
+  /** That incarnation's fencing epoch (functions/core/fencing.ts); 0 or absent for a lock index made before epochs. */
+  epoch?: number;
   body: LockDocument;
 }
 
@@ -21,7 +23,7 @@ export type WriteOp =
   | { kind: 'delete'; docId: string; ifSeqNo: number; ifPrimaryTerm: number; index?: string };
 
 export type WriteOutcome =
-  | { ok: true; docId: string; seqNo: number; primaryTerm: number; index: string }
+  | { ok: true; docId: string; seqNo: number; primaryTerm: number; index: string; epoch?: number }
   /** `conflict`: the document changed (or exists, for a create); `missing`: it is gone. */
   | { ok: false; docId: string; reason: 'conflict' | 'missing' }
   /**

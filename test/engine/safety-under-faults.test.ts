@@ -19,7 +19,7 @@ import {
   StoreRejectedError,
   StoreUnavailableError,
 } from '../../functions/core/errors.js';
-import { compareFencingTokens, fencingToken, MAX_PRIMARY_TERM } from '../../functions/core/fencing.js';
+import { compareFencingTokens, fencingToken, MAX_EPOCH, MAX_PRIMARY_TERM } from '../../functions/core/fencing.js';
 import { lockDocId } from '../../functions/core/keys.js';
 import { settleFences } from '../../functions/core/lock-document.js';
 import type { Grant, LockTarget } from '../../functions/core/model.js';
@@ -346,16 +346,23 @@ describe('timeouts and partial failures', () => {
 });
 
 describe('fencing tokens stay exact', () => {
-  it('encode (primary term, seq_no) as a 63-bit decimal, ordered across terms, distinct past 2^53', () => {
+  it('encode (epoch, primary term, seq_no) as a 63-bit decimal, ordered across terms and epochs, distinct past 2^53', () => {
     expect(fencingToken(1, 0)).toBe('10000000000000');
     expect(compareFencingTokens(fencingToken(1, 9_999_999_999_999), fencingToken(2, 0))).toBe(-1);
-    expect(fencingToken(9_008, 1)).not.toBe(fencingToken(9_008, 2));
-    expect(BigInt(fencingToken(MAX_PRIMARY_TERM, 9_999_999_999_999))).toBeLessThanOrEqual(2n ** 63n - 1n);
+    expect(fencingToken(908, 1)).not.toBe(fencingToken(908, 2));
+    expect(BigInt(fencingToken(MAX_PRIMARY_TERM, 9_999_999_999_999, MAX_EPOCH))).toBeLessThanOrEqual(2n ** 63n - 1n);
     expect(() => fencingToken(MAX_PRIMARY_TERM + 1, 0)).toThrow(FencingRangeError);
+    expect(() => fencingToken(1, 0, MAX_EPOCH + 1)).toThrow(FencingRangeError);
     expect(() => fencingToken(1, 10_000_000_000_000)).toThrow(FencingRangeError);
     expect(compareFencingTokens('9', '10')).toBe(-1);
-    for (const term of [1, 899, 900, 901, 9_008, MAX_PRIMARY_TERM]) {
-      for (const seqNo of [0, 1, 9_999_999_999_999]) expect(BigInt(fencingToken(term, seqNo))).toBe(BigInt(term) * 10n ** 13n + BigInt(seqNo));
+    // A new incarnation's first write is above anything the one before it could encode.
+    expect(compareFencingTokens(fencingToken(MAX_PRIMARY_TERM, 9_999_999_999_999, 4), fencingToken(1, 0, 5))).toBe(-1);
+    for (const epoch of [0, 1, MAX_EPOCH]) {
+      for (const term of [1, 899, 900, 901, MAX_PRIMARY_TERM]) {
+        for (const seqNo of [0, 1, 9_999_999_999_999]) {
+          expect(BigInt(fencingToken(term, seqNo, epoch))).toBe(BigInt(epoch) * 10n ** 16n + BigInt(term) * 10n ** 13n + BigInt(seqNo));
+        }
+      }
     }
   });
 

@@ -23,6 +23,8 @@ export class MemoryLockStore implements LockStore {
   private nextSeqNo = 0;
   private primaryTerm = 1;
   private incarnation = `memory-locks-${++incarnations}`;
+  /** Each incarnation's fencing epoch is one above the one before, as index:create makes them. */
+  private epoch = 0;
   private exists = true;
 
   constructor(readonly index = 'memory-locks') {}
@@ -45,6 +47,7 @@ export class MemoryLockStore implements LockStore {
     this.nextSeqNo = 0;
     this.primaryTerm = 1;
     this.incarnation = `memory-locks-${++incarnations}`;
+    this.epoch++;
   }
 
   /** Every document, as a read would see it (for checks after a run). */
@@ -61,7 +64,7 @@ export class MemoryLockStore implements LockStore {
   }
 
   private stored(docId: string, entry: Entry): StoredLock {
-    return { docId, seqNo: entry.seqNo, primaryTerm: entry.primaryTerm, index: this.incarnation, body: structuredClone(entry.body) };
+    return { docId, seqNo: entry.seqNo, primaryTerm: entry.primaryTerm, index: this.incarnation, epoch: this.epoch, body: structuredClone(entry.body) };
   }
 
   async read(docIds: readonly string[]): Promise<Map<string, StoredLock | null>> {
@@ -102,7 +105,7 @@ export class MemoryLockStore implements LockStore {
     const seqNo = this.nextSeqNo++;
     if (op.kind === 'delete') this.docs.delete(docId);
     else this.docs.set(docId, { seqNo, primaryTerm: this.primaryTerm, body: structuredClone(op.body) });
-    return { ok: true, docId, seqNo, primaryTerm: this.primaryTerm, index: this.incarnation };
+    return { ok: true, docId, seqNo, primaryTerm: this.primaryTerm, index: this.incarnation, epoch: this.epoch };
   }
 
   async findExpired(before: number, size: number, after?: unknown): Promise<ExpiredPage> {

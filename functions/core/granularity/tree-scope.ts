@@ -8,9 +8,9 @@
  */
 import { compatible, intentionMode, targetMode } from '../compatibility.js';
 import { LockContentionError, LockHeldError, StoreUnavailableError } from '../errors.js';
-import { compareFencingTokens, fencingToken } from '../fencing.js';
+import { compareFencingTokens, tokenAt, type WritePosition } from '../fencing.js';
 import { lockDocId } from '../keys.js';
-import { fenceOf, isLive, lockDocument, replaceOp, settleFences } from '../lock-document.js';
+import { fenceOf, isLive, lockDocument, replaceOp, settleFences, writtenLock } from '../lock-document.js';
 import type { ConflictingKey, HolderMode, PlannedKey, RequestedMode, StoredHolder } from '../model.js';
 import type { EngineContext } from '../operations/context.js';
 import type { StoredLock, WriteOp } from '../store.js';
@@ -136,8 +136,8 @@ async function checkAncestors(context: EngineContext, hold: ScopeHold, readAlong
   }));
   let known = readAlong && keys.every((key) => readAlong.has(key.docId)) ? readAlong : await store.readPrimary(keys.map((key) => key.docId));
   let newest: string | undefined;
-  const observe = (position: { primaryTerm: number; seqNo: number }): void => {
-    const token = fencingToken(position.primaryTerm, position.seqNo);
+  const observe = (position: WritePosition): void => {
+    const token = tokenAt(position);
     if (newest === undefined || compareFencingTokens(token, newest) > 0) newest = token;
   };
   await writeUntilSettled(context, settings.contentionBudgetMs, keys, {
@@ -259,13 +259,7 @@ async function rewriteOurHolder(context: EngineContext, hold: ScopeHold, known: 
     },
     applied: (_, outcome, op) => {
       done = true;
-      current = {
-        docId: current.docId,
-        seqNo: outcome.seqNo,
-        primaryTerm: outcome.primaryTerm,
-        index: outcome.index,
-        body: (op as Extract<WriteOp, { kind: 'replace' }>).body,
-      };
+      current = writtenLock(outcome, (op as Extract<WriteOp, { kind: 'replace' }>).body);
     },
     reread: async (changed) => {
       const read = (await store.readPrimary(changed)).get(current.docId);

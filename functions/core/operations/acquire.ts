@@ -9,7 +9,7 @@ import { encodable, maxFencingToken } from '../fencing.js';
 import { describeTarget, type GranularityRules, rulesFor } from '../granularity/index.js';
 import { lockDocId, planKeys } from '../keys.js';
 import { encodeToken, hintFor, type NewLease, newLease } from '../lease-token.js';
-import { type Claim, decideAcquire, fenceOf } from '../lock-document.js';
+import { type Claim, decideAcquire, fenceOf, writtenLock } from '../lock-document.js';
 import type { AcquireRequest, ConflictingKey, Grant, Granularity, LockDocument, PlannedKey } from '../model.js';
 import type { StoredLock, WriteOp } from '../store.js';
 import { writeUntilSettled } from '../write-loop.js';
@@ -108,7 +108,7 @@ async function attemptOnce(context: EngineContext, request: AcquireRequest, keys
       },
       applied: (key, outcome, op) => {
         const body = (op as Extract<WriteOp, { body: LockDocument }>).body;
-        keep(key, { docId: key.docId, seqNo: outcome.seqNo, primaryTerm: outcome.primaryTerm, index: outcome.index, body }, reusedIn.has(key.docId));
+        keep(key, writtenLock(outcome, body), reusedIn.has(key.docId));
       },
       reread: async (changed) => {
         known = await store.read(changed.map((key) => key.docId));
@@ -190,7 +190,7 @@ async function confirmScope(
 function confirmedGrant(context: EngineContext, request: AcquireRequest, keys: PlannedKey[], held: Map<string, HeldKey>, lease: NewLease): Grant {
   for (const { lock } of held.values()) {
     const mine = lock.body.holders.find((holder) => holder.lease === lease.leaseId);
-    if (mine?.fence === null && !encodable(lock.primaryTerm, lock.seqNo)) {
+    if (mine?.fence === null && !encodable(lock)) {
       throw new FencingRangeError(
         `the lock index's write position (term ${lock.primaryTerm}, seq_no ${lock.seqNo}) is beyond what a fencing token encodes; create a new lock index`,
         {

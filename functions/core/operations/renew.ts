@@ -3,7 +3,7 @@ import { LeaseLostError } from '../errors.js';
 import { maxFencingToken } from '../fencing.js';
 import { rulesFor } from '../granularity/index.js';
 import { encodeToken, hintFor } from '../lease-token.js';
-import { fenceOf, lockDocument, settleFences } from '../lock-document.js';
+import { fenceOf, lockDocument, settleFences, writtenLock } from '../lock-document.js';
 import type { LockDocument, Renewal } from '../model.js';
 import type { StoredLock, WriteOp } from '../store.js';
 import { writeUntilSettled } from '../write-loop.js';
@@ -33,7 +33,7 @@ export async function renew(context: EngineContext, token: OwnedToken, ttlMs: nu
       }),
     applied: (lock, outcome, op) => {
       const body = (op as Extract<WriteOp, { body: LockDocument }>).body;
-      written.set(lock.docId, { docId: lock.docId, seqNo: outcome.seqNo, primaryTerm: outcome.primaryTerm, index: outcome.index, body });
+      written.set(lock.docId, writtenLock(outcome, body));
     },
     // Another holder of a shared document wrote in between; our earlier writes in this call stand.
     reread: async (changed) => {
