@@ -192,6 +192,23 @@ export async function withLock<T>(
   };
 
   const outer = options.signal;
+  // Work never starts on a lease that is already over: an answer that arrived after the lease's local
+  // end (a slow answer, a paused event loop), or a caller that gave up while the acquire was in flight.
+  const tooLate = now() >= localExpiry ? lostError('The grant arrived after the lease had already run out by the local clock') : undefined;
+  if (tooLate || outer?.aborted) {
+    try {
+      await backend.release(token);
+    } catch (error) {
+      options.onReleaseError?.(error);
+    } finally {
+      slot?.release();
+    }
+    if (tooLate) {
+      options.onLost?.(tooLate);
+      throw tooLate;
+    }
+    outer!.throwIfAborted();
+  }
   const onOuterAbort = () => controller.abort(outer?.reason);
   outer?.addEventListener('abort', onOuterAbort, { once: true });
 

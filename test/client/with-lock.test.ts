@@ -148,4 +148,45 @@ describe('withLock, clock and cancellation', () => {
     ).rejects.toThrow('shutting down');
     expect(await holders(engine, 'cancel')).toEqual([]);
   });
+
+  it('never starts the work when the grant arrives after the lease has run out by the local clock, and releases it', async () => {
+    let released = 0;
+    let worked = false;
+    // A real node answers in milliseconds; this stand-in answers after the 100 ms lease is over (a paused event loop does the same).
+    const slow = {
+      acquire: async () => {
+        await sleep(150);
+        return { leaseToken: 't', fencingToken: '7', ttlMs: 100 };
+      },
+      renew: async () => ({ leaseToken: 't', fencingToken: '7' }),
+      release: async () => {
+        released++;
+        return { outcome: 'expired' };
+      },
+    } as unknown as Locker;
+    await expect(
+      withLock(slow, target('slow', 100), async () => {
+        worked = true;
+      }),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    expect(worked).toBe(false);
+    expect(released).toBe(1);
+  });
+
+  it("a caller's signal that aborts while the acquire is in flight stops the work from starting, and the grant is released", async () => {
+    const controller = new AbortController();
+    let worked = false;
+    const pending = withLock(
+      engine,
+      target('cancelled-early', 10_000),
+      async () => {
+        worked = true;
+      },
+      { signal: controller.signal },
+    );
+    controller.abort(new Error('gave up'));
+    await expect(pending).rejects.toThrow('gave up');
+    expect(worked).toBe(false);
+    expect(await holders(engine, 'cancelled-early')).toEqual([]);
+  });
 });
