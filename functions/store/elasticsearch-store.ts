@@ -1,10 +1,10 @@
 /** LockStore on Elasticsearch core APIs only: get/mget, create, index/delete on if_seq_no, bulk, search. */
-import { type Client, errors, type estypes } from '@elastic/elasticsearch';
+import type { Client, estypes } from '@elastic/elasticsearch';
 import { StoreRejectedError, StoreUnavailableError } from '../core/errors.js';
 import type { LockDocument } from '../core/model.js';
 import type { BelowQuery, BelowResult, ExpiredPage, ListQuery, LockStore, StoredLock, WriteOp, WriteOutcome } from '../core/store.js';
 import { opaqueIdOption } from './correlation.js';
-import { isIndexNotFound, missingLockIndex, translateError } from './errors.js';
+import { isIndexNotFound, isNoCopyOnNode, missingLockIndex, responseFailure, translateError } from './errors.js';
 
 /** Writes are never resent by the client: a resent write is ambiguous, and the engine resolves that by reading back. */
 const writeOptions = () => ({ maxRetries: 0, ...opaqueIdOption() });
@@ -17,6 +17,18 @@ function writeItem(op: WriteOp): unknown[] {
   if (op.kind === 'replace') return [{ index: { _id: op.docId, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm } }, op.body];
   return [{ delete: { _id: op.docId, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm, ...(op.index ? { _index: op.index } : {}) } }];
 }
+
+/**
+ * A failover or a relocation of the lock index's primary settles within seconds; the search below
+ * looks it up again this often, with growing jittered pauses, before it answers "unavailable".
+ */
+const PRIMARY_SETTLE = { attempts: 5, pauseMs: 100, budgetMs: 2_000 };
+
+/** The primary is not started, or not (any more) where the search below looked: retryable, and retried here first. */
+class PrimaryUnsettledError extends StoreUnavailableError {}
+
+const primaryUnsettled = (error: unknown): boolean =>
+  error instanceof PrimaryUnsettledError || (error instanceof StoreUnavailableError && isNoCopyOnNode(error.cause));
 
 /** A lock on a directory waits for at most this many live locks below it (pages of search_after). */
 const BELOW_PAGE_SIZE = 1_000;
@@ -165,12 +177,12 @@ export class ElasticsearchLockStore implements LockStore {
         successfulShards: response._shards.successful,
       });
     } catch (error) {
-      if (error instanceof errors.ResponseError && (error.statusCode === 409 || error.statusCode === 404)) {
-        const type = (error.body as { error?: { type?: string; reason?: string } } | undefined)?.error;
+      const failure = responseFailure(error);
+      if (failure?.statusCode === 409 || failure?.statusCode === 404) {
         return this.outcome(op, {
-          status: error.statusCode,
-          ...(type?.type ? { errorType: type.type } : {}),
-          ...(type?.reason ? { errorReason: type.reason } : {}),
+          status: failure.statusCode,
+          ...(failure.type ? { errorType: failure.type } : {}),
+          ...(failure.reason ? { errorReason: failure.reason } : {}),
         });
       }
       throw translateError(error, `${op.kind} ${op.docId}`, this.index, true);
@@ -249,8 +261,28 @@ export class ElasticsearchLockStore implements LockStore {
    * Searched on the primary copy only (`_only_nodes`, one copy of a shard per node), which applied
    * every write in sequence-number order: a replica may have received a later write before an
    * earlier one. The primary must be the same copy before and after, or the answer is refused.
+   * A primary that failed over or moved meanwhile is looked up again (see PRIMARY_SETTLE).
    */
   async findLiveBelow(query: BelowQuery): Promise<BelowResult> {
+    const giveUpAt = Date.now() + PRIMARY_SETTLE.budgetMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.searchBelowOnPrimary(query);
+      } catch (error) {
+        if (!primaryUnsettled(error)) throw error;
+        const pause = PRIMARY_SETTLE.pauseMs * 2 ** (attempt - 1) * (0.5 + Math.random() / 2);
+        if (attempt >= PRIMARY_SETTLE.attempts || Date.now() + pause > giveUpAt) {
+          throw new StoreUnavailableError(
+            `The lock index's primary shard did not settle in ${attempt} attempts of the search below ${query.path}: ${(error as Error).message}`,
+            { operation: 'search below', cause: error },
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
+  }
+
+  private async searchBelowOnPrimary(query: BelowQuery): Promise<BelowResult> {
     const primary = await this.primaryCopy();
     try {
       await this.client.indices.refresh({ index: this.index }, readOptions());
@@ -260,7 +292,7 @@ export class ElasticsearchLockStore implements LockStore {
     const result = await this.searchBelow(query, `_only_nodes:${primary.node}`);
     const after = await this.primaryCopy();
     if (after.allocationId !== primary.allocationId) {
-      throw new StoreUnavailableError(`The lock index's primary shard moved during the search below ${query.path}`, { operation: 'search below' });
+      throw new PrimaryUnsettledError(`The lock index's primary shard moved during the search below ${query.path}`, { operation: 'search below' });
     }
     return result;
   }
@@ -282,7 +314,7 @@ export class ElasticsearchLockStore implements LockStore {
     const node = copy.node;
     const allocationId = copy.allocation_id?.id;
     if (copy.state !== 'STARTED' || !node || !allocationId) {
-      throw new StoreUnavailableError(`The lock index's primary shard is ${copy.state.toLowerCase()}`, { operation: 'search shards' });
+      throw new PrimaryUnsettledError(`The lock index's primary shard is ${copy.state.toLowerCase()}`, { operation: 'search shards' });
     }
     return { node, allocationId };
   }

@@ -1,8 +1,67 @@
-/** Elasticsearch client errors as domain errors. */
-import { errors } from '@elastic/elasticsearch';
+/**
+ * Elasticsearch client errors as domain errors. They are recognised by what they carry (`name`,
+ * status, body), never by class: a client the caller built from the package's CommonJS entry (a
+ * CommonJS Lambda, Jest, a TypeScript build to CommonJS), or from another copy of the package, raises
+ * classes of its own, which `instanceof` against this module's import of the ESM entry never matches.
+ */
 import { StoreRejectedError, StoreUnavailableError } from '../core/errors.js';
 
 const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
+
+/**
+ * - `response`: Elasticsearch answered with an error status.
+ * - `timeout`, `connection`: the request may or may not have reached Elasticsearch.
+ * - `no-connection`: no node was usable, so nothing was sent.
+ * - `client`: the client itself failed (configuration, (de)serialisation, product check, abort): nothing to wait out.
+ */
+export type ClientErrorKind = 'response' | 'timeout' | 'connection' | 'no-connection' | 'client';
+
+const KIND_BY_NAME: Readonly<Record<string, ClientErrorKind>> = {
+  ResponseError: 'response',
+  TimeoutError: 'timeout',
+  ConnectionError: 'connection',
+  NoLivingConnectionsError: 'no-connection',
+  ProductNotSupportedError: 'client',
+  RequestAbortedError: 'client',
+  SerializationError: 'client',
+  DeserializationError: 'client',
+  ConfigurationError: 'client',
+  ElasticsearchClientError: 'client',
+};
+
+export function clientErrorKind(error: unknown): ClientErrorKind | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { name } = error as { name?: unknown };
+  return typeof name === 'string' && Object.hasOwn(KIND_BY_NAME, name) ? KIND_BY_NAME[name] : undefined;
+}
+
+export interface ResponseFailure {
+  statusCode: number;
+  type?: string;
+  reason?: string;
+}
+
+/** The status and error Elasticsearch answered with, when `error` is such an answer. */
+export function responseFailure(error: unknown): ResponseFailure | undefined {
+  if (clientErrorKind(error) !== 'response') return undefined;
+  const carried = error as { statusCode?: unknown; body?: unknown; meta?: { statusCode?: unknown; body?: unknown } };
+  const statusCode = [carried.statusCode, carried.meta?.statusCode].find((status): status is number => typeof status === 'number') ?? 0;
+  const body = (carried.body ?? carried.meta?.body) as { error?: unknown } | undefined;
+  const detail = body?.error;
+  if (typeof detail === 'string') return { statusCode, reason: detail };
+  const { type, reason } = (typeof detail === 'object' && detail !== null ? detail : {}) as { type?: unknown; reason?: unknown };
+  return { statusCode, ...(typeof type === 'string' ? { type } : {}), ...(typeof reason === 'string' ? { reason } : {}) };
+}
+
+/**
+ * A search aimed at a node (`preference=_only_nodes:<node>`) that holds no copy of the shard any more:
+ * the node left the cluster, or the copy moved off it. Elasticsearch answers 400, but it is a failover
+ * under way, not a bad request.
+ */
+export function isNoCopyOnNode(error: unknown): boolean {
+  const failure = responseFailure(error);
+  return failure?.statusCode === 400 && /no data nodes with criteri/.test(failure.reason ?? '');
+}
 
 /**
  * Writes never create the lock index (fencing tokens would restart at zero in an index with the
@@ -17,12 +76,23 @@ export function missingLockIndex(index: string, operation: string): StoreRejecte
 
 export const isIndexNotFound = (type: string | undefined): boolean => type === 'index_not_found_exception';
 
+const messageOf = (error: unknown): string => String((error as { message?: unknown }).message ?? error);
+
+/** A connection that failed before the request went out. */
+const NOT_SENT = /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH/;
+
 /** Failures after which a write may have applied: the request may have reached Elasticsearch. */
 function mayHaveApplied(error: unknown): boolean {
-  if (error instanceof errors.TimeoutError) return true;
-  if (error instanceof errors.ConnectionError) return !/ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH/.test(error.message);
-  if (error instanceof errors.ResponseError) return ![429, 503].includes(error.statusCode ?? 0);
-  return false;
+  switch (clientErrorKind(error)) {
+    case 'timeout':
+      return true;
+    case 'connection':
+      return !NOT_SENT.test(messageOf(error));
+    case 'response':
+      return ![429, 503].includes(responseFailure(error)!.statusCode) && !isNoCopyOnNode(error);
+    default:
+      return false;
+  }
 }
 
 /**
@@ -31,34 +101,32 @@ function mayHaveApplied(error: unknown): boolean {
  */
 export function translateError(error: unknown, operation: string, lockIndex?: string, write = false): Error {
   if (error instanceof StoreUnavailableError || error instanceof StoreRejectedError) return error;
-  if (error instanceof errors.ConnectionError || error instanceof errors.TimeoutError || error instanceof errors.NoLivingConnectionsError) {
-    return new StoreUnavailableError(`Elasticsearch is unreachable during ${operation}: ${error.message}`, {
-      operation,
-      ...(write && mayHaveApplied(error) ? { ambiguous: true } : {}),
-      cause: error,
-    });
+  const kind = clientErrorKind(error);
+  const ambiguous = write && mayHaveApplied(error) ? { ambiguous: true } : {};
+  if (kind === 'timeout' || kind === 'connection' || kind === 'no-connection') {
+    return new StoreUnavailableError(`Elasticsearch is unreachable during ${operation}: ${messageOf(error)}`, { operation, ...ambiguous, cause: error });
   }
-  if (error instanceof errors.ResponseError) {
-    const statusCode = error.statusCode ?? 0;
-    const reason = (error.body as { error?: { type?: string; reason?: string } } | undefined)?.error;
-    if (lockIndex !== undefined && statusCode === 404 && isIndexNotFound(reason?.type)) return missingLockIndex(lockIndex, operation);
-    if (RETRYABLE_STATUS.has(statusCode)) {
-      return new StoreUnavailableError(`Elasticsearch answered ${statusCode} during ${operation}`, {
+  const failure = responseFailure(error);
+  if (failure) {
+    const { statusCode, type, reason } = failure;
+    if (lockIndex !== undefined && statusCode === 404 && isIndexNotFound(type)) return missingLockIndex(lockIndex, operation);
+    if (isNoCopyOnNode(error)) {
+      return new StoreUnavailableError(`The shard copy searched during ${operation} left its node (a failover under way): ${reason}`, {
         operation,
         statusCode,
-        ...(write && mayHaveApplied(error) ? { ambiguous: true } : {}),
         cause: error,
       });
     }
-    return new StoreRejectedError(`Elasticsearch refused ${operation}: ${statusCode} ${reason?.type ?? ''} ${reason?.reason ?? ''}`.trim(), {
+    if (RETRYABLE_STATUS.has(statusCode)) {
+      return new StoreUnavailableError(`Elasticsearch answered ${statusCode} during ${operation}`, { operation, statusCode, ...ambiguous, cause: error });
+    }
+    return new StoreRejectedError(`Elasticsearch refused ${operation}: ${statusCode} ${type ?? ''} ${reason ?? ''}`.trim(), {
       operation,
       statusCode,
-      ...(reason?.type ? { reason: reason.type } : {}),
+      ...(type ? { reason: type } : {}),
       cause: error,
     });
   }
-  if (error instanceof errors.ProductNotSupportedError || error instanceof errors.ElasticsearchClientError) {
-    return new StoreRejectedError(`Elasticsearch client error during ${operation}: ${error.message}`, { operation, cause: error });
-  }
+  if (kind === 'client') return new StoreRejectedError(`Elasticsearch client error during ${operation}: ${messageOf(error)}`, { operation, cause: error });
   return error instanceof Error ? error : new Error(String(error));
 }

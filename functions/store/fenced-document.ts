@@ -9,10 +9,10 @@
  * index (a new incarnation restarts them). `external_gte`, not `external`: the same holder may write
  * the same document several times under one grant.
  */
-import { type Client, errors } from '@elastic/elasticsearch';
+import type { Client } from '@elastic/elasticsearch';
 import { StaleFencingTokenError } from '../core/errors.js';
 import type { FencingToken } from '../core/fencing.js';
-import { translateError } from './errors.js';
+import { responseFailure, translateError } from './errors.js';
 
 export interface FencedWrite<T> {
   index: string;
@@ -23,7 +23,7 @@ export interface FencedWrite<T> {
   refresh?: boolean | 'wait_for';
 }
 
-const isVersionConflict = (error: unknown): boolean => error instanceof errors.ResponseError && error.statusCode === 409;
+const isVersionConflict = (error: unknown): boolean => responseFailure(error)?.statusCode === 409;
 
 /** Indexes the document with the token as its version. Throws StaleFencingTokenError when a newer holder already wrote it. */
 export async function writeFenced<T>(client: Client, write: FencedWrite<T>): Promise<{ version: FencingToken }> {

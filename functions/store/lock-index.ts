@@ -6,11 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Client, estypes } from '@elastic/elasticsearch';
 import definition from '../../infra/index/lock-index.json' with { type: 'json' };
-import { translateError } from './errors.js';
+import { clientErrorKind, translateError } from './errors.js';
 
 export const LOCK_INDEX_DEFINITION = definition;
-
-const errorType = (error: unknown): string | undefined => (error as { body?: { error?: { type?: string } } }).body?.error?.type;
 
 /** The concrete index behind the alias, or undefined when there is no such alias. */
 export async function lockIndexIncarnation(client: Client, alias: string): Promise<string | undefined> {
@@ -67,7 +65,8 @@ export async function ensureLockIndex(
     if (missing.length > 0) throw new Error(`Index ${alias} exists but is not a lock index of this version (missing fields: ${missing.join(', ')}).`);
     return 'exists';
   } catch (error) {
-    if (errorType(error) === undefined && error instanceof Error && !('meta' in error)) throw error;
+    // Its own refusals go out as they are; the client's errors become domain errors.
+    if (clientErrorKind(error) === undefined) throw error;
     throw translateError(error, 'create lock index');
   }
 }
