@@ -140,9 +140,21 @@ export function storeContract(name: string, open: () => Promise<StoreUnderTest>)
         ['/ab', 9_000],
         ['/z', 9_000],
       ];
-      for (const [key, expiresAt] of docs) await store.write([{ kind: 'create', docId: `${namespace}|t|${key}`, body: tree(key, expiresAt) }]);
+      const written = new Map<string, WriteOutcome>();
+      for (const [key, expiresAt] of docs)
+        written.set(key, (await store.write([{ kind: 'create', docId: `${namespace}|t|${key}`, body: tree(key, expiresAt) }]))[0]!);
+      // The caller's latest write to its own path, just acknowledged: on a healthy index the answering
+      // copy (the primary) has it, and `self` shows it at its version (the engine's self-check relies on that).
+      const before = applied(written.get('/a'));
+      const rewritten = applied(
+        (
+          await store.write([
+            { kind: 'replace', docId: `${namespace}|t|/a`, body: tree('/a', 9_500), ifSeqNo: before.seqNo, ifPrimaryTerm: before.primaryTerm },
+          ])
+        )[0],
+      );
       const found = await store.findLiveBelow({ namespace, path: '/a', selfDocId: `${namespace}|t|/a`, liveAfter: 5_000 });
-      expect(found.self?.body.key).toBe('/a');
+      expect(found.self).toMatchObject({ seqNo: rewritten.seqNo, primaryTerm: rewritten.primaryTerm, body: { key: '/a', maxExpiresAt: 9_500 } });
       expect(found.below.map((lock) => lock.body.key).sort()).toEqual(['/a/b', '/a/b/c']);
       const empty = await store.findLiveBelow({ namespace, path: '/q', selfDocId: `${namespace}|t|/q`, liveAfter: 5_000 });
       expect(empty).toEqual({ self: null, below: [] });

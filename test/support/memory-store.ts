@@ -5,6 +5,15 @@
  * search over expiries. It exists for the interleaving tests, which must order every store call of
  * many concurrent operations and run thousands of schedules a second; everything else runs on the
  * real node.
+ *
+ * It also keeps a second copy of the index (a replica) that may lag behind the primary, for what the
+ * contract allows of a plain `read`: any copy may answer it, so during a partition a copy cut off
+ * from the cluster answers with an old state. `lagBehind()` cuts the copy off; from then on it keeps
+ * the state it had, and `catchUp(n)` replays the next n writes it missed in the primary's order. So
+ * every answer of the copy is a state the primary really had at an earlier point of its history, the
+ * same point for every document of the answer. `read`, `readPrimary`, the writes and
+ * `writeThenRead` always answer from the primary; only `readFromCopy` and `findLiveBelowOnCopy`
+ * answer from the copy, and a caller (the scheduled store of the interleaving tests) picks them.
  */
 import { StoreRejectedError } from '../../functions/core/errors.js';
 import type { LockDocument } from '../../functions/core/model.js';
@@ -16,10 +25,30 @@ interface Entry {
   body: LockDocument;
 }
 
+/** What a copy of the index that can fall behind the primary offers (MemoryLockStore has one). */
+export interface LaggingCopy {
+  /** Cuts the copy off: it keeps the state it has until `catchUp`. Nothing happens if it lags already. */
+  lagBehind(): void;
+  /** Replays the next `writes` writes the copy missed (all by default); once it has them all, it follows the primary again. */
+  catchUp(writes?: number): void;
+  /** How many of the primary's writes the copy has not applied (0: it shows what the primary shows). */
+  readonly copyLag: number;
+  /** `read`, answered by the copy. */
+  readFromCopy(docIds: readonly string[]): Promise<Map<string, StoredLock | null>>;
+  /** `findLiveBelow`, answered by the copy as a deposed primary would: `self` too is as the copy has it. */
+  findLiveBelowOnCopy(query: BelowQuery): Promise<BelowResult>;
+}
+
 let incarnations = 0;
 
-export class MemoryLockStore implements LockStore {
+export class MemoryLockStore implements LockStore, LaggingCopy {
   private docs = new Map<string, Entry>();
+  /**
+   * The lagging copy while it is cut off: its documents and the writes it has still to apply, in the
+   * primary's order (null: a delete). Entries are never changed in place, so sharing them is safe.
+   * Undefined while the copy is in step with the primary.
+   */
+  private copy: { docs: Map<string, Entry>; missed: Array<[string, Entry | null]> } | undefined;
   private nextSeqNo = 0;
   private primaryTerm = 1;
   private incarnation = `memory-locks-${++incarnations}`;
@@ -38,12 +67,14 @@ export class MemoryLockStore implements LockStore {
   drop(): void {
     this.exists = false;
     this.docs.clear();
+    this.copy = undefined;
   }
 
   /** Like creating the lock index anew: a new incarnation whose sequence starts over. */
   recreate(): void {
     this.exists = true;
     this.docs.clear();
+    this.copy = undefined;
     this.nextSeqNo = 0;
     this.primaryTerm = 1;
     this.incarnation = `memory-locks-${++incarnations}`;
@@ -52,7 +83,39 @@ export class MemoryLockStore implements LockStore {
 
   /** Every document, as a read would see it (for checks after a run). */
   snapshot(): StoredLock[] {
-    return [...this.docs.entries()].map(([docId, entry]) => this.stored(docId, entry));
+    return this.snapshotOf(this.docs);
+  }
+
+  lagBehind(): void {
+    this.copy ??= { docs: new Map(this.docs), missed: [] };
+  }
+
+  catchUp(writes = Number.POSITIVE_INFINITY): void {
+    if (!this.copy) return;
+    const replayed = this.copy.missed.splice(0, writes);
+    for (const [docId, entry] of replayed) {
+      if (entry) this.copy.docs.set(docId, entry);
+      else this.copy.docs.delete(docId);
+    }
+    if (this.copy.missed.length === 0) this.copy = undefined;
+  }
+
+  get copyLag(): number {
+    return this.copy?.missed.length ?? 0;
+  }
+
+  async readFromCopy(docIds: readonly string[]): Promise<Map<string, StoredLock | null>> {
+    if (!this.exists) throw this.missingIndex('read');
+    return this.readIn(this.copy?.docs ?? this.docs, docIds);
+  }
+
+  async findLiveBelowOnCopy(query: BelowQuery): Promise<BelowResult> {
+    if (!this.exists) throw this.missingIndex('search below');
+    return this.searchBelow(this.copy?.docs ?? this.docs, query);
+  }
+
+  private snapshotOf(docs: ReadonlyMap<string, Entry>): StoredLock[] {
+    return [...docs.entries()].map(([docId, entry]) => this.stored(docId, entry));
   }
 
   private missingIndex(operation: string): StoreRejectedError {
@@ -69,9 +132,13 @@ export class MemoryLockStore implements LockStore {
 
   async read(docIds: readonly string[]): Promise<Map<string, StoredLock | null>> {
     if (!this.exists) throw this.missingIndex('read');
+    return this.readIn(this.docs, docIds);
+  }
+
+  private readIn(docs: ReadonlyMap<string, Entry>, docIds: readonly string[]): Map<string, StoredLock | null> {
     return new Map(
       docIds.map((docId) => {
-        const entry = this.docs.get(docId);
+        const entry = docs.get(docId);
         return [docId, entry ? this.stored(docId, entry) : null];
       }),
     );
@@ -103,8 +170,10 @@ export class MemoryLockStore implements LockStore {
       if (current.seqNo !== op.ifSeqNo || current.primaryTerm !== op.ifPrimaryTerm) return { ok: false, docId, reason: 'conflict' };
     }
     const seqNo = this.nextSeqNo++;
-    if (op.kind === 'delete') this.docs.delete(docId);
-    else this.docs.set(docId, { seqNo, primaryTerm: this.primaryTerm, body: structuredClone(op.body) });
+    const entry = op.kind === 'delete' ? null : { seqNo, primaryTerm: this.primaryTerm, body: structuredClone(op.body) };
+    if (entry) this.docs.set(docId, entry);
+    else this.docs.delete(docId);
+    this.copy?.missed.push([docId, entry]);
     return { ok: true, docId, seqNo, primaryTerm: this.primaryTerm, index: this.incarnation, epoch: this.epoch };
   }
 
@@ -136,8 +205,12 @@ export class MemoryLockStore implements LockStore {
   /** Every write here is searchable at once, so the refresh is implied and `self` is always current. */
   async findLiveBelow(query: BelowQuery): Promise<BelowResult> {
     if (!this.exists) throw this.missingIndex('search below');
-    const entry = this.docs.get(query.selfDocId);
-    const below = this.snapshot().filter(
+    return this.searchBelow(this.docs, query);
+  }
+
+  private searchBelow(docs: ReadonlyMap<string, Entry>, query: BelowQuery): BelowResult {
+    const entry = docs.get(query.selfDocId);
+    const below = this.snapshotOf(docs).filter(
       (lock) =>
         lock.body.namespace === query.namespace &&
         lock.body.granularity === 'tree' &&

@@ -4,7 +4,8 @@
  * generator, on a virtual clock it advances itself. The same seed replays the same schedule.
  */
 import { StoreUnavailableError } from '../../functions/core/errors.js';
-import type { LockStore } from '../../functions/core/store.js';
+import type { LockStore, StoredLock } from '../../functions/core/store.js';
+import type { LaggingCopy } from './memory-store.js';
 
 /** mulberry32: small, fast, good enough to pick schedules. */
 export function seededRandom(seed: number): () => number {
@@ -50,6 +51,16 @@ export class Scheduler {
     });
   };
 
+  /** A line in the trace under the step that is running (what it chose, where that matters to read a failure). */
+  note(text: string): void {
+    this.record(`  ${text}`);
+  }
+
+  private record(line: string): void {
+    this.trace.push(line);
+    if (this.trace.length > 60) this.trace.shift();
+  }
+
   chance = (probability: number): boolean => this.random() < probability;
   pick = <T>(items: readonly T[]): T => items[Math.floor(this.random() * items.length)]!;
 
@@ -69,26 +80,50 @@ export class Scheduler {
       }
       const [task] = this.pending.splice(Math.floor(this.random() * this.pending.length), 1);
       this.now += Math.floor(this.random() * 15);
-      this.trace.push(`${this.now} ${task!.label}`);
-      if (this.trace.length > 60) this.trace.shift();
+      this.record(`${this.now} ${task!.label}`);
       task!.run();
     }
     throw new Error(`seed ${this.seed}: still running after ${maxSteps} steps`);
   }
 }
 
+export interface StoreFaults {
+  /** A write (or write-then-read) that applied, but whose answer was lost: the caller gets an ambiguous error. */
+  lostAnswers: number;
+  /** A call that fails before it reaches the store. */
+  unavailable: number;
+  /**
+   * A plain `read` or `findLiveBelow` answered by the store's lagging copy (LaggingCopy) instead of
+   * the primary, as the contract allows: it makes a difference only while the copy lags (see
+   * `partitions`). `readPrimary`, the writes and `writeThenRead`'s reads never are.
+   */
+  staleReads?: number;
+  /** Told each time the lagging copy answered a read while it lagged (what it showed, and what the primary had then). */
+  onStaleRead?: (seen: Map<string, StoredLock | null>, primary: Map<string, StoredLock | null>) => void;
+}
+
 /**
  * A store whose every call is a scheduled task, applied atomically to the store underneath when
  * picked. `lostAnswers` is the fault a real node will not produce on demand: a write that applied
- * but whose answer never came back.
+ * but whose answer never came back; `staleReads` another: a chosen plain read answered by a copy
+ * that lags behind the primary. No random number is drawn for a fault whose rate is 0, so a
+ * schedule without stale reads is the same as before they existed.
  */
-export function scheduledStore(store: LockStore, scheduler: Scheduler, faults: { lostAnswers: number; unavailable: number }): LockStore {
+export function scheduledStore(store: LockStore & Partial<LaggingCopy>, scheduler: Scheduler, faults: StoreFaults): LockStore {
   const fail = (operation: string): StoreUnavailableError => new StoreUnavailableError(`${operation}: connection refused (scheduled)`, { operation });
+  const staleRate = faults.staleReads ?? 0;
+  if (staleRate > 0 && !(store.readFromCopy && store.findLiveBelowOnCopy)) throw new Error('staleReads needs a store with a lagging copy');
+  // Drawn only when the copy lags: the other stale answers would be the primary's anyway.
+  const stale = (): boolean => staleRate > 0 && (store.copyLag ?? 0) > 0 && scheduler.chance(staleRate);
   return {
     read: (ids) =>
       scheduler.schedule(`read ${ids.join(' ')}`, async () => {
         if (scheduler.chance(faults.unavailable)) throw fail('read');
-        return store.read(ids);
+        if (!stale()) return store.read(ids);
+        scheduler.note(`answered by the copy, ${store.copyLag} writes behind`);
+        const seen = await store.readFromCopy!(ids);
+        faults.onStaleRead?.(seen, await store.read(ids));
+        return seen;
       }),
     readPrimary: (ids) =>
       scheduler.schedule(`readPrimary ${ids.join(' ')}`, async () => {
@@ -111,6 +146,35 @@ export function scheduledStore(store: LockStore, scheduler: Scheduler, faults: {
       }),
     findExpired: (before, size, after) => scheduler.schedule('findExpired', () => store.findExpired(before, size, after)),
     list: (query) => scheduler.schedule('list', () => store.list(query)),
-    findLiveBelow: (query) => scheduler.schedule(`findLiveBelow ${query.path}`, () => store.findLiveBelow(query)),
+    findLiveBelow: (query) =>
+      scheduler.schedule(`findLiveBelow ${query.path}`, async () => {
+        if (!stale()) return store.findLiveBelow(query);
+        scheduler.note(`answered by the copy, ${store.copyLag} writes behind`);
+        return store.findLiveBelowOnCopy!(query);
+      }),
   };
+}
+
+/**
+ * Partitions of the lagging copy over a schedule, one after the other: at a random moment the copy
+ * is cut off (it keeps the state the primary had then), while cut off it sometimes catches up part
+ * of the way (a few of the writes it missed, in order), and at the end it heals (catches up fully).
+ * Meanwhile `staleReads` lets it answer plain reads. Each event is a scheduled step.
+ */
+export async function partitions(
+  scheduler: Scheduler,
+  copy: LaggingCopy,
+  options: { episodes: number; gapMs: number; lengthMs: number; partialCatchUps: number },
+): Promise<void> {
+  for (let episode = 0; episode < options.episodes; episode++) {
+    await scheduler.sleep(scheduler.random() * options.gapMs);
+    await scheduler.schedule('copy cut off', async () => copy.lagBehind());
+    const steps = Math.floor(scheduler.random() * (options.partialCatchUps + 1));
+    for (let step = 0; step <= steps; step++) {
+      await scheduler.sleep((scheduler.random() * options.lengthMs) / (steps + 1));
+      const healed = step === steps;
+      const writes = healed ? Number.POSITIVE_INFINITY : 1 + Math.floor(scheduler.random() * 3);
+      await scheduler.schedule(healed ? 'copy heals' : `copy catches up ${writes}`, async () => copy.catchUp(writes));
+    }
+  }
 }

@@ -1,0 +1,173 @@
+/**
+ * The in-memory store's lagging copy, which the store contract allows but a healthy real node does
+ * not show on demand (so it is not in contract.ts): a plain read may be answered by a copy cut off
+ * from the cluster. The copy must only lag, never invent: every answer it gives is the state the
+ * primary had after some earlier prefix of its writes, the same prefix for every document of the
+ * answer, and that prefix never moves back. The primary reads and the writes never see it.
+ */
+import { describe, expect, it } from 'vitest';
+import type { LockDocument } from '../../functions/core/model.js';
+import type { StoredLock, WriteOp } from '../../functions/core/store.js';
+import { MemoryLockStore } from '../support/memory-store.js';
+import { Scheduler, scheduledStore, seededRandom } from '../support/scheduler.js';
+
+const NAMESPACE = 'copy';
+
+function treeBody(key: string, expiresAt: number, lease: string): LockDocument {
+  return {
+    namespace: NAMESPACE,
+    granularity: 'tree',
+    key,
+    lockId: `${NAMESPACE}|t|${key}`,
+    holders: [{ lease, proof: 'p', owner: 'o', mode: 'X', expiresAt, grantedAt: 0, fence: null, request: null }],
+    minExpiresAt: expiresAt,
+    maxExpiresAt: expiresAt,
+    updatedAt: 0,
+  };
+}
+
+const docId = (key: string): string => `${NAMESPACE}|t|${key}`;
+
+/** What a reader can tell states apart by: the version and who holds it. */
+const seen = (lock: StoredLock | null | undefined): string | null =>
+  lock ? `${lock.seqNo}/${lock.primaryTerm} ${lock.body.holders.map((holder) => `${holder.lease}@${holder.expiresAt}`).join(',')}` : null;
+
+describe('the in-memory store with a lagging copy', () => {
+  it('answers from the copy the state it had when cut off, then each missed write in order, and the primary throughout', async () => {
+    const store = new MemoryLockStore();
+    const id = docId('/a');
+    const created = (await store.write([{ kind: 'create', docId: id, body: treeBody('/a', 10, 'first') }]))[0]!;
+    expect(created.ok).toBe(true);
+    store.lagBehind();
+    const replaced = await store.write([
+      { kind: 'replace', docId: id, body: treeBody('/a', 20, 'second'), ifSeqNo: (created as { seqNo: number }).seqNo, ifPrimaryTerm: 1 },
+    ]);
+    const second = replaced[0] as { ok: true; seqNo: number; primaryTerm: number };
+    await store.write([{ kind: 'delete', docId: id, ifSeqNo: second.seqNo, ifPrimaryTerm: second.primaryTerm }]);
+    expect(store.copyLag).toBe(2);
+
+    expect((await store.readFromCopy([id])).get(id)?.body.holders[0]?.lease).toBe('first');
+    expect((await store.findLiveBelowOnCopy({ namespace: NAMESPACE, path: '/a', selfDocId: id, liveAfter: 0 })).self?.body.holders[0]?.lease).toBe('first');
+    for (const primary of [await store.read([id]), await store.readPrimary([id]), (await store.writeThenRead([], [id])).read])
+      expect(primary.get(id)).toBeNull();
+    expect((await store.findLiveBelow({ namespace: NAMESPACE, path: '/a', selfDocId: id, liveAfter: 0 })).self).toBeNull();
+    // A write never goes by the copy: one conditional on the version the copy shows is refused.
+    expect(await store.write([{ kind: 'delete', docId: id, ifSeqNo: (created as { seqNo: number }).seqNo, ifPrimaryTerm: 1 }])).toEqual([
+      { ok: false, docId: id, reason: 'conflict' },
+    ]);
+
+    store.catchUp(1);
+    expect(store.copyLag).toBe(1);
+    expect((await store.readFromCopy([id])).get(id)?.body.holders[0]?.lease).toBe('second');
+    store.catchUp();
+    expect(store.copyLag).toBe(0);
+    expect((await store.readFromCopy([id])).get(id)).toBeNull();
+  });
+
+  it('forgets the copy with the index: a dropped or re-created index has nothing old to show', async () => {
+    const store = new MemoryLockStore();
+    const id = docId('/b');
+    await store.write([{ kind: 'create', docId: id, body: treeBody('/b', 10, 'old') }]);
+    store.lagBehind();
+    store.recreate();
+    expect(store.copyLag).toBe(0);
+    expect((await store.readFromCopy([id])).get(id)).toBeNull();
+    store.lagBehind();
+    store.drop();
+    await expect(store.readFromCopy([id])).rejects.toThrow(/does not exist/);
+  });
+
+  it('shows, over random writes, cut-offs and catch-ups, only states the primary had, at a point that never moves back', async () => {
+    for (let seed = 1; seed <= 25; seed++) {
+      const random = seededRandom(seed);
+      const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+      const store = new MemoryLockStore();
+      const keys = ['/p', '/p/q', '/p/q/r', '/p/s', '/t'];
+      const ids = keys.map(docId);
+      // history[n]: every document as the primary had it after its first n writes.
+      const history: Array<Map<string, string | null>> = [new Map(ids.map((id) => [id, null]))];
+      let copyAt = 0;
+      let expiry = 0;
+      for (let step = 0; step < 300; step++) {
+        const roll = random();
+        if (roll < 0.5) {
+          const key = pick(keys);
+          const id = docId(key);
+          const current = (await store.readPrimary([id])).get(id) ?? null;
+          const body = treeBody(key, ++expiry, `l${step}`);
+          const op: WriteOp = !current
+            ? { kind: 'create', docId: id, body }
+            : random() < 0.3
+              ? { kind: 'delete', docId: id, ifSeqNo: current.seqNo, ifPrimaryTerm: current.primaryTerm }
+              : { kind: 'replace', docId: id, body, ifSeqNo: current.seqNo, ifPrimaryTerm: current.primaryTerm };
+          const [outcome] = random() < 0.5 ? await store.write([op]) : (await store.writeThenRead([op], ids)).outcomes;
+          expect(outcome?.ok).toBe(true);
+          history.push(new Map(ids.map((other) => [other, seen(store.snapshot().find((lock) => lock.docId === other))])));
+        } else if (roll < 0.56) {
+          store.lagBehind();
+        } else if (roll < 0.62) {
+          store.catchUp(random() < 0.5 ? 1 + Math.floor(random() * 4) : undefined);
+        } else if (roll < 0.64) {
+          store.promotePrimary();
+        } else {
+          const latest = history.length - 1;
+          const position = latest - store.copyLag;
+          expect(position).toBeGreaterThanOrEqual(copyAt);
+          copyAt = position;
+          const fromCopy = await store.readFromCopy(ids);
+          for (const id of ids) expect(seen(fromCopy.get(id)), `seed ${seed} step ${step} ${id}`).toBe(history[position]!.get(id));
+          const path = pick(keys);
+          const search = await store.findLiveBelowOnCopy({ namespace: NAMESPACE, path, selfDocId: docId(path), liveAfter: expiry - 20 });
+          expect(seen(search.self)).toBe(history[position]!.get(docId(path)));
+          for (const lock of search.below) expect(seen(lock)).toBe(history[position]!.get(lock.docId));
+          const primary = await store.read(ids);
+          for (const id of ids) expect(seen(primary.get(id))).toBe(history[latest]!.get(id));
+        }
+      }
+    }
+  });
+
+  it('through the scheduled store, answers only plain reads and searches from the copy, and only while it lags', async () => {
+    const memory = new MemoryLockStore();
+    const scheduler = new Scheduler(7);
+    const staleSeen: string[] = [];
+    const store = scheduledStore(memory, scheduler, {
+      lostAnswers: 0,
+      unavailable: 0,
+      staleReads: 1,
+      onStaleRead: (copy, primary) => staleSeen.push(`${seen(copy.get(id))} / ${seen(primary.get(id))}`),
+    });
+    const id = docId('/c');
+    await scheduler.run(store.write([{ kind: 'create', docId: id, body: treeBody('/c', 10, 'old') }]));
+    const before = await scheduler.run(store.read([id]));
+    expect(staleSeen).toEqual([]);
+    memory.lagBehind();
+    const old = before.get(id)!;
+    await scheduler.run(store.write([{ kind: 'replace', docId: id, body: treeBody('/c', 20, 'new'), ifSeqNo: old.seqNo, ifPrimaryTerm: old.primaryTerm }]));
+    const lease = (read: Map<string, StoredLock | null>): string | undefined => read.get(id)?.body.holders[0]?.lease;
+    expect(lease(await scheduler.run(store.read([id])))).toBe('old');
+    expect(staleSeen).toHaveLength(1);
+    expect((await scheduler.run(store.findLiveBelow({ namespace: NAMESPACE, path: '/c', selfDocId: id, liveAfter: 0 }))).self?.body.holders[0]?.lease).toBe(
+      'old',
+    );
+    expect(lease(await scheduler.run(store.readPrimary([id])))).toBe('new');
+    expect(lease((await scheduler.run(store.writeThenRead([], [id]))).read)).toBe('new');
+    memory.catchUp();
+    expect(lease(await scheduler.run(store.read([id])))).toBe('new');
+    expect(staleSeen).toHaveLength(1);
+  });
+
+  it('draws no random number for stale reads at rate 0: schedules without them stay as they were', async () => {
+    const draws = async (staleReads: number | undefined): Promise<number> => {
+      const memory = new MemoryLockStore();
+      const scheduler = new Scheduler(11);
+      const store = scheduledStore(memory, scheduler, { lostAnswers: 0, unavailable: 0, ...(staleReads === undefined ? {} : { staleReads }) });
+      memory.lagBehind();
+      await scheduler.run(store.write([{ kind: 'create', docId: docId('/d'), body: treeBody('/d', 10, 'x') }]));
+      await scheduler.run(store.read([docId('/d')]));
+      return scheduler.random();
+    };
+    expect(await draws(0)).toBe(await draws(undefined));
+    expect(await draws(0.5)).not.toBe(await draws(undefined));
+  });
+});
