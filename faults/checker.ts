@@ -5,19 +5,29 @@
  *   `invoke`: the holder stops acting when it asks) and its lease's end (`expiresAt`, extended by each
  *   renewal that returned `ok`). An acquire whose outcome is unknown (`info`) may hold, but its client
  *   does not know it and never acts on it: it cannot overlap anything, and it does not count.
- * - overlap: two incompatible holds on one key overlap by more than the clock skew allowance;
+ * - overlap: two incompatible holds overlap by more than the clock skew allowance;
  * - lost-grant: the service confirmed a hold (a renewal `ok`, or a release that says `released`) in
- *   a call made while an incompatible later grant on one of its keys was live: it had given the key
- *   away and still told the first holder it had it;
- * - fencing-order: of two incompatible holds on one key, the later grant has a token that is not larger;
+ *   a call made while an incompatible later grant was live: it had given the key away and still told
+ *   the first holder it had it;
+ * - fencing-order: of two incompatible holds, the later grant has a token that is not larger;
  * - non-holder-succeeded: a renew or release with a forged token returned `ok` (a release counts when
  *   its outcome says it released something).
+ *
+ * Incompatible holds are judged by the multi-granularity rules, written out here again rather than
+ * imported (a checker must not share the engine's copy): a lock on a tree path covers everything
+ * below it, and a lock on `/a/b` counts as an intention on `/a` (IX for X, IS for S). Each hold is
+ * spread over the lock-space nodes it touches (its own key, and a tree path's ancestors in intention
+ * mode) and two holds conflict where they meet on a node in modes the table does not let share.
+ * Document and global keys are nodes of their own; `d|`, `g|` and `t|` keys never meet.
  */
-import type { CheckerOptions, HeldKey, HistoryEvent, HolderMode, Violation } from './history.js';
+import type { CheckerOptions, HeldKey, HistoryEvent, HolderMode, ViolatingHold, Violation, ViolationKind } from './history.js';
 
-/** The compatibility table, written out again: a checker must not share the engine's copy. */
+/** The compatibility table: which modes a holder in the key's mode lets share the node. */
 const MAY_SHARE: Record<HolderMode, readonly HolderMode[]> = { IS: ['IS', 'IX', 'S'], IX: ['IS', 'IX'], S: ['IS', 'S'], X: [] };
+const MODES: readonly HolderMode[] = ['IS', 'IX', 'S', 'X'];
 const compatible = (a: HolderMode, b: HolderMode): boolean => MAY_SHARE[a].includes(b) && MAY_SHARE[b].includes(a);
+/** What a lock below a node amounts to on the node. */
+const INTENTION: Record<HolderMode, HolderMode> = { X: 'IX', IX: 'IX', S: 'IS', IS: 'IS' };
 
 export interface Hold {
   client: string;
@@ -30,6 +40,14 @@ export interface Hold {
 }
 
 const compareTokens = (a: string, b: string): number => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0);
+
+/** A held key on the lock-space nodes it touches: itself, and for a tree path every ancestor in intention mode. */
+export function nodesOf(held: HeldKey): HeldKey[] {
+  if (!held.key.startsWith('t|/')) return [held];
+  const segments = held.key.slice(2).split('/').filter(Boolean);
+  const ancestors = segments.slice(0, -1).map((_, depth) => ({ key: `t|/${segments.slice(0, depth + 1).join('/')}`, mode: INTENTION[held.mode] }));
+  return [...ancestors, held];
+}
 
 /** The holds a history acknowledged, in grant order. */
 export function holdsOf(history: readonly HistoryEvent[]): Hold[] {
@@ -55,11 +73,19 @@ export function holdsOf(history: readonly HistoryEvent[]): Hold[] {
   return [...holds.values()].sort((a, b) => a.grantedAt - b.grantedAt);
 }
 
-export function checkHistory(history: readonly HistoryEvent[], options: CheckerOptions): Violation[] {
-  const violations: Violation[] = [];
-  const holds = holdsOf(history);
-  // A confirmation counts from its call's invoke: the service may have acted any time between invoke
-  // and answer, so only a call that started after the other grant surely confirmed after it.
+/** One hold on one node: in `mode` there, because it asked for `held`. */
+interface Entry {
+  hold: Hold;
+  mode: HolderMode;
+  held: HeldKey;
+}
+
+/**
+ * When the service confirmed each lease (a renewal ok, a release that released). A confirmation
+ * counts from its call's invoke: the service may have acted any time between invoke and answer, so
+ * only a call that started after the other grant surely confirmed after it.
+ */
+function confirmationsOf(history: readonly HistoryEvent[]): Map<string, number[]> {
   const confirmations = new Map<string, number[]>();
   const invokedAt = new Map<string, number>();
   for (const event of [...history].sort((a, b) => a.time - b.time)) {
@@ -68,23 +94,75 @@ export function checkHistory(history: readonly HistoryEvent[], options: CheckerO
       event.type === 'ok' && !event.forged && event.leaseId && (event.op === 'renew' || (event.op === 'release' && event.outcome === 'released'));
     if (confirms) confirmations.set(event.leaseId!, [...(confirmations.get(event.leaseId!) ?? []), invokedAt.get(event.client) ?? event.time]);
   }
-  for (const [index, first] of holds.entries()) {
-    for (const second of holds.slice(index + 1)) {
-      for (const a of first.keys) {
-        const b = second.keys.find((candidate) => candidate.key === a.key);
-        if (!b || compatible(a.mode, b.mode)) continue;
-        const describe = `${first.client} (${a.mode}, token ${first.fencingToken}) and ${second.client} (${b.mode}, token ${second.fencingToken}) on ${a.key}`;
-        const overlap = Math.min(first.endsAt, second.endsAt) - Math.max(first.grantedAt, second.grantedAt);
-        if (overlap > options.maxClockSkewMs) violations.push({ kind: 'overlap', message: `${describe}: held together for ${Math.round(overlap)} ms` });
-        const confirmedLate = (confirmations.get(first.leaseId) ?? []).find((at) => at > second.grantedAt + options.maxClockSkewMs && at < second.endsAt);
-        if (confirmedLate !== undefined) {
-          violations.push({
-            kind: 'lost-grant',
-            message: `${describe}: ${first.client} was told it still held the lock ${Math.round(confirmedLate - second.grantedAt)} ms after ${second.client} got it`,
-          });
-        }
-        if (compareTokens(second.fencingToken, first.fencingToken) <= 0) {
-          violations.push({ kind: 'fencing-order', message: `${describe}: ${second.client} was granted later with a token that is not larger` });
+  return confirmations;
+}
+
+const side = (entry: Entry): ViolatingHold => ({
+  client: entry.hold.client,
+  leaseId: entry.hold.leaseId,
+  key: entry.held.key,
+  mode: entry.held.mode,
+  fencingToken: entry.hold.fencingToken,
+  grantedAt: entry.hold.grantedAt,
+  endsAt: entry.hold.endsAt,
+});
+
+export function checkHistory(history: readonly HistoryEvent[], options: CheckerOptions): Violation[] {
+  const violations: Violation[] = [];
+  const reported = new Set<string>();
+  const report = (kind: ViolationKind, node: string, first: Entry, second: Entry, what: string): void => {
+    // A pair that meets on several nodes (two keys of a document set) is one violation of each kind.
+    const pair = `${kind} ${first.hold.leaseId} ${second.hold.leaseId}`;
+    if (reported.has(pair)) return;
+    reported.add(pair);
+    const named = (entry: Entry) =>
+      `${entry.hold.client} (${entry.held.mode} on ${entry.held.key}${entry.held.key === node ? '' : `, ${entry.mode} on ${node}`}, token ${entry.hold.fencingToken})`;
+    violations.push({ kind, message: `${named(first)} and ${named(second)}: ${what}`, at: node, holds: [side(first), side(second)] });
+  };
+  const confirmations = confirmationsOf(history);
+  // Every node's holders in grant order (holdsOf sorts), each hold once per node and mode.
+  const byNode = new Map<string, Entry[]>();
+  for (const hold of holdsOf(history)) {
+    const touched = new Set<string>();
+    for (const held of hold.keys) {
+      for (const node of nodesOf(held)) {
+        if (touched.has(`${node.mode} ${node.key}`)) continue;
+        touched.add(`${node.mode} ${node.key}`);
+        const entries = byNode.get(node.key) ?? [];
+        entries.push({ hold, mode: node.mode, held });
+        byNode.set(node.key, entries);
+      }
+    }
+  }
+  const conflict = (a: Entry, b: Entry): boolean => a.hold !== b.hold && !compatible(a.mode, b.mode);
+  for (const [node, entries] of byNode) {
+    // Holds still live when a later one was granted; one that ended before a grant cannot overlap any later one.
+    let live: Entry[] = [];
+    // Of the holds granted so far, the one with the largest token in each mode.
+    const newest = new Map<HolderMode, Entry>();
+    for (const [position, entry] of entries.entries()) {
+      live = live.filter((earlier) => earlier.hold.endsAt - entry.hold.grantedAt > options.maxClockSkewMs);
+      for (const earlier of live) {
+        const overlap = Math.min(earlier.hold.endsAt, entry.hold.endsAt) - entry.hold.grantedAt;
+        if (conflict(earlier, entry) && overlap > options.maxClockSkewMs)
+          report('overlap', node, earlier, entry, `held together for ${Math.round(overlap)} ms`);
+      }
+      live.push(entry);
+      for (const mode of MODES) {
+        const earlier = newest.get(mode);
+        if (earlier && conflict(earlier, entry) && compareTokens(entry.hold.fencingToken, earlier.hold.fencingToken) <= 0)
+          report('fencing-order', node, earlier, entry, `${entry.hold.client} was granted later with a token that is not larger`);
+      }
+      const top = newest.get(entry.mode);
+      if (!top || compareTokens(entry.hold.fencingToken, top.hold.fencingToken) > 0) newest.set(entry.mode, entry);
+      // This hold confirmed after an incompatible later grant took effect, while that grant was live.
+      for (const confirmedAt of confirmations.get(entry.hold.leaseId) ?? []) {
+        for (let next = position + 1; next < entries.length; next++) {
+          const later = entries[next]!;
+          if (later.hold.grantedAt + options.maxClockSkewMs >= confirmedAt) break;
+          if (!conflict(entry, later) || confirmedAt >= later.hold.endsAt) continue;
+          const after = Math.round(confirmedAt - later.hold.grantedAt);
+          report('lost-grant', node, entry, later, `${entry.hold.client} was told it still held the lock ${after} ms after ${later.hold.client} got it`);
         }
       }
     }
@@ -98,4 +176,11 @@ export function checkHistory(history: readonly HistoryEvent[], options: CheckerO
     });
   }
   return violations;
+}
+
+/** How many violations of each kind: what a run that is expected to break reports. */
+export function countByKind(violations: readonly Violation[]): Partial<Record<ViolationKind, number>> {
+  const counts: Partial<Record<ViolationKind, number>> = {};
+  for (const violation of violations) counts[violation.kind] = (counts[violation.kind] ?? 0) + 1;
+  return counts;
 }

@@ -1,12 +1,19 @@
 /**
  * What the fault runner's clients record, one entry per event, in the style of Jepsen/Knossos
  * histories: an `invoke` when a call starts, then `ok`, `fail` (it surely did not happen) or `info`
- * (unknown: a timeout, a lost answer; it may have happened). Times are the client's own clock.
+ * (unknown: a timeout, a lost answer; it may have happened). Times are the runner's clock: every
+ * client runs in the runner's process, and a client whose clock the run skews (clock-skew) records
+ * the real time, with its lease's end converted to it (see `expiresAt`).
  */
 export type HolderMode = 'IS' | 'IX' | 'S' | 'X';
 
 export interface HeldKey {
-  /** A lock document's key, e.g. `d|o-1` or `t|/a/b`, as the runner names it. */
+  /**
+   * A lock's key as the runner names it: `d|k1` (a document id), `g|*` (global), `t|/d0/f1` (a tree
+   * path). The mode is the one asked for on that key (S or X); for a tree path the checker derives
+   * the intentions on its ancestors itself (`t|/d0` in IX for an X on `/d0/f1`), so a history needs
+   * not list them (older histories that do list IX/IS ancestors are judged the same).
+   */
   key: string;
   mode: HolderMode;
 }
@@ -26,7 +33,13 @@ export interface HistoryEvent {
   keys?: HeldKey[];
   /** acquire ok, renew ok: the grant's fencing token and the lease's end. */
   fencingToken?: string;
+  /**
+   * acquire ok, renew ok: when the lease ends, on the runner's clock: the holder stops at its own
+   * clock's `expiresAt`, so a client whose clock runs `clockOffsetMs` ahead stops that much earlier.
+   */
   expiresAt?: number;
+  /** acquire ok: how far this client's clock (the engine's `now`) is off the runner's, when the run skews clocks. */
+  clockOffsetMs?: number;
   /** release ok: the engine's outcome (`released`, `expired`, `not_held`, `partially_held`). */
   outcome?: string;
   /** renew/release made with a token whose secret the client does not have (a thief): must never succeed. */
@@ -42,7 +55,22 @@ export interface CheckerOptions {
 
 export type ViolationKind = 'overlap' | 'lost-grant' | 'fencing-order' | 'non-holder-succeeded';
 
+/** One side of a violation: which hold, on which key, in which mode, with which token. */
+export interface ViolatingHold {
+  client: string;
+  leaseId: string;
+  key: string;
+  mode: HolderMode;
+  fencingToken: string;
+  grantedAt: number;
+  endsAt: number;
+}
+
 export interface Violation {
   kind: ViolationKind;
   message: string;
+  /** The lock-space node where the two holds met (`t|/d0` for `/d0` against `/d0/f1`); absent for non-holder-succeeded. */
+  at?: string;
+  /** The earlier and the later grant. */
+  holds?: [ViolatingHold, ViolatingHold];
 }

@@ -1,0 +1,112 @@
+/**
+ * One run of one fault: a fresh lock index (one replica) on the cluster, the clients for the run's
+ * time while the injector does its fault, the cluster back to all its nodes, then the history checked
+ * and written to the results folder (the soak keeps only the histories of runs with a violation).
+ */
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLockIndex } from '../functions/store/index.js';
+import { type ClusterNode, waitForNodes } from '../infra/es/cluster.js';
+import { behaviourOf, type Fault } from './catalog.js';
+import { checkHistory } from './checker.js';
+import type { HistoryEvent, Violation } from './history.js';
+import { injectFault } from './inject.js';
+import type { Firewall } from './partition.js';
+import { clockOffsets } from './skew.js';
+import { runClient, type Tally, type Workload } from './workload.js';
+
+export interface RunSettings {
+  durationS: number;
+  clients: number;
+  workload: Workload;
+  /** Where the history goes; `keep: 'violations'` writes it only when the checker found something. */
+  results: { dir: string; name: string; keep: 'always' | 'violations' };
+  firewall?: Firewall;
+  /** Counted live across runs (the soak); the run adds its own to it. */
+  tally: Tally;
+  /** The run stops early when this says so (the soak reached its target). */
+  enough?: () => boolean;
+}
+
+export interface RunResult {
+  fault: Fault;
+  what: string;
+  injected: boolean;
+  durationMs: number;
+  cycles: number;
+  grants: number;
+  conflicts: number;
+  unknown: number;
+  errors: Record<string, number>;
+  violations: Violation[];
+  longestGapMs: number;
+  primaryTerms: number[];
+  clockOffsetsMs: number[];
+  historyFile?: string;
+}
+
+export async function runFault(fault: Fault, settings: RunSettings, nodes: readonly ClusterNode[], log: (line: string) => void): Promise<RunResult> {
+  const behaviour = behaviourOf(fault);
+  const client = createElasticsearchClient({ url: nodes.map((node) => node.url), requestTimeoutMs: 5_000 });
+  const index = `faults-${fault}-${randomBytes(3).toString('hex')}`;
+  await ensureLockIndex(client, index);
+  await client.cluster.health({ index, wait_for_status: 'green', timeout: '60s' });
+  const { engine, store } = createLockEngine({ client, index, settings: { maxClockSkewMs: behaviour.maxClockSkewMs } });
+  const history: HistoryEvent[] = [];
+  const before = { ...settings.tally };
+  const startedAt = Date.now();
+  const durationMs = settings.durationS * 1_000;
+  const until = startedAt + durationMs;
+  const enough = settings.enough ?? (() => false);
+  const running = (): boolean => Date.now() < until && !enough();
+  const offsets = clockOffsets(settings.clients, behaviour.clockSpreadMs);
+  const skew = behaviour.clockSpreadMs > 0 ? `, clocks ${Math.min(...offsets)}..+${Math.max(...offsets)} ms` : '';
+  log(`${fault}: ${settings.clients} clients, ${settings.workload.granularity} locks, ${settings.durationS} s${skew}`);
+  const progress = setInterval(
+    () => log(`${fault}: ${Math.round((Date.now() - startedAt) / 1000)} s, ${settings.tally.grants - before.grants} grants`),
+    10_000,
+  );
+  const context = { store, settings: engine.settings, workload: settings.workload, behaviour, history, tally: settings.tally, running };
+  let injection: Awaited<ReturnType<typeof injectFault>>;
+  try {
+    [injection] = await Promise.all([
+      injectFault(fault, { client, index, nodes, firewall: settings.firewall, startedAt, durationMs, stopped: () => !running(), log }),
+      ...offsets.map((offset, id) => runClient(context, id, offset)),
+    ]);
+  } finally {
+    clearInterval(progress);
+  }
+  const endedAt = Date.now();
+  await waitForNodes([...nodes], nodes.length, 120_000);
+  const grants = history.filter((event) => event.op === 'acquire' && event.type === 'ok').sort((a, b) => a.time - b.time);
+  const errors: Record<string, number> = {};
+  for (const event of history) if (event.error) errors[`${event.op} ${event.error}`] = (errors[`${event.op} ${event.error}`] ?? 0) + 1;
+  const times = [startedAt, ...grants.map((event) => event.time), Math.min(until, endedAt)];
+  const longestGapMs = Math.max(...times.slice(1).map((time, position) => time - times[position]!));
+  const primaryTerms = [...new Set(grants.map((event) => Number(BigInt(event.fencingToken!) / 10n ** 13n)))].sort((a, b) => a - b);
+  // Every event's time is the runner's clock, skewed clients' lease ends included: no allowance needed.
+  const violations = checkHistory(history, { maxClockSkewMs: 0 });
+  let historyFile: string | undefined;
+  if (settings.results.keep === 'always' || violations.length > 0) {
+    historyFile = join(settings.results.dir, `${settings.results.name}.history.json`);
+    writeFileSync(historyFile, JSON.stringify({ fault, index, clockOffsetsMs: offsets, behaviour, violations, history }));
+  }
+  await deleteLockIndex(client, index).catch(() => undefined);
+  await client.close();
+  return {
+    fault,
+    ...injection,
+    durationMs: endedAt - startedAt,
+    cycles: settings.tally.cycles - before.cycles,
+    grants: settings.tally.grants - before.grants,
+    conflicts: settings.tally.conflicts - before.conflicts,
+    unknown: settings.tally.unknown - before.unknown,
+    errors,
+    violations,
+    longestGapMs,
+    primaryTerms,
+    clockOffsetsMs: offsets,
+    ...(historyFile ? { historyFile } : {}),
+  };
+}

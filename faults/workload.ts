@@ -1,0 +1,237 @@
+/**
+ * The fault runner's clients: each loops acquire → work → (renew) → release, one call at a time, and
+ * records every call in the history (faults/history.ts). The default workload mixes document locks
+ * (ids k0..kN-1, some calls taking two at once) and tree locks on a small tree (/d0../d2 and
+ * /d{i}/f0../d{i}/f3: directories and files, so locks above and below a path meet), shared and
+ * exclusive, in one namespace (document and tree locks are separate lock spaces there).
+ */
+import { LockEngine } from '../functions/core/engine.js';
+import { LeaseLostError, LockContentionError, LockHeldError, LockOutcomeUnknownError, StoreUnavailableError } from '../functions/core/errors.js';
+import type { Grant } from '../functions/core/model.js';
+import type { LockSettings } from '../functions/core/settings.js';
+import type { LockStore } from '../functions/core/store.js';
+import type { Behaviour } from './catalog.js';
+import type { HeldKey, HistoryEvent } from './history.js';
+import { interpose } from './interposed-store.js';
+import { skewedClock } from './skew.js';
+
+export type WorkloadGranularity = 'mixed' | 'document' | 'tree';
+
+export interface Workload {
+  granularity: WorkloadGranularity;
+  /** Document ids k0..k(keys-1). */
+  keys: number;
+  /** A holder works this long, uniformly, between grant and release. */
+  workMs: { min: number; max: number };
+}
+
+/** The tree the clients lock in: three directories of four files. */
+export const TREE = { directories: 3, files: 4 } as const;
+
+/** The lease every grant asks for: short, so that crashed holders' leases run out within a run. */
+export const TTL_MS = 2_000;
+
+/** What a run's clients did, counted live (the soak's progress lines read it). */
+export interface Tally {
+  /** Completed lock cycles: a grant, the work and its release, lost renewal or crash. */
+  cycles: number;
+  grants: number;
+  /** Acquires refused because the lock was held (or raced for too long). */
+  conflicts: number;
+  /** Calls whose outcome is unknown (they may have applied). */
+  unknown: number;
+}
+
+export const emptyTally = (): Tally => ({ cycles: 0, grants: 0, conflicts: 0, unknown: 0 });
+
+interface Target {
+  request: { granularity: 'document'; ids: string[] } | { granularity: 'tree'; path: string };
+  /** What the checker judges: the documents, or the tree path (the checker derives the intentions above it). */
+  keys: (exclusive: boolean) => HeldKey[];
+}
+
+function documentTarget(workload: Workload, random: () => number, twoKeys: boolean): Target {
+  const first = Math.floor(random() * workload.keys);
+  const ids = twoKeys && workload.keys > 1 ? [`k${first}`, `k${(first + 1) % workload.keys}`] : [`k${first}`];
+  return { request: { granularity: 'document', ids }, keys: (exclusive) => ids.map((id) => ({ key: `d|${id}`, mode: exclusive ? 'X' : 'S' })) };
+}
+
+function treeTarget(random: () => number, directory: boolean): Target {
+  const dir = `/d${Math.floor(random() * TREE.directories)}`;
+  const path = directory ? dir : `${dir}/f${Math.floor(random() * TREE.files)}`;
+  return { request: { granularity: 'tree', path }, keys: (exclusive) => [{ key: `t|${path}`, mode: exclusive ? 'X' : 'S' }] };
+}
+
+/**
+ * A target of the workload. Half the calls of a mixed workload lock documents (30 % of them two ids)
+ * and half lock the tree (15 % of them a directory: those refresh and search below, and are slow).
+ * `twoStep` asks for a target whose acquire makes more than one store call (two ids, or a directory).
+ */
+export function pickTarget(workload: Workload, random: () => number, twoStep = false): Target {
+  const tree = workload.granularity === 'tree' || (workload.granularity === 'mixed' && random() < 0.5);
+  if (!tree) return documentTarget(workload, random, twoStep || random() < 0.3);
+  return treeTarget(random, twoStep || random() < 0.15);
+}
+
+const outcomeOf = (error: unknown): 'fail' | 'info' =>
+  error instanceof LockOutcomeUnknownError || (error instanceof StoreUnavailableError && error.context.ambiguous) ? 'info' : 'fail';
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The acquirer faults act inside one client's acquire, between two of its store calls: each client
+ * has its own engine over the shared store, with a hook that a call can arm.
+ */
+function clientEngine(
+  store: LockStore,
+  settings: Readonly<LockSettings>,
+  clockOffsetMs: number,
+): { engine: LockEngine; arm: (fault: 'stall' | 'freeze') => void; disarm: () => void } {
+  let armed: 'stall' | 'freeze' | undefined;
+  let writes = 0;
+  const afterFirstWrite = async (): Promise<void> => {
+    if (!armed || writes === 0) return;
+    const fault = armed;
+    armed = undefined;
+    // Stalled past the TTL between two rounds; or frozen for good, as a Lambda that timed out.
+    await (fault === 'stall' ? sleep(TTL_MS + 400) : new Promise<never>(() => {}));
+  };
+  const hooked = interpose(store, {
+    read: async (ids, next) => {
+      await afterFirstWrite();
+      return next(ids);
+    },
+    readPrimary: async (ids, next) => {
+      await afterFirstWrite();
+      return next(ids);
+    },
+    write: async (ops, next) => {
+      await afterFirstWrite();
+      const outcomes = await next(ops);
+      writes++;
+      return outcomes;
+    },
+    // A directory lock searches below after its write: the stall can fall there too.
+    findLiveBelow: async (query, next) => {
+      await afterFirstWrite();
+      return next(query);
+    },
+  });
+  return {
+    engine: new LockEngine(hooked, { ...settings, now: skewedClock(clockOffsetMs) }),
+    arm: (fault) => {
+      armed = fault;
+      writes = 0;
+    },
+    disarm: () => {
+      armed = undefined;
+    },
+  };
+}
+
+export interface ClientContext {
+  store: LockStore;
+  settings: Readonly<LockSettings>;
+  workload: Workload;
+  behaviour: Behaviour;
+  history: HistoryEvent[];
+  tally: Tally;
+  /** Whether the client should start another cycle. */
+  running: () => boolean;
+}
+
+class FunctionTimeout extends Error {
+  override name = 'FunctionTimeout';
+}
+
+/** One client until `running()` says stop. A client whose call froze (timeout-acquirers) carries on with a fresh engine, as a new Lambda would. */
+export async function runClient(context: ClientContext, id: number, clockOffsetMs: number): Promise<void> {
+  const { workload, behaviour, history, tally } = context;
+  const client = `c${id}`;
+  const record = (event: Omit<HistoryEvent, 'client' | 'time'>): void => void history.push({ client, time: Date.now(), ...event });
+  let { engine, arm, disarm } = clientEngine(context.store, context.settings, clockOffsetMs);
+  for (let call = 0; context.running(); call++) {
+    const faulty = behaviour.acquirers !== undefined && Math.random() < behaviour.acquirers.rate;
+    const target = pickTarget(workload, Math.random, faulty);
+    const exclusive = Math.random() < 0.7;
+    const keys = target.keys(exclusive);
+    if (faulty) arm(behaviour.acquirers!.fault);
+    record({ type: 'invoke', op: 'acquire', keys });
+    let grant: Grant;
+    try {
+      const acquiring = engine.acquire({
+        namespace: 'faults',
+        ...target.request,
+        mode: exclusive ? 'exclusive' : 'shared',
+        owner: client,
+        ttlMs: TTL_MS,
+        waitMs: 1_000,
+        requestId: `${client}-${call}`,
+      });
+      // A frozen call never answers: the caller gives up on it after its own timeout.
+      grant = await (faulty && behaviour.acquirers!.fault === 'freeze'
+        ? Promise.race([acquiring, sleep(3_000).then(() => Promise.reject(new FunctionTimeout('the function timed out')))])
+        : acquiring);
+      disarm();
+    } catch (error) {
+      // An acquire refused before its first write never reached the fault: it must not carry over to the next call.
+      disarm();
+      if (error instanceof FunctionTimeout) {
+        record({ type: 'info', op: 'acquire', error: error.name });
+        tally.unknown++;
+        ({ engine, arm, disarm } = clientEngine(context.store, context.settings, clockOffsetMs));
+        continue;
+      }
+      const type = outcomeOf(error);
+      record({ type, op: 'acquire', error: (error as Error).name });
+      if (type === 'info') tally.unknown++;
+      if (error instanceof LockHeldError || error instanceof LockContentionError) tally.conflicts++;
+      else await sleep(50);
+      continue;
+    }
+    tally.grants++;
+    // The lease ends at the holder's clock's expiresAt: on the real clock, that is its offset earlier.
+    const realEnd = (expiresAt: number): number => expiresAt - clockOffsetMs;
+    record({
+      type: 'ok',
+      op: 'acquire',
+      leaseId: grant.leaseId,
+      keys,
+      fencingToken: grant.fencingToken,
+      expiresAt: realEnd(grant.expiresAt),
+      ...(clockOffsetMs !== 0 ? { clockOffsetMs } : {}),
+    });
+    let leaseToken = grant.leaseToken;
+    // The holder works, renewing once in a while; a stalling holder overruns its lease and carries on.
+    const stalls = Math.random() < behaviour.stallRate;
+    await sleep(stalls ? TTL_MS + 300 : workload.workMs.min + Math.random() * (workload.workMs.max - workload.workMs.min));
+    if (stalls || Math.random() < 0.3) {
+      record({ type: 'invoke', op: 'renew', leaseId: grant.leaseId });
+      try {
+        const renewal = await engine.renew({ leaseToken, ttlMs: TTL_MS });
+        leaseToken = renewal.leaseToken;
+        record({ type: 'ok', op: 'renew', leaseId: grant.leaseId, fencingToken: renewal.fencingToken, expiresAt: realEnd(renewal.expiresAt) });
+        await sleep(Math.min(20, workload.workMs.max));
+      } catch (error) {
+        const type = error instanceof LeaseLostError ? 'fail' : outcomeOf(error);
+        record({ type, op: 'renew', leaseId: grant.leaseId, error: (error as Error).name });
+        if (type === 'info') tally.unknown++;
+      }
+    }
+    // Some holders die holding the lock: the lease must run out on its own.
+    if (Math.random() < behaviour.crashRate) {
+      tally.cycles++;
+      continue;
+    }
+    record({ type: 'invoke', op: 'release', leaseId: grant.leaseId });
+    try {
+      const result = await engine.release({ leaseToken });
+      record({ type: 'ok', op: 'release', leaseId: grant.leaseId, outcome: result.outcome });
+    } catch (error) {
+      const type = outcomeOf(error);
+      record({ type, op: 'release', leaseId: grant.leaseId, error: (error as Error).name });
+      if (type === 'info') tally.unknown++;
+    }
+    tally.cycles++;
+  }
+}
