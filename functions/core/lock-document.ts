@@ -47,9 +47,10 @@ export function lockDocument(key: DocumentKey, holders: StoredHolder[], now: num
 
 export type Decision =
   | { kind: 'conflict'; conflict: ConflictingKey; clearsAt: number }
-  /** Our lease is already there (an earlier attempt of this call landed): nothing to write. */
+  /** Our lease is already there (an earlier round of this attempt landed): nothing to write. */
   | { kind: 'already-held'; lock: StoredLock }
-  | { kind: 'write'; op: WriteOp; reused: boolean };
+  /** `supplanted`: the holder of an earlier delivery of this call that the write takes over, to put back if this one fails. */
+  | { kind: 'write'; op: WriteOp; reused: boolean; supplanted?: StoredHolder };
 
 /**
  * Whether `claim` may take `key` given the document as read (null: absent), and the write that takes
@@ -72,7 +73,9 @@ export function decideAcquire(existing: StoredLock | null, key: PlannedKey, clai
   const holders = settleFences(existing);
   const ours = holders.find((holder) => holder.lease === claim.leaseId);
   if (ours) {
-    // An earlier round of this call landed (its answer was lost, or a later key needed more rounds).
+    // An earlier round of this attempt landed (its answer was lost, or a later key needed more rounds).
+    // Each attempt has a lease of its own, and the caller confirms with the primary a plain read that
+    // shows it, so this is never a stale copy of a write that was rolled back or taken over since.
     // If that write left less than half a TTL, insert it again with a full one: a grant must never
     // return with a key whose lease is about to end. Again, not extended: if it ran out meanwhile, a
     // lock that does not write this document (one below a tree path) may have come and gone with a
@@ -107,12 +110,12 @@ export function decideAcquire(existing: StoredLock | null, key: PlannedKey, clai
     };
   }
   // The retry supersedes: the earlier lease is gone from this key, and the new holder's fencing token
-  // comes from this write, so it is larger than the earlier one's and downstream can reject the earlier caller.
-  return {
-    kind: 'write',
-    op: replaceOp(existing, key, [...others, fresh], now),
-    reused: retried !== undefined,
-  };
+  // comes from this write, so it is larger than the earlier one's and downstream can reject the earlier
+  // caller. It never ends before the lease it takes over: the earlier delivery may have been told it
+  // holds until then, and if this one fails without giving the key back, nobody else gets in before.
+  if (!retried) return { kind: 'write', op: replaceOp(existing, key, [...others, fresh], now), reused: false };
+  const successor = { ...fresh, expiresAt: Math.max(fresh.expiresAt, retried.expiresAt) };
+  return { kind: 'write', op: replaceOp(existing, key, [...others, successor], now), reused: true, supplanted: retried };
 }
 
 /** The conditional write that leaves `holders` on the document; a document marked `lockedBelow` is kept, even empty. */
@@ -135,10 +138,15 @@ export function replaceOp(
   };
 }
 
-/** The write that removes one lease (and any expired holders) from a document; undefined when the lease is not there. */
-export function removeLeaseOp(existing: StoredLock, leaseId: string, now: number, skewMs: number): WriteOp | undefined {
+/**
+ * The write that removes one lease (and any expired holders) from a document; undefined when the lease
+ * is not there. `restore`: the holder our lease took over (a failed delivery gives the key back to the
+ * earlier delivery of its call, in the same write, so the key is never free while that one holds it).
+ */
+export function removeLeaseOp(existing: StoredLock, leaseId: string, now: number, skewMs: number, restore?: StoredHolder): WriteOp | undefined {
   if (!existing.body.holders.some((holder) => holder.lease === leaseId)) return undefined;
   const remaining = settleFences(existing).filter((holder) => holder.lease !== leaseId && isLive(holder, now, skewMs));
+  if (restore && isLive(restore, now, skewMs) && !remaining.some((holder) => holder.lease === restore.lease)) remaining.push(restore);
   return replaceOp(existing, { ...existing.body, docId: existing.docId }, remaining, now);
 }
 

@@ -8,7 +8,6 @@ export const GLOBAL_KEY = '*';
 export const globalRules: GranularityRules<'global'> = {
   name: 'global',
   tag: 'g',
-  renewsAfterExpiry: true,
   fields: [],
   check: () => {},
   target: (namespace) => ({ namespace, granularity: 'global' }),

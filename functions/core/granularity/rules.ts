@@ -47,12 +47,6 @@ export interface GranularityRules<G extends Granularity> {
   /** The lock documents the target takes, by key, and the mode each gets. */
   plan(target: TargetOf<G>, mode: RequestedMode): Array<{ key: string; mode: HolderMode }>;
   /**
-   * Whether a lease that has run out may still be renewed while its documents are untouched. True
-   * where taking a lock over means writing the same document (the conditional renewal then proves
-   * nobody did); false for tree locks, where a lock below takes over without writing ours.
-   */
-  readonly renewsAfterExpiry: boolean;
-  /**
    * Keys outside the plan whose holders can block the target (tree: its ancestors): read from the
    * primary in the same request as the plan's writes, and shown by inspect.
    */

@@ -13,7 +13,6 @@ export { ancestorsOf } from './tree-scope.js';
 export const treeRules: GranularityRules<'tree'> = {
   name: 'tree',
   tag: 't',
-  renewsAfterExpiry: false,
   fields: ['path'],
   check(input, ctx, limits) {
     const path = input.path;

@@ -10,7 +10,7 @@ import { describeTarget, type GranularityRules, rulesFor } from '../granularity/
 import { lockDocId, planKeys } from '../keys.js';
 import { encodeToken, hintFor, type NewLease, newLease } from '../lease-token.js';
 import { type Claim, decideAcquire, fenceOf, writtenLock } from '../lock-document.js';
-import type { AcquireRequest, ConflictingKey, Grant, Granularity, LockDocument, PlannedKey } from '../model.js';
+import type { AcquireRequest, ConflictingKey, Grant, Granularity, LockDocument, PlannedKey, StoredHolder } from '../model.js';
 import type { StoredLock, WriteOp } from '../store.js';
 import { writeUntilSettled } from '../write-loop.js';
 import type { EngineContext } from './context.js';
@@ -27,12 +27,13 @@ interface HeldKey {
 export async function acquire(context: EngineContext, request: AcquireRequest): Promise<Grant> {
   const { settings } = context;
   const keys = planKeys(request.target, request.mode);
-  const lease = newLease();
   const started = settings.now();
   const deadline = started + request.waitMs;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await attemptOnce(context, request, keys, lease, deadline);
+      // A lease of its own per attempt: a copy that lags behind can then never show an earlier
+      // attempt's holder, rolled back since, as a holder of this one.
+      return await attemptOnce(context, request, keys, newLease(), deadline);
     } catch (error) {
       if (!(error instanceof LockHeldError || error instanceof LockContentionError)) throw error;
       const remaining = deadline - settings.now();
@@ -47,9 +48,11 @@ export async function acquire(context: EngineContext, request: AcquireRequest): 
         }
         throw error;
       }
+      // Exponential backoff with full jitter (anywhere from 0 to the ceiling): waiters that met the same
+      // holder spread out over the whole interval instead of coming back together in its second half.
       const ceiling = Math.min(settings.retry.maxDelayMs, settings.retry.baseDelayMs * 2 ** attempt);
       const hinted = error instanceof LockHeldError ? error.retryAfterMs : ceiling;
-      await settings.sleep(Math.max(1, Math.min(remaining, Math.min(ceiling, hinted) * (0.5 + Math.random() / 2))));
+      await settings.sleep(Math.max(1, Math.min(remaining, Math.min(ceiling, hinted) * Math.random())));
     }
   }
 }
@@ -63,6 +66,14 @@ async function attemptOnce(context: EngineContext, request: AcquireRequest, keys
   const keep = (key: PlannedKey, lock: StoredLock, reused: boolean): void =>
     void held.set(key.docId, { key, lock, reused: reused || (held.get(key.docId)?.reused ?? false) });
   const reusedIn = new Set<string>();
+  const supplanted = new Map<string, StoredHolder>();
+  // A plain read may come from a copy that lags: one that shows our lease counts only once the primary confirms it.
+  const readConfirmed = async (docIds: string[]): Promise<Map<string, StoredLock | null>> => {
+    const found = await store.read(docIds);
+    const claimed = docIds.filter((docId) => ours(found.get(docId)));
+    if (claimed.length > 0) for (const [docId, lock] of await store.readPrimary(claimed)) found.set(docId, lock);
+    return found;
+  };
   let latestExpiry = 0;
   let unresolved = false;
   // Read along with our writes (tree: the ancestors), valid while it came after our last write.
@@ -94,6 +105,8 @@ async function attemptOnce(context: EngineContext, request: AcquireRequest, keys
             keep(key, decision.lock, false);
           } else {
             if (decision.reused) reusedIn.add(key.docId);
+            if (decision.supplanted) supplanted.set(key.docId, decision.supplanted);
+            else supplanted.delete(key.docId);
             writes.push({ item: key, op: decision.op });
           }
         }
@@ -111,7 +124,7 @@ async function attemptOnce(context: EngineContext, request: AcquireRequest, keys
         keep(key, writtenLock(outcome, body), reusedIn.has(key.docId));
       },
       reread: async (changed) => {
-        known = await store.read(changed.map((key) => key.docId));
+        known = await readConfirmed(changed.map((key) => key.docId));
         return changed;
       },
       // The primary tells what landed (a copy cut off from the cluster could say "not there" for a
@@ -151,6 +164,7 @@ async function attemptOnce(context: EngineContext, request: AcquireRequest, keys
       error as Error,
       unresolved,
       latestExpiry + skew,
+      supplanted,
     );
   }
 }
@@ -250,8 +264,10 @@ async function abandon(
   error: Error,
   unresolved: boolean,
   mayHoldUntil: number,
+  supplanted: ReadonlyMap<string, StoredHolder>,
 ): Promise<Error> {
-  const clean = await rollback(context, locks, leaseId);
+  // A key this attempt took over from an earlier delivery of the same call goes back to it.
+  const clean = await rollback(context, locks, leaseId, supplanted);
   const lost = error instanceof StoreUnavailableError && error.context.ambiguous;
   if (clean && !unresolved) {
     return lost

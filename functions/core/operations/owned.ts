@@ -10,16 +10,18 @@ export type OwnedToken = DecodedToken & { keys: PlannedKey[] };
 /**
  * Reads the lease's documents and checks the token's secret; throws LeaseTokenMismatchError before
  * any write. A key that looks lost is confirmed by the primary: a copy cut off from the cluster may
- * not have seen our latest write.
+ * not have seen our latest write. `fromPrimary` reads them all from the primary at once.
  */
 export async function readOwned(
   context: EngineContext,
   token: OwnedToken,
   keys: readonly PlannedKey[] = token.keys,
+  fromPrimary = false,
 ): Promise<{ owned: StoredLock[]; missingKeys: string[] }> {
-  const found = await context.store.read(keys.map((key) => key.docId));
+  const docIds = keys.map((key) => key.docId);
+  const found = fromPrimary ? await context.store.readPrimary(docIds) : await context.store.read(docIds);
   const holds = (lock: StoredLock | null | undefined): boolean => lock?.body.holders.some((holder) => holder.lease === token.leaseId) ?? false;
-  const doubtful = keys.filter((key) => !holds(found.get(key.docId)));
+  const doubtful = fromPrimary ? [] : keys.filter((key) => !holds(found.get(key.docId)));
   if (doubtful.length > 0) {
     const confirmed = await context.store.readPrimary(doubtful.map((key) => key.docId));
     for (const [docId, lock] of confirmed) found.set(docId, lock);

@@ -14,6 +14,7 @@ export async function removeLease(
   context: EngineContext,
   locks: readonly StoredLock[],
   leaseId: string,
+  restore: ReadonlyMap<string, StoredHolder> = new Map(),
 ): Promise<{ removed: StoredHolder[]; missing: string[] }> {
   const removed: StoredHolder[] = [];
   const missing: string[] = [];
@@ -21,7 +22,7 @@ export async function removeLease(
   await writeUntilSettled(context, keepingBudget(context.settings), locks, {
     decide: (pending, now) =>
       pending.flatMap((lock) => {
-        const op = removeLeaseOp(lock, leaseId, now, context.settings.maxClockSkewMs);
+        const op = removeLeaseOp(lock, leaseId, now, context.settings.maxClockSkewMs, restore.get(lock.docId));
         if (!op) missing.push(lock.body.key);
         return op ? [{ item: lock, op }] : [];
       }),
@@ -39,11 +40,19 @@ export async function removeLease(
   return { removed, missing };
 }
 
-/** Best effort, for a failed acquire: false when some of the lease may remain (it then ends with its TTL). */
-export async function rollback(context: EngineContext, locks: readonly StoredLock[], leaseId: string): Promise<boolean> {
+/**
+ * Best effort, for a failed acquire: false when some of the lease may remain (it then ends with its
+ * TTL). `restore`: per document, the earlier delivery's holder this attempt took over, put back.
+ */
+export async function rollback(
+  context: EngineContext,
+  locks: readonly StoredLock[],
+  leaseId: string,
+  restore: ReadonlyMap<string, StoredHolder> = new Map(),
+): Promise<boolean> {
   if (locks.length === 0) return true;
   try {
-    await removeLease(context, locks, leaseId);
+    await removeLease(context, locks, leaseId, restore);
     return true;
   } catch {
     return false;

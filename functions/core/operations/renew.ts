@@ -1,7 +1,13 @@
-/** Renew: extend every key of a lease to one new expiry, or report the lease lost. */
-import { LeaseLostError } from '../errors.js';
+/**
+ * Renew: extend every key of a lease to one new expiry, or report the lease lost.
+ *
+ * A lease that has run out is never renewed, whatever its documents say: another lock can take over
+ * without writing them (a tree lock above or below, a global lock over document locks). So a renewal
+ * counts only if it landed while the lease was still ours, and that is judged on the version the
+ * conditional write replaced (the primary's own state at that moment), never on a plain read.
+ */
+import { LeaseLostError, StoreUnavailableError } from '../errors.js';
 import { maxFencingToken } from '../fencing.js';
-import { rulesFor } from '../granularity/index.js';
 import { encodeToken, hintFor } from '../lease-token.js';
 import { fenceOf, lockDocument, settleFences, writtenLock } from '../lock-document.js';
 import type { LockDocument, Renewal } from '../model.js';
@@ -12,13 +18,15 @@ import { type OwnedToken, readOwned } from './owned.js';
 import { removeLease } from './remove-lease.js';
 
 export async function renew(context: EngineContext, token: OwnedToken, ttlMs: number): Promise<Renewal> {
+  const { settings } = context;
   // Computed once: a key extended in an early round must not be reported as ending later than it does.
-  const expiresAt = context.settings.now() + ttlMs;
+  const expiresAt = settings.now() + ttlMs;
   const first = await readOwned(context, token);
   if (first.missingKeys.length > 0) throw new LeaseLostError(undefined, { leaseId: token.leaseId, lostKeys: first.missingKeys });
-  if (!rulesFor(token.target.granularity).renewsAfterExpiry) await refuseIfRunOut(context, token, first.owned);
+  const owned = await refuseIfRunOut(context, token, first.owned);
   const written = new Map<string, StoredLock>();
-  await writeUntilSettled(context, keepingBudget(context.settings), first.owned, {
+  const late: StoredLock[] = [];
+  await writeUntilSettled(context, keepingBudget(settings), owned, {
     decide: (pending, now) =>
       pending.map((lock) => {
         const holders = settleFences(lock).map((holder) => (holder.lease === token.leaseId ? { ...holder, expiresAt } : holder));
@@ -32,31 +40,43 @@ export async function renew(context: EngineContext, token: OwnedToken, ttlMs: nu
         return { item: lock, op };
       }),
     applied: (lock, outcome, op) => {
-      const body = (op as Extract<WriteOp, { body: LockDocument }>).body;
-      written.set(lock.docId, writtenLock(outcome, body));
+      const renewed = writtenLock(outcome, (op as Extract<WriteOp, { body: LockDocument }>).body);
+      written.set(lock.docId, renewed);
+      // `lock` is the version the write replaced: our lease ended at this expiry unless the write landed before it.
+      if (settings.now() >= ourExpiry(lock, token.leaseId)) late.push(renewed);
     },
-    // Another holder of a shared document wrote in between; our earlier writes in this call stand.
+    // Another holder of a shared document wrote in between (our earlier writes in this call stand):
+    // its version comes from the primary, since a lagging copy would only make the next write fail.
     reread: async (changed) => {
       const docIds = new Set(changed.map((lock) => lock.docId));
       const again = await readOwned(
         context,
         token,
         token.keys.filter((key) => docIds.has(key.docId)),
+        true,
       );
       if (again.missingKeys.length > 0) throw new LeaseLostError(undefined, { leaseId: token.leaseId, lostKeys: again.missingKeys });
-      return again.owned;
+      return refuseIfRunOut(context, token, again.owned);
     },
     keysOf: (pending) => pending.map((lock) => lock.body.key),
   });
-  if (!rulesFor(token.target.granularity).renewsAfterExpiry) await refuseIfRunOut(context, token, first.owned);
+  if (late.length > 0) await takeBack(context, token, late, 'its renewal landed after it had run out');
   const locks = token.keys.map((key) => written.get(key.docId)!);
   const mine = locks.map((lock) => lock.body.holders.find((holder) => holder.lease === token.leaseId)!);
   const earliest = Math.min(...mine.map((holder) => holder.expiresAt));
+  // As for a grant: a renewal that stalled so long that little of it is left is no renewal to return.
+  const left = earliest - settings.now();
+  if (left < ttlMs / 2) {
+    throw new StoreUnavailableError(
+      `The renewal of lease ${token.leaseId} stalled (Elasticsearch or this process): it would have had ${Math.max(0, left)} ms of ${ttlMs} left. Retry.`,
+      { operation: 'renew' },
+    );
+  }
   return {
     leaseToken: encodeToken(
       { leaseId: token.leaseId, target: token.target, mode: token.mode, hints: locks.map(hintFor), expiresAt: earliest },
       token.secret,
-      context.settings.tokenSigningKey,
+      settings.tokenSigningKey,
     ),
     leaseId: token.leaseId,
     fencingToken: maxFencingToken(locks.map((lock, index) => fenceOf(mine[index]!, lock))),
@@ -65,24 +85,37 @@ export async function renew(context: EngineContext, token: OwnedToken, ttlMs: nu
   };
 }
 
+const ourExpiry = (lock: StoredLock, leaseId: string): number => lock.body.holders.find((holder) => holder.lease === leaseId)?.expiresAt ?? -Infinity;
+
 /**
- * Where another caller can take over without writing our documents (tree locks), only the clock
- * tells whether the lease was still ours: the renewal counts if it landed before the lease ran out
- * (others see it live until expiresAt plus the skew allowance). Checked before writing and again
- * after; a renewal that landed too late is taken back, since it may be blocking nobody's lock but
- * must not block anyone either.
+ * Documents whose version says our lease has run out: the primary decides (a lagging copy can show an
+ * expiry that a renewal of ours has since moved). Returns the documents to write, those confirmed
+ * from the primary in place of the ones read; throws LeaseLostError when the primary agrees.
  */
-async function refuseIfRunOut(context: EngineContext, token: OwnedToken, before: readonly StoredLock[]): Promise<void> {
+async function refuseIfRunOut(context: EngineContext, token: OwnedToken, locks: StoredLock[]): Promise<StoredLock[]> {
   const now = context.settings.now();
-  const runOut = before.filter((lock) => lock.body.holders.some((holder) => holder.lease === token.leaseId && holder.expiresAt <= now));
-  if (runOut.length === 0) return;
-  await removeLease(
-    context,
-    await context.store.readPrimary(runOut.map((lock) => lock.docId)).then((found) => [...found.values()].filter((lock): lock is StoredLock => lock !== null)),
-    token.leaseId,
-  ).catch(() => undefined);
-  throw new LeaseLostError(`Lease ${token.leaseId} ran out before it was renewed (${runOut.map((lock) => lock.body.key).join(', ')})`, {
-    leaseId: token.leaseId,
-    lostKeys: runOut.map((lock) => lock.body.key),
+  const doubtful = locks.filter((lock) => ourExpiry(lock, token.leaseId) <= now);
+  if (doubtful.length === 0) return locks;
+  const primary = await context.store.readPrimary(doubtful.map((lock) => lock.docId));
+  const at = context.settings.now();
+  const runOut = doubtful.filter((lock) => {
+    const current = primary.get(lock.docId);
+    return !current || ourExpiry(current, token.leaseId) <= at;
   });
+  if (runOut.length > 0) {
+    await takeBack(
+      context,
+      token,
+      runOut.flatMap((lock) => primary.get(lock.docId) ?? []),
+      'it ran out before it was renewed',
+    );
+  }
+  return locks.map((lock) => primary.get(lock.docId) ?? lock);
+}
+
+/** A lease that ran out may block nobody's lock now, but must not block anyone either: its holder goes, and the caller hears it lost. */
+async function takeBack(context: EngineContext, token: OwnedToken, locks: StoredLock[], why: string): Promise<never> {
+  await removeLease(context, locks, token.leaseId).catch(() => undefined);
+  const lostKeys = locks.map((lock) => lock.body.key);
+  throw new LeaseLostError(`Lease ${token.leaseId} is lost on ${lostKeys.join(', ')}: ${why}`, { leaseId: token.leaseId, lostKeys });
 }

@@ -1,0 +1,243 @@
+/**
+ * A grant, a renewal or a "not held" answer rests only on a conditional write that succeeded or on a
+ * read the primary confirmed. Each case here was a way to break that rule: a plain read answered by a
+ * copy that lags (a replica cut off from the master keeps answering reads), or a grant confirmed from
+ * the engine's own earlier write that another delivery of the same call had taken over since.
+ *
+ * Every answer comes from the real node. What one healthy node cannot produce on demand (a lagging
+ * copy's answer, another caller's request at an exact point between two of the engine's calls) is
+ * made by the interposed store (faults/interposed-store.ts), and each test says where.
+ */
+
+import type { Client } from '@elastic/elasticsearch';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { interpose, type StoreHooks } from '../../faults/interposed-store.js';
+import { LockEngine } from '../../functions/core/engine.js';
+import { LeaseLostError, LockHeldError, StoreUnavailableError } from '../../functions/core/errors.js';
+import { lockDocId } from '../../functions/core/keys.js';
+import type { Grant, LockDocument, LockTarget } from '../../functions/core/model.js';
+import type { SettingsOverrides } from '../../functions/core/settings.js';
+import type { StoredLock, WriteOp } from '../../functions/core/store.js';
+import { ElasticsearchLockStore } from '../../functions/store/index.js';
+import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
+
+const SKEW = 50;
+let client: Client;
+let engine: LockEngine;
+let store: ElasticsearchLockStore;
+
+beforeAll(async () => {
+  client = testClient();
+  const index = await freshLockIndex(client, 'primary-rule');
+  engine = engineOn(client, index);
+  store = new ElasticsearchLockStore(client, index);
+});
+afterAll(async () => closeTestClient(client));
+
+const over = (hooks: StoreHooks, settings: SettingsOverrides = {}): LockEngine =>
+  new LockEngine(interpose(store, hooks), { maxClockSkewMs: SKEW, ...settings });
+const docs = (namespace: string, ids: string[], owner: string, extra: Record<string, unknown> = {}) => ({
+  namespace,
+  granularity: 'document' as const,
+  ids,
+  owner,
+  ...extra,
+});
+const tree = (namespace: string, path: string, owner: string, extra: Record<string, unknown> = {}) => ({
+  namespace,
+  granularity: 'tree' as const,
+  path,
+  owner,
+  ...extra,
+});
+const settle = <T>(promise: Promise<T>): Promise<T | Error> =>
+  promise.then(
+    (value) => value,
+    (error: unknown) => error as Error,
+  );
+/** Live holders per key, by owner (a realtime read after everything settled). */
+async function owners(target: LockTarget): Promise<Record<string, string[]>> {
+  const states = await engine.inspect(target);
+  return Object.fromEntries(
+    states
+      .map((state) => [state.key, state.holders.filter((holder) => !holder.expired).map((holder) => holder.owner)] as const)
+      .filter(([, names]) => names.length > 0),
+  );
+}
+
+/** The document as the write left it: what a copy that stopped right after that write keeps answering. */
+function asWritten(op: WriteOp, outcome: { ok: boolean; seqNo?: number; primaryTerm?: number; index?: string }): StoredLock | undefined {
+  if (!outcome.ok || op.kind === 'delete') return undefined;
+  return { docId: op.docId, seqNo: outcome.seqNo!, primaryTerm: outcome.primaryTerm!, index: outcome.index!, body: op.body as LockDocument };
+}
+
+describe('an acquire that waits is never granted on a lagging copy of its own earlier attempt', () => {
+  it('document locks: attempt 1 rolls back x, another caller takes x, and a copy still showing attempt 1 on x does not make attempt 2 a grant', async () => {
+    const namespace = 'stale-doc';
+    const xId = lockDocId(namespace, 'document', 'x');
+    const holderOfY = await engine.acquire(docs(namespace, ['y'], 'holder-of-y', { ttlMs: 10_000 }));
+    let firstAttemptOnX: StoredLock | undefined;
+    let rolledBack = false;
+    let taken = false;
+    const waiting = over(
+      {
+        write: async (ops, next) => {
+          const outcomes = await next(ops);
+          ops.forEach((op, position) => {
+            if (op.docId === xId && !firstAttemptOnX) firstAttemptOnX = asWritten(op, outcomes[position]!);
+            if (op.docId === xId && op.kind === 'delete') rolledBack = true;
+          });
+          return outcomes;
+        },
+        // Stand-in: a copy cut off right after attempt 1's write of x answers every plain read of x from then on.
+        read: async (ids, next) => {
+          const found = await next(ids);
+          if (taken && firstAttemptOnX && ids.includes(xId)) found.set(xId, firstAttemptOnX);
+          return found;
+        },
+      },
+      {
+        // Between the two attempts: another caller takes x (rolled back by attempt 1), and y comes free.
+        sleep: async (ms) => {
+          if (rolledBack && !taken) {
+            taken = true;
+            await engine.acquire(docs(namespace, ['x'], 'other', { ttlMs: 10_000 }));
+            await engine.release({ leaseToken: holderOfY.leaseToken });
+          }
+          await sleep(ms);
+        },
+      },
+    );
+    const outcome = await settle(waiting.acquire(docs(namespace, ['x', 'y'], 'waiter', { waitMs: 1_500, ttlMs: 10_000 })));
+    expect(taken).toBe(true);
+    expect(outcome).toBeInstanceOf(LockHeldError);
+    expect(await owners({ namespace, granularity: 'document', ids: ['x', 'y'] })).toEqual({ x: ['other'] });
+  });
+
+  it('tree locks: /p/f waits out a directory holder that runs out; another caller takes /p/f, and a copy still showing attempt 1 does not make attempt 2 a grant', async () => {
+    const namespace = 'stale-tree';
+    const fileId = lockDocId(namespace, 'tree', '/p/f');
+    // /p has had a lock below it (marked), so the file lock's ancestor check writes nothing there.
+    await engine.release({ leaseToken: (await engine.acquire(tree(namespace, '/p/g', 'earlier'))).leaseToken });
+    await engine.acquire(tree(namespace, '/p', 'directory', { ttlMs: 1_000 }));
+    let firstAttemptOnFile: StoredLock | undefined;
+    let rolledBack = false;
+    let taken = false;
+    const waiting = over(
+      {
+        write: async (ops, next) => {
+          const outcomes = await next(ops);
+          ops.forEach((op, position) => {
+            if (op.docId === fileId && !firstAttemptOnFile) firstAttemptOnFile = asWritten(op, outcomes[position]!);
+            if (op.docId === fileId && op.kind === 'delete') rolledBack = true;
+          });
+          return outcomes;
+        },
+        // Stand-in: as above, a copy stopped right after attempt 1's write of /p/f.
+        read: async (ids, next) => {
+          const found = await next(ids);
+          if (taken && firstAttemptOnFile && ids.includes(fileId)) found.set(fileId, firstAttemptOnFile);
+          return found;
+        },
+      },
+      {
+        // Between the attempts the directory holder's lease runs out (nobody writes /p) and another caller takes /p/f.
+        sleep: async (ms) => {
+          if (rolledBack && !taken) {
+            taken = true;
+            await sleep(1_000 + 2 * SKEW);
+            await engine.acquire(tree(namespace, '/p/f', 'other', { ttlMs: 10_000 }));
+          }
+          await sleep(ms);
+        },
+      },
+    );
+    const outcome = await settle(waiting.acquire(tree(namespace, '/p/f', 'waiter', { waitMs: 2_500, ttlMs: 10_000 })));
+    expect(taken).toBe(true);
+    expect(outcome).toBeInstanceOf(LockHeldError);
+    expect(await owners({ namespace, granularity: 'tree', path: '/p/f' })).toEqual({ '/p/f': ['other'] });
+  });
+});
+
+describe('a renewal counts only if it landed while the lease was still ours', () => {
+  it('a tree lease that ran out is not renewed when a plain read shows it live: the primary decides, and the directory lock keeps its X', async () => {
+    const namespace = 'stale-renew';
+    const fileId = lockDocId(namespace, 'tree', '/q/f');
+    const file = await engine.acquire(tree(namespace, '/q/f', 'paused', { ttlMs: 1_000 }));
+    const [asGranted] = [...(await store.readPrimary([fileId])).values()];
+    await sleep(1_000 + 2 * SKEW);
+    const directory = await engine.acquire(tree(namespace, '/q', 'renamer', { ttlMs: 10_000 }));
+    // Stand-in: a read that is not the primary's, showing the lease with time left (here: as granted,
+    // with its expiry moved past now). Neither the first check nor the one after the write may rest on it.
+    const lagging = over({
+      read: async (ids, next) => {
+        const found = await next(ids);
+        if (ids.includes(fileId) && asGranted) {
+          const holders = asGranted.body.holders.map((holder) => ({ ...holder, expiresAt: Date.now() + 5_000 }));
+          found.set(fileId, { ...asGranted, seqNo: asGranted.seqNo - 1, body: { ...asGranted.body, holders } });
+        }
+        return found;
+      },
+    });
+    await expect(lagging.renew({ leaseToken: file.leaseToken, ttlMs: 10_000 })).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await owners({ namespace, granularity: 'tree', path: '/q/f' })).toEqual({ '/q': ['renamer'] });
+    await engine.release({ leaseToken: directory.leaseToken });
+  });
+
+  it('a document renewal whose answer comes back late never returns an expiry with less than half its TTL left: a retryable error instead', async () => {
+    const namespace = 'late-renewal';
+    const grant = await engine.acquire(docs(namespace, ['r'], 'holder', { ttlMs: 10_000 }));
+    // Stand-in: the answer to the renewal's write arrives 1.3 s after it applied (a slow network, a paused process).
+    const slow = over({
+      write: async (ops, next) => {
+        const outcomes = await next(ops);
+        await sleep(1_300);
+        return outcomes;
+      },
+    });
+    const outcome = await settle(slow.renew({ leaseToken: grant.leaseToken, ttlMs: 2_000 }));
+    expect(outcome).toBeInstanceOf(StoreUnavailableError);
+    expect(outcome).toMatchObject({ retryable: true });
+    // The lease is still held (by its grant's token, which a retry can renew).
+    await engine.renew({ leaseToken: grant.leaseToken, ttlMs: 10_000 });
+    await engine.release({ leaseToken: grant.leaseToken });
+  });
+});
+
+describe('a delivery of a call never leaves an earlier delivery believing it holds what it took over', () => {
+  it('several keys: a duplicate takes k1 over, then fails on k2; k1 goes back to the first delivery, whose grant of {k1, k2} stands alone', async () => {
+    const namespace = 'dup-split';
+    const request = docs(namespace, ['k1', 'k2'], 'pipeline', { requestId: 'exec-split', ttlMs: 10_000 });
+    let blocker: Grant = await engine.acquire(docs(namespace, ['k2'], 'blocker', { ttlMs: 10_000 }));
+    let duplicate: unknown;
+    // Stand-in for a second delivery arriving at an exact point: someone takes k2 right before each of
+    // its first two writes, and gives it back before its first read, so that it takes k1 over and then fails.
+    const second = over({
+      write: async (ops, next, call) => {
+        if (call <= 2) blocker = await engine.acquire(docs(namespace, ['k2'], 'blocker', { ttlMs: 10_000 }));
+        return next(ops);
+      },
+      read: async (ids, next, call) => {
+        if (call === 1) await engine.release({ leaseToken: blocker.leaseToken });
+        return next(ids);
+      },
+    });
+    const first = over({
+      // The first delivery wrote k1, met the blocker on k2, and re-reads k2: the duplicate runs right then.
+      read: async (ids, next, call) => {
+        if (call === 1) {
+          await engine.release({ leaseToken: blocker.leaseToken });
+          duplicate = await settle(second.acquire(request));
+          await engine.release({ leaseToken: blocker.leaseToken });
+        }
+        return next(ids);
+      },
+    });
+    const grant = await first.acquire(request);
+    expect(duplicate).toBeInstanceOf(LockHeldError);
+    expect(grant.keys.map((key) => key.key)).toEqual(['k1', 'k2']);
+    expect(await owners({ namespace, granularity: 'document', ids: ['k1', 'k2'] })).toEqual({ k1: ['pipeline'], k2: ['pipeline'] });
+    await expect(engine.acquire(docs(namespace, ['k1'], 'next-caller'))).rejects.toBeInstanceOf(LockHeldError);
+    expect((await engine.release({ leaseToken: grant.leaseToken })).outcome).toBe('released');
+  });
+});
