@@ -9,7 +9,18 @@ export { createElasticsearchClient, type ElasticsearchConnection } from './clien
 export { withOpaqueId } from './correlation.js';
 export { ElasticsearchLockStore } from './elasticsearch-store.js';
 export { deleteFenced, type FencedWrite, writeFenced } from './fenced-document.js';
-export { deleteLockIndex, ensureLockIndex, lockIndexIncarnation } from './lock-index.js';
+export {
+  claimEpoch,
+  type EpochHistory,
+  epochHistory,
+  epochOfIncarnation,
+  IncarnationEpochError,
+  type IncarnationRecord,
+  incarnationName,
+  incarnationRecord,
+  REGISTRY_INDEX,
+} from './incarnation.js';
+export { type AdoptedIncarnation, adoptLockIndex, deleteLockIndex, type EnsureLockIndexOptions, ensureLockIndex, lockIndexIncarnation } from './lock-index.js';
 
 export function createLockEngine(options: { client?: Client; connection?: ElasticsearchConnection; index: string; settings?: SettingsOverrides }): {
   engine: LockEngine;

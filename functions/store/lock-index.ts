@@ -1,12 +1,24 @@
 /**
- * The lock index is an alias over one concrete index whose name carries a unique suffix: its
- * incarnation. Writes go through the alias with `require_alias`, so nothing ever re-creates a deleted
- * lock index by accident, and a lease token's note of a write names the incarnation it was made in.
+ * The lock index is an alias over one concrete index, its incarnation, named
+ * `<alias>-e<NNN>-<yyyymmdd>-<hex8>`: NNN is the incarnation's fencing epoch (functions/store/incarnation.ts),
+ * one above every earlier incarnation's, so that a re-created or restored lock index never issues a
+ * fencing token below one already issued. Writes go through the alias with `require_alias`, so nothing
+ * ever re-creates a deleted lock index by accident, and a lease token's note of a write names the
+ * incarnation it was made in.
  */
-import { randomBytes } from 'node:crypto';
 import type { Client, estypes } from '@elastic/elasticsearch';
 import definition from '../../infra/index/lock-index.json' with { type: 'json' };
 import { clientErrorKind, translateError } from './errors.js';
+import {
+  claimEpoch,
+  type EpochChoice,
+  epochHistory,
+  epochOfIncarnation,
+  IncarnationEpochError,
+  incarnationName,
+  nextEpoch,
+  REGISTRY_INDEX,
+} from './incarnation.js';
 
 export const LOCK_INDEX_DEFINITION = definition;
 
@@ -19,50 +31,43 @@ export async function lockIndexIncarnation(client: Client, alias: string): Promi
   return writeIndex ?? Object.keys(found)[0];
 }
 
+export interface EnsureLockIndexOptions {
+  /**
+   * A concrete index named like the alias (made by an earlier version) is replaced when no lease in
+   * it is live. For the project's own throwaway node; on a real cluster its live holders would vanish
+   * with it, so there it stays an error for an operator to decide.
+   */
+  replaceIdleLegacyIndex?: boolean;
+  /** The new incarnation's epoch, when an operator knows better than the registry (it was lost): above every known one. */
+  epoch?: number;
+  /**
+   * When nothing records an earlier incarnation (no registry record for the alias, no index of it
+   * left): `first` (the default: tests, local stacks, a brand-new deployment) makes epoch 1; `refuse`
+   * throws IncarnationEpochError `unknown`, as index:create does unless told `--first`, because the
+   * registry may have been deleted along with the lock index.
+   */
+  unknownHistory?: EpochChoice['unknownHistory'];
+  /** The registry of incarnations (default REGISTRY_INDEX); tests use one of their own. */
+  registry?: string;
+}
+
 /**
- * Creates the lock index (a new incarnation behind the alias `alias`) unless it exists; its mapping
- * is checked for the fields the engine writes. Safe to run concurrently: two creators cannot both
- * make a write index for the alias.
+ * How long a creator that lost the claim of an epoch waits for the winner's lock index to appear before
+ * it claims the next epoch (the winner died between its claim and its index).
  */
-export async function ensureLockIndex(
-  client: Client,
-  alias: string,
-  options: {
-    /**
-     * A concrete index named like the alias (made by an earlier version) is replaced when no lease in
-     * it is live. For the project's own throwaway node; on a real cluster its holders' fencing tokens
-     * would be larger than the new index's, so there it stays an error for an operator to decide.
-     */
-    replaceIdleLegacyIndex?: boolean;
-  } = {},
-): Promise<'created' | 'exists'> {
+const CLAIM_WAIT_MS = 10_000;
+const CLAIM_ATTEMPTS = 5;
+
+/**
+ * Creates the lock index (a new incarnation behind the alias `alias`, with the next epoch) unless it
+ * exists; its mapping is checked for the fields the engine writes. Safe to run concurrently: creators
+ * claim the epoch in the registry first (one wins each epoch), and two cannot both make a write index
+ * for the alias.
+ */
+export async function ensureLockIndex(client: Client, alias: string, options: EnsureLockIndexOptions = {}): Promise<'created' | 'exists'> {
   try {
-    if (!(await lockIndexIncarnation(client, alias))) {
-      if (await client.indices.exists({ index: alias })) {
-        const idle = options.replaceIdleLegacyIndex && (await liveLeases(client, alias)) === 0;
-        if (!idle) {
-          throw new Error(
-            `"${alias}" is a concrete index, not the alias of a lock index (an index made by an earlier version, or by hand). Let its leases run out, delete it, and run \`npm run index:create\` again.`,
-          );
-        }
-        await client.indices.delete({ index: alias });
-      }
-      const incarnation = `${alias}-${new Date().toISOString().slice(0, 10).replace(/-/g, '')}-${randomBytes(4).toString('hex')}`;
-      try {
-        await client.indices.create({ index: incarnation, ...(definition as object), aliases: { [alias]: { is_write_index: true } } });
-        return 'created';
-      } catch (error) {
-        // Another creator won the race (the alias would have two write indices, which Elasticsearch refuses).
-        if (!(await lockIndexIncarnation(client, alias))) throw error;
-      }
-    }
-    let missing = await missingFields(client, alias);
-    if (missing.length > 0 && !missing.some((field) => LOCK_DOCUMENT_CORE.includes(field))) {
-      // A lock index of an earlier version lacks only fields added since: adding a field to a mapping is safe while in use.
-      await client.indices.putMapping({ index: alias, properties: definition.mappings.properties as Record<string, estypes.MappingProperty> });
-      missing = await missingFields(client, alias);
-    }
-    if (missing.length > 0) throw new Error(`Index ${alias} exists but is not a lock index of this version (missing fields: ${missing.join(', ')}).`);
+    if (!(await lockIndexIncarnation(client, alias)) && (await createIncarnation(client, alias, options))) return 'created';
+    await upgradeMapping(client, alias);
     return 'exists';
   } catch (error) {
     // Its own refusals go out as they are; the client's errors become domain errors.
@@ -71,11 +76,160 @@ export async function ensureLockIndex(
   }
 }
 
+/** True when this call made the incarnation, false when another creator did meanwhile. */
+async function createIncarnation(client: Client, alias: string, options: EnsureLockIndexOptions): Promise<boolean> {
+  const registry = options.registry ?? REGISTRY_INDEX;
+  const choice: EpochChoice = { ...(options.epoch !== undefined ? { epoch: options.epoch } : {}), unknownHistory: options.unknownHistory ?? 'first' };
+  // Read before a legacy index goes: it is history too (epoch 0).
+  let history = await epochHistory(client, alias, { registry });
+  const knownBefore = history.known;
+  if (await client.indices.exists({ index: alias })) {
+    const idle = options.replaceIdleLegacyIndex && (await liveLeases(client, alias)) === 0;
+    if (!idle) {
+      throw new Error(
+        `"${alias}" is a concrete index, not the alias of a lock index (an index made by an earlier version, or by hand). Let its leases run out, delete it, and run \`npm run index:create\` again.`,
+      );
+    }
+    await client.indices.delete({ index: alias });
+  }
+  for (let attempt = 1; ; attempt++) {
+    if (await lockIndexIncarnation(client, alias)) return false;
+    const epoch = nextEpoch(alias, history, choice, registry);
+    const index = incarnationName(alias, epoch);
+    if (!(await claimEpoch(client, { alias, epoch, index, createdAt: Date.now(), origin: 'created' }, registry))) {
+      // Another creator holds this epoch: it is making the lock index now, or died trying (the epoch stays used).
+      if (await aliasAppears(client, alias, CLAIM_WAIT_MS)) return false;
+      if (choice.epoch !== undefined) {
+        throw new IncarnationEpochError(
+          'taken',
+          `epoch ${epoch} of lock index "${alias}" is claimed already (registry ${registry}), but no lock index appeared`,
+          {
+            alias,
+            registry,
+            largest: history.largest,
+            epoch,
+          },
+        );
+      }
+      if (attempt >= CLAIM_ATTEMPTS) throw new Error(`could not claim an epoch for lock index "${alias}" in ${CLAIM_ATTEMPTS} attempts (registry ${registry})`);
+      history = await epochHistory(client, alias, { registry });
+      history.known ||= knownBefore;
+      continue;
+    }
+    try {
+      await client.indices.create({ index, ...(definition as object), aliases: { [alias]: { is_write_index: true } } });
+      return true;
+    } catch (error) {
+      // Another creator won the race (the alias would have two write indices, which Elasticsearch refuses); this epoch stays unused.
+      if (!(await lockIndexIncarnation(client, alias))) throw error;
+      return false;
+    }
+  }
+}
+
+async function aliasAppears(client: Client, alias: string, withinMs: number): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  for (let pause = 50; ; pause = Math.min(pause * 2, 1_000)) {
+    if (await lockIndexIncarnation(client, alias)) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
+}
+
+/** Adds the fields of this version to a lock index of an earlier one; refuses an index that is not a lock index. */
+async function upgradeMapping(client: Client, index: string): Promise<void> {
+  let missing = await missingFields(client, index);
+  if (missing.length > 0 && !missing.some((field) => LOCK_DOCUMENT_CORE.includes(field))) {
+    // A lock index of an earlier version lacks only fields added since: adding a field to a mapping is safe while in use.
+    await client.indices.putMapping({ index, properties: definition.mappings.properties as Record<string, estypes.MappingProperty> });
+    missing = await missingFields(client, index);
+  }
+  if (missing.length > 0) throw new Error(`Index ${index} exists but is not a lock index of this version (missing fields: ${missing.join(', ')}).`);
+}
+
+export interface AdoptedIncarnation {
+  /** The new incarnation: a copy of the adopted index, now behind the alias. */
+  index: string;
+  epoch: number;
+  /** Indices the alias pointed at before (their holders no longer count); the adopted index itself is deleted. */
+  detached: string[];
+}
+
+/**
+ * Makes `source` (a lock index restored from a snapshot under another name) the lock index as a NEW
+ * incarnation: its documents, holders included, are cloned into `<alias>-e<next>-...`, recorded in the
+ * registry, and the alias moves there in one step. The restored index keeps the epoch of the day it was
+ * snapshotted, and tokens issued after the snapshot are above its own; the copy's tokens are above all.
+ *
+ * `source` gets a write block (a clone needs one) and is deleted once the alias points at the copy:
+ * a lease token's note may name it, and a delete aimed at a missing index is read as "gone" where one
+ * aimed at a blocked index would fail. Without a registry record for the alias (the registry was lost
+ * too), `epoch` must be given: the restored index alone says nothing of the epochs used after it.
+ */
+export async function adoptLockIndex(
+  client: Client,
+  alias: string,
+  source: string,
+  options: { epoch?: number; registry?: string } = {},
+): Promise<AdoptedIncarnation> {
+  const registry = options.registry ?? REGISTRY_INDEX;
+  try {
+    if (source === alias || (await client.indices.existsAlias({ name: source }))) {
+      throw new Error(`"${source}" is an alias, not a concrete index: adopt the concrete index behind it`);
+    }
+    if (!(await client.indices.exists({ index: source }))) throw new Error(`there is no index "${source}" to adopt`);
+    const core = (await missingFields(client, source)).filter((field) => LOCK_DOCUMENT_CORE.includes(field));
+    if (core.length > 0) throw new Error(`"${source}" is not a lock index (missing fields: ${core.join(', ')})`);
+    const choice: EpochChoice = { ...(options.epoch !== undefined ? { epoch: options.epoch } : {}), unknownHistory: 'refuse' };
+    for (let attempt = 1; ; attempt++) {
+      const history = await epochHistory(client, alias, { registry, leaveOut: source });
+      history.largest = Math.max(history.largest, epochOfIncarnation(source));
+      const epoch = nextEpoch(alias, history, choice, registry);
+      const index = incarnationName(alias, epoch);
+      if (await claimEpoch(client, { alias, epoch, index, createdAt: Date.now(), origin: 'adopted', adoptedFrom: source }, registry)) {
+        return await cloneAndSwitch(client, alias, source, index, epoch);
+      }
+      if (choice.epoch !== undefined) {
+        throw new IncarnationEpochError('taken', `epoch ${epoch} of lock index "${alias}" is claimed already (registry ${registry})`, {
+          alias,
+          registry,
+          largest: history.largest,
+          epoch,
+        });
+      }
+      if (attempt >= CLAIM_ATTEMPTS) throw new Error(`could not claim an epoch for lock index "${alias}" in ${CLAIM_ATTEMPTS} attempts (registry ${registry})`);
+    }
+  } catch (error) {
+    if (clientErrorKind(error) === undefined) throw error;
+    throw translateError(error, 'adopt lock index');
+  }
+}
+
+async function cloneAndSwitch(client: Client, alias: string, source: string, index: string, epoch: number): Promise<AdoptedIncarnation> {
+  await client.indices.addBlock({ index: source, block: 'write' });
+  // The copy starts writable, and the answer waits for its primary: the alias never points at an index that cannot take a write.
+  const cloned = await client.indices.clone({ index: source, target: index, settings: { 'index.blocks.write': false }, wait_for_active_shards: 1 });
+  if (!cloned.shards_acknowledged) {
+    throw new Error(
+      `the copy ${index} of ${source} did not start in time, and the alias ${alias} was not moved: check the cluster's health, delete ${index}, and run again`,
+    );
+  }
+  await upgradeMapping(client, index);
+  const behind = await client.indices.getAlias({ name: alias }, { ignore: [404] });
+  const detached = Object.keys(behind).filter((name) => name !== 'error' && name !== 'status');
+  // One request: the alias is never missing nor on two indices, and a concurrent change of it makes this fail instead of both applying.
+  await client.indices.updateAliases({
+    actions: [...detached.map((name) => ({ remove: { index: name, alias } })), { add: { index, alias, is_write_index: true } }],
+  });
+  await client.indices.delete({ index: source });
+  return { index, epoch, detached: detached.filter((name) => name !== source) };
+}
+
 /** Fields whose absence means "not a lock index" rather than "a lock index of an earlier version". */
 const LOCK_DOCUMENT_CORE = ['namespace', 'granularity', 'key', 'holders', 'holders.lease', 'holders.expiresAt'];
 
-async function missingFields(client: Client, alias: string): Promise<string[]> {
-  const mapping = await client.indices.getMapping({ index: alias });
+async function missingFields(client: Client, index: string): Promise<string[]> {
+  const mapping = await client.indices.getMapping({ index });
   const properties = Object.values(mapping)[0]?.mappings.properties ?? {};
   return Object.keys(definition.mappings.properties.holders.properties)
     .map((field) => `holders.${field}`)
@@ -93,7 +247,10 @@ async function liveLeases(client: Client, index: string): Promise<number> {
   return count;
 }
 
-/** Deletes the lock index: every concrete index behind the alias (Elasticsearch refuses to delete through an alias). */
+/**
+ * Deletes the lock index: every concrete index behind the alias (Elasticsearch refuses to delete through
+ * an alias). The registry keeps their records, so the next incarnation continues above their epochs.
+ */
 export async function deleteLockIndex(client: Client, alias: string): Promise<void> {
   const found = await client.indices.getAlias({ name: alias }, { ignore: [404] });
   const concrete = Object.keys(found).filter((name) => name !== 'error' && name !== 'status');

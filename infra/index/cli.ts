@@ -1,27 +1,92 @@
-/** npm run index:create [-- --index name]: creates the lock index if it does not exist. */
-import { createElasticsearchClient, ensureLockIndex, lockIndexIncarnation } from '../../functions/store/index.js';
+/**
+ * npm run index:create [-- --index name] [--first | --epoch N | --adopt INDEX]: creates the lock index
+ * if it does not exist, as a new incarnation whose fencing epoch continues above every earlier one's;
+ * or makes an index restored from a snapshot the lock index (a new incarnation too).
+ */
+import { MAX_EPOCH } from '../../functions/core/fencing.js';
+import {
+  adoptLockIndex,
+  createElasticsearchClient,
+  ensureLockIndex,
+  epochOfIncarnation,
+  IncarnationEpochError,
+  lockIndexIncarnation,
+  REGISTRY_INDEX,
+} from '../../functions/store/index.js';
 import { resolveElasticsearch } from '../es/target.js';
-import { parseFlags, printHelp, runCli, UsageError } from '../lib/cli.js';
+import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../lib/cli.js';
 
-const USAGE = `usage: npm run index:create [-- --index NAME]
+const USAGE = `usage: npm run index:create [-- --index NAME] [--first | --epoch N | --adopt INDEX [--epoch N]]
 
-Creates the lock index (an alias over one concrete index) if it does not exist, on ES_URL (with
-ES_API_KEY) or the project's own node (started if needed).
-  --index NAME   the alias (default LOCK_INDEX, else locks)
-  --verbose      print stack traces on errors (also DEBUG=1)
+Creates the lock index (an alias over one concrete index, its incarnation) if it does not exist, on
+ES_URL (with ES_API_KEY) or the project's own node (started if needed). Each incarnation gets a fencing
+epoch one above every earlier incarnation's (recorded in the hidden index ${REGISTRY_INDEX}), so that
+its fencing tokens start above every token an earlier one issued (docs/lock-index.md).
+  --index NAME    the alias (default LOCK_INDEX, else locks)
+  --first         a brand-new lock index: start at epoch 1 when nothing records an earlier incarnation
+  --epoch N       the new incarnation's epoch (1..${MAX_EPOCH}) when the registry was lost: above the epoch of
+                  every fencing token your systems have seen (a token's epoch: its value / 10^16, rounded down)
+  --adopt INDEX   make INDEX (a lock index restored from a snapshot under that name) the lock index: copy it
+                  into a new incarnation with the next epoch, point the alias at the copy, delete INDEX
+  --verbose       print stack traces on errors (also DEBUG=1)
 Exit codes: 0 done, 1 failed (e.g. Elasticsearch unreachable), 2 a usage mistake.`;
 
+const INDEX_NAME = /^[a-z0-9][a-z0-9._-]*$/;
+
+/** The refusals that the flags answer, as what to run instead. */
+function asUsage(error: IncarnationEpochError, index: string): UsageError | IncarnationEpochError {
+  const { largest, epoch } = error.context;
+  switch (error.reason) {
+    case 'unknown':
+      return new UsageError(
+        `--first or --epoch N: ${error.message}. A brand-new lock index: run again with --first. One that existed before (the registry was deleted with it, or the cluster was replaced): --epoch N, with N above the epoch of every fencing token your systems have seen (a token's value / 10^16, rounded down; tokens below 10^16 are from before epochs, and then --epoch 1 is enough).`,
+      );
+    case 'too-low':
+      return new UsageError(`--epoch: must be above ${largest}, the largest epoch known for lock index "${index}" (got ${epoch})`);
+    case 'taken':
+      return new UsageError(`--epoch: ${error.message}; run again without --epoch, or with one above it`);
+    default:
+      return error;
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, { index: { type: 'string' } });
+  const { values } = parseFlags(argv, { index: { type: 'string' }, first: { type: 'boolean' }, epoch: { type: 'string' }, adopt: { type: 'string' } });
   if (printHelp(values, USAGE)) return 0;
   const index = (values.index as string | undefined) ?? process.env.LOCK_INDEX ?? 'locks';
   const from = values.index !== undefined ? '--index' : 'LOCK_INDEX';
-  if (!/^[a-z0-9][a-z0-9._-]*$/.test(index)) throw new UsageError(`${from}: must be an index name: lowercase letters, digits, ".", "_", "-" (got "${index}")`);
+  if (!INDEX_NAME.test(index)) throw new UsageError(`${from}: must be an index name: lowercase letters, digits, ".", "_", "-" (got "${index}")`);
+  const epoch = values.epoch !== undefined ? numberFlag('--epoch', values.epoch as string, { integer: true, min: 1, max: MAX_EPOCH }, 0) : undefined;
+  const adopt = values.adopt as string | undefined;
+  if (values.first && epoch !== undefined) throw new UsageError('--first and --epoch: give one (--epoch says which epoch, --first lets it be 1)');
+  if (adopt !== undefined) {
+    if (values.first) throw new UsageError('--first: not with --adopt (a restored lock index is not a new one; give --epoch N if the registry was lost)');
+    if (!INDEX_NAME.test(adopt)) throw new UsageError(`--adopt: must be an index name: lowercase letters, digits, ".", "_", "-" (got "${adopt}")`);
+    if (adopt === index) throw new UsageError(`--adopt: "${adopt}" is the lock index's alias itself; name the restored concrete index`);
+  }
+
   const target = await resolveElasticsearch();
   const client = createElasticsearchClient({ url: target.url.split(','), ...(target.apiKey ? { apiKey: target.apiKey } : {}) });
   try {
-    const result = await ensureLockIndex(client, index);
-    console.log(`lock index ${index} (incarnation ${await lockIndexIncarnation(client, index)}) at ${target.url}: ${result}`);
+    if (adopt !== undefined) {
+      if (!(await client.indices.exists({ index: adopt })) || (await client.indices.existsAlias({ name: adopt }))) {
+        throw new UsageError(`--adopt: there is no concrete index "${adopt}" at ${target.url} (restore the snapshot under that name first)`);
+      }
+      const adopted = await adoptLockIndex(client, index, adopt, epoch !== undefined ? { epoch } : {});
+      console.log(`lock index ${index} at ${target.url}: now incarnation ${adopted.index} (epoch ${adopted.epoch}), a copy of ${adopt} (deleted)`);
+      if (adopted.detached.length > 0) {
+        console.log(`  no longer behind ${index}: ${adopted.detached.join(', ')} (delete them when you no longer need to look at them)`);
+      }
+      return 0;
+    }
+    const result = await ensureLockIndex(client, index, { unknownHistory: values.first ? 'first' : 'refuse', ...(epoch !== undefined ? { epoch } : {}) });
+    const incarnation = await lockIndexIncarnation(client, index);
+    console.log(`lock index ${index} (incarnation ${incarnation}, epoch ${incarnation ? epochOfIncarnation(incarnation) : '?'}) at ${target.url}: ${result}`);
+    if (result === 'exists' && (epoch !== undefined || values.first))
+      console.log(`  it existed already: ${epoch !== undefined ? '--epoch' : '--first'} was not used`);
+  } catch (error) {
+    if (error instanceof IncarnationEpochError) throw asUsage(error, index);
+    throw error;
   } finally {
     await client.close();
   }

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deleteLockIndex, ensureLockIndex, lockIndexIncarnation } from '../../functions/store/index.js';
+import { deleteLockIndex, ensureLockIndex, epochOfIncarnation, lockIndexIncarnation } from '../../functions/store/index.js';
 import { LOCK_INDEX_DEFINITION } from '../../functions/store/lock-index.js';
 import { closeTestClient, testClient } from '../support/engine.js';
 
@@ -28,7 +28,7 @@ describe('ensureLockIndex', () => {
     const outcomes = await Promise.all(Array.from({ length: 4 }, () => ensureLockIndex(client, alias)));
     expect(outcomes.filter((outcome) => outcome === 'created')).toHaveLength(1);
     const incarnation = await lockIndexIncarnation(client, alias);
-    expect(incarnation).toMatch(new RegExp(`^${alias}-\\d{8}-[0-9a-f]{8}$`));
+    expect(incarnation).toMatch(new RegExp(`^${alias}-e\\d{3}-\\d{8}-[0-9a-f]{8}$`));
     const behind = await client.indices.getAlias({ name: alias });
     expect(Object.keys(behind)).toEqual([incarnation]);
     expect(await ensureLockIndex(client, alias)).toBe('exists');
@@ -41,8 +41,11 @@ describe('ensureLockIndex', () => {
     await expect(ensureLockIndex(client, alias)).rejects.toThrow(/concrete index/);
     await expect(ensureLockIndex(client, alias, { replaceIdleLegacyIndex: true })).rejects.toThrow(/concrete index/);
     await client.index({ index: alias, id: 'live', document: { maxExpiresAt: Date.now() - 1 }, refresh: true });
-    expect(await ensureLockIndex(client, alias, { replaceIdleLegacyIndex: true })).toBe('created');
-    expect(await lockIndexIncarnation(client, alias)).not.toBe(alias);
+    expect(await ensureLockIndex(client, alias, { replaceIdleLegacyIndex: true, unknownHistory: 'refuse' })).toBe('created');
+    const incarnation = (await lockIndexIncarnation(client, alias))!;
+    expect(incarnation).not.toBe(alias);
+    // The legacy index is history (epoch 0, tokens below 10^16), so the epoch is known: its successor starts above it.
+    expect(epochOfIncarnation(incarnation)).toBe(1);
   });
 
   it('adds the fields of this version to a lock index of an earlier one (tree marks: lockedBelow), and refuses an index that is not a lock index', async () => {

@@ -60,6 +60,14 @@ describe('readConfig', () => {
     expect(config.tokenSigningKey).toEqual(new Uint8Array(16).fill(1));
   });
 
+  it('creates the lock index only when LOCK_ENSURE_INDEX is exactly "true" (unset or blank is off, anything else is refused)', () => {
+    expect(readConfig(base).ensureIndex).toBe(false);
+    expect(readConfig({ ...base, LOCK_ENSURE_INDEX: '' }).ensureIndex).toBe(false);
+    expect(readConfig({ ...base, LOCK_ENSURE_INDEX: 'false' }).ensureIndex).toBe(false);
+    expect(readConfig({ ...base, LOCK_ENSURE_INDEX: 'true' }).ensureIndex).toBe(true);
+    expect(problems({ LOCK_ENSURE_INDEX: 'yes' })).toEqual([expect.stringContaining('LOCK_ENSURE_INDEX')]);
+  });
+
   it('reaches a self-managed cluster through several nodes, or Elastic Cloud by its Cloud ID', () => {
     expect(readConfig({ ES_URL: 'https://es1:9200, https://es2:9200,https://es3:9200' }).es.nodes).toEqual([
       'https://es1:9200',

@@ -4,14 +4,15 @@
  * Elasticsearch says where it was tried, what failed and what to do, exit 1; stack traces only with --verbose.
  */
 import { execFile, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createElasticsearchClient } from '../../functions/store/index.js';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createElasticsearchClient, deleteLockIndex } from '../../functions/store/index.js';
 import {
   briefly,
   childFailed,
@@ -104,6 +105,11 @@ describe('usage mistakes: one line naming the flag and the rule, exit 2', () => 
     { script: 'infra/index/cli.ts', args: ['--index', 'Bad Name'], says: /^error: --index: must be an index name/ },
     { script: 'infra/index/cli.ts', args: [], env: { LOCK_INDEX: 'Bad' }, says: /^error: LOCK_INDEX: must be an index name/ },
     { script: 'infra/index/cli.ts', args: [], env: { ES_URL: 'foo' }, says: /^error: ES_URL: must be an http\(s\) URL such as http:\/\/127\.0\.0\.1:9200/ },
+    { script: 'infra/index/cli.ts', args: ['--epoch', '0'], says: /^error: --epoch: must be a whole number from 1 to 921 \(got "0"\)/ },
+    { script: 'infra/index/cli.ts', args: ['--epoch', '3', '--first'], says: /^error: --first and --epoch: give one/ },
+    { script: 'infra/index/cli.ts', args: ['--adopt', 'restored-locks', '--first'], says: /^error: --first: not with --adopt/ },
+    { script: 'infra/index/cli.ts', args: ['--adopt', 'Restored'], says: /^error: --adopt: must be an index name/ },
+    { script: 'infra/index/cli.ts', args: ['--adopt', 'locks'], says: /^error: --adopt: "locks" is the lock index's alias itself/ },
     { script: 'infra/es/cluster-cli.ts', args: ['start', '--nodes', 'x'], says: /^error: --nodes: must be a whole number from 1 to 9 \(got "x"\)/ },
     { script: 'infra/es/cli.ts', args: ['restart'], says: /^error: restart: unknown command; expected start, stop or status/ },
     { script: 'infra/es/cli.ts', args: ['status', '--bogus'], says: /^error: --bogus: unknown flag/ },
@@ -204,6 +210,31 @@ describe('an unreachable Elasticsearch: what was tried, what failed, what to do;
     expect(run.stdout).not.toMatch(/packaging/);
     expect(run.stderr).not.toMatch(STACK_LINE);
     expect(Date.now() - started).toBeLessThan(30_000);
+  });
+});
+
+describe('index:create on the real node: the epoch of a new incarnation', () => {
+  const alias = `locks-test-cli-${randomBytes(4).toString('hex')}`;
+  const env = (): Record<string, string> => ({ ES_URL: inject('esUrl'), ...(inject('esApiKey') ? { ES_API_KEY: inject('esApiKey') } : {}) });
+  afterAll(async () => {
+    const client = createElasticsearchClient({ url: inject('esUrl').split(','), ...(inject('esApiKey') ? { apiKey: inject('esApiKey') } : {}) });
+    await deleteLockIndex(client, alias);
+    await client.close();
+  });
+
+  it('refuses a lock index that nothing records, saying --first or --epoch N (exit 2), and makes it with --first', async () => {
+    const refused = await commandAsync('infra/index/cli.ts', ['--index', alias], env());
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(refused.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(refused.stderr).toMatch(/^error: --first or --epoch N: nothing records an earlier incarnation of lock index/);
+    expect(refused.stderr).toMatch(/run again with --first/);
+    expect(refused.stderr).not.toMatch(STACK_LINE);
+    const made = await commandAsync('infra/index/cli.ts', ['--index', alias, '--first'], env());
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stdout).toMatch(new RegExp(`incarnation ${alias}-e001-\\d{8}-[0-9a-f]{8}, epoch 1\\).*: created`));
+    const again = await commandAsync('infra/index/cli.ts', ['--index', alias, '--epoch', '1'], env());
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/: exists\n {2}it existed already: --epoch was not used/);
   });
 });
 

@@ -86,6 +86,16 @@ describe('serverless package', () => {
     expect(template.Resources.AcquireLambdaFunction!.Properties.Timeout).toBeLessThan(30);
   });
 
+  it('never lets a deployed function create the lock index: LOCK_ENSURE_INDEX is false in the default stage and prod', () => {
+    // A deleted lock index re-created by the next cold start would be an incarnation nobody asked for;
+    // it stays missing (StoreRejectedError naming `npm run index:create`) until an operator makes it.
+    for (const stage of ['dev', 'prod']) {
+      const functions = resourcesOf(packaged[stage]!.template, 'AWS::Lambda::Function');
+      expect(functions).toHaveLength(FUNCTIONS.length);
+      for (const [name, resource] of functions) expect(resource.Properties.Environment.Variables.LOCK_ENSURE_INDEX, `${stage} ${name}`).toBe('false');
+    }
+  });
+
   it('routes the HTTP API exactly as the OpenAPI document says, each to its function', () => {
     const { template } = packaged.dev!;
     const routes = resourcesOf(template, 'AWS::ApiGatewayV2::Route').map(([, route]) => {
