@@ -105,8 +105,8 @@ interface Entry {
 }
 
 /**
- * The keys a request takes locally: the engine's own plan (same document ids) and, for a tree lock,
- * its ancestors in the intention mode. A request the table cannot read (no ids, a path that is not
+ * The keys a request takes locally: the engine's own plan (same document ids) and what is above it
+ * (a tree path's ancestors, the namespace's root for document and tree locks) in the intention mode. A request the table cannot read (no ids, a path that is not
  * absolute, an unknown granularity) takes no keys: it goes straight through and the service refuses it.
  */
 export function localKeysOf(request: AcquireBody): LocalKey[] {
@@ -120,7 +120,7 @@ export function localKeysOf(request: AcquireBody): LocalKey[] {
   const target: LockTarget = rules.target(namespace, { ids: request.ids, path: request.path });
   const keys: LocalKey[] = planKeys(target, mode).map((planned) => ({ id: planned.docId, granularity, key: planned.key, mode: planned.mode }));
   for (const above of rules.guards?.(target) ?? [])
-    keys.push({ id: lockDocId(namespace, granularity, above), granularity, key: above, mode: intentionMode(mode) });
+    keys.push({ id: lockDocId(namespace, above.granularity, above.key), granularity: above.granularity, key: above.key, mode: intentionMode(mode) });
   // A repeated id is refused by the service; here it must not make the request wait for itself.
   return [...new Map(keys.map((key) => [key.id, key])).values()];
 }

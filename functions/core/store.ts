@@ -51,8 +51,11 @@ export interface ExpiredPage {
 
 export interface BelowQuery {
   namespace: string;
-  /** A tree path: the search covers the documents whose key starts with `<path>/`. */
-  path: string;
+  /**
+   * A tree path: the search covers the tree documents whose key starts with `<path>/`. Absent: every
+   * document and tree lock of the namespace (what is below its global lock).
+   */
+  path?: string;
   /** The path's own document: returned as the copy that answered sees it (`self`), whatever its holders. */
   selfDocId: string;
   /** Only documents with a holder whose lease ends after this instant. */

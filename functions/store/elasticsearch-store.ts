@@ -5,6 +5,7 @@ import type { LockDocument } from '../core/model.js';
 import type { BelowQuery, BelowResult, ExpiredPage, ListQuery, LockStore, StoredLock, WriteOp, WriteOutcome } from '../core/store.js';
 import { opaqueIdOption } from './correlation.js';
 import { isIndexNotFound, isNoCopyOnNode, missingLockIndex, responseFailure, translateError } from './errors.js';
+import { epochOfIncarnation } from './incarnation.js';
 
 /** Writes are never resent by the client: a resent write is ambiguous, and the engine resolves that by reading back. */
 const writeOptions = () => ({ maxRetries: 0, ...opaqueIdOption() });
@@ -85,7 +86,14 @@ export class ElasticsearchLockStore implements LockStore {
 
   private toStored(doc: estypes.GetGetResult<LockDocument>): StoredLock | null {
     if (!doc.found || !doc._source) return null;
-    return { docId: doc._id, seqNo: doc._seq_no!, primaryTerm: doc._primary_term!, index: doc._index, body: doc._source };
+    return {
+      docId: doc._id,
+      seqNo: doc._seq_no!,
+      primaryTerm: doc._primary_term!,
+      index: doc._index,
+      epoch: epochOfIncarnation(doc._index),
+      body: doc._source,
+    };
   }
 
   /**
@@ -140,7 +148,14 @@ export class ElasticsearchLockStore implements LockStore {
     if (result.status === 404 && result.error?.type === 'document_missing_exception') return null;
     const get = result.get as (estypes.InlineGet<LockDocument> & { _seq_no?: number; _primary_term?: number }) | undefined;
     if (result.status >= 300 || !get?.found || !get._source) return this.itemError('primary read', docId, this.itemResult(result));
-    return { docId, seqNo: get._seq_no ?? result._seq_no!, primaryTerm: get._primary_term ?? result._primary_term!, index: result._index, body: get._source };
+    return {
+      docId,
+      seqNo: get._seq_no ?? result._seq_no!,
+      primaryTerm: get._primary_term ?? result._primary_term!,
+      index: result._index,
+      epoch: epochOfIncarnation(result._index),
+      body: get._source,
+    };
   }
 
   private itemResult(result: estypes.BulkResponseItem): ItemResult {
@@ -214,7 +229,7 @@ export class ElasticsearchLockStore implements LockStore {
           }),
         };
       }
-      return { ok: true, docId: op.docId, seqNo: result.seqNo, primaryTerm: result.primaryTerm, index: result.index };
+      return { ok: true, docId: op.docId, seqNo: result.seqNo, primaryTerm: result.primaryTerm, index: result.index, epoch: epochOfIncarnation(result.index) };
     }
     return { ok: false, docId: op.docId, reason: 'error', error: this.itemError(op.kind, op.docId, result) };
   }
@@ -273,7 +288,7 @@ export class ElasticsearchLockStore implements LockStore {
         const pause = PRIMARY_SETTLE.pauseMs * 2 ** (attempt - 1) * (0.5 + Math.random() / 2);
         if (attempt >= PRIMARY_SETTLE.attempts || Date.now() + pause > giveUpAt) {
           throw new StoreUnavailableError(
-            `The lock index's primary shard did not settle in ${attempt} attempts of the search below ${query.path}: ${(error as Error).message}`,
+            `The lock index's primary shard did not settle in ${attempt} attempts of the search below ${query.path ?? query.namespace}: ${(error as Error).message}`,
             { operation: 'search below', cause: error },
           );
         }
@@ -292,7 +307,9 @@ export class ElasticsearchLockStore implements LockStore {
     const result = await this.searchBelow(query, `_only_nodes:${primary.node}`);
     const after = await this.primaryCopy();
     if (after.allocationId !== primary.allocationId) {
-      throw new PrimaryUnsettledError(`The lock index's primary shard moved during the search below ${query.path}`, { operation: 'search below' });
+      throw new PrimaryUnsettledError(`The lock index's primary shard moved during the search below ${query.path ?? query.namespace}`, {
+        operation: 'search below',
+      });
     }
     return result;
   }
@@ -333,8 +350,10 @@ export class ElasticsearchLockStore implements LockStore {
                 bool: {
                   filter: [
                     { term: { namespace: query.namespace } },
-                    { term: { granularity: 'tree' } },
-                    { prefix: { key: `${query.path}/` } },
+                    // Below a path: the tree documents under it; below the namespace's root: every document and tree lock in it.
+                    ...(query.path === undefined
+                      ? [{ terms: { granularity: ['document', 'tree'] } }]
+                      : [{ term: { granularity: 'tree' } }, { prefix: { key: `${query.path}/` } }]),
                     { range: { maxExpiresAt: { gt: query.liveAfter } } },
                   ],
                 },
@@ -355,16 +374,26 @@ export class ElasticsearchLockStore implements LockStore {
       if (hits.length < BELOW_PAGE_SIZE) return { self, below };
       after = hits.at(-1)!.sort;
     }
-    throw new StoreRejectedError(`More than ${BELOW_PAGES * BELOW_PAGE_SIZE} live locks below ${query.path}: too many for a lock on it to wait for`, {
-      operation: 'search below',
-    });
+    throw new StoreRejectedError(
+      `More than ${BELOW_PAGES * BELOW_PAGE_SIZE} live locks below ${query.path ?? `the root of ${query.namespace}`}: too many for a lock on it to wait for`,
+      {
+        operation: 'search below',
+      },
+    );
   }
 
   private async search(operation: string, request: Omit<estypes.SearchRequest, 'index'>): Promise<Array<{ lock: StoredLock; sort?: estypes.SortResults }>> {
     try {
       const response = await this.client.search<LockDocument>({ index: this.index, seq_no_primary_term: true, ...request }, readOptions());
       return response.hits.hits.map((hit) => ({
-        lock: { docId: hit._id!, seqNo: hit._seq_no!, primaryTerm: hit._primary_term!, index: hit._index, body: hit._source! },
+        lock: {
+          docId: hit._id!,
+          seqNo: hit._seq_no!,
+          primaryTerm: hit._primary_term!,
+          index: hit._index,
+          epoch: epochOfIncarnation(hit._index),
+          body: hit._source!,
+        },
         ...(hit.sort ? { sort: hit.sort } : {}),
       }));
     } catch (error) {

@@ -6,7 +6,6 @@ import { randomBytes } from 'node:crypto';
 import type { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockEngine } from '../../functions/core/engine.js';
-import type { LockStore, StoredLock, WriteOutcome } from '../../functions/core/store.js';
 import { isIncarnationOf } from '../../functions/store/incarnation.js';
 import {
   adoptLockIndex,
@@ -23,35 +22,6 @@ import {
 import { LOCK_INDEX_DEFINITION } from '../../functions/store/lock-index.js';
 import { closeTestClient, testClient } from '../support/engine.js';
 
-/**
- * TODO(core engineer): remove once the epoch is wired in ElasticsearchLockStore by the core engineer
- * (`epoch: epochOfIncarnation(_index)` on every StoredLock and applied WriteOutcome). Until then this
- * wrapper adds it, so that the engine encodes the epoch into the tokens; afterwards it changes nothing.
- */
-class EpochReportingStore implements LockStore {
-  constructor(private readonly inner: LockStore) {}
-  private static lock = (lock: StoredLock | null): StoredLock | null => (lock ? { ...lock, epoch: epochOfIncarnation(lock.index) } : null);
-  private static locks = (found: Map<string, StoredLock | null>): Map<string, StoredLock | null> =>
-    new Map([...found].map(([docId, lock]) => [docId, EpochReportingStore.lock(lock)]));
-  private static outcome = (outcome: WriteOutcome): WriteOutcome => (outcome.ok ? { ...outcome, epoch: epochOfIncarnation(outcome.index) } : outcome);
-  read: LockStore['read'] = async (docIds) => EpochReportingStore.locks(await this.inner.read(docIds));
-  readPrimary: LockStore['readPrimary'] = async (docIds) => EpochReportingStore.locks(await this.inner.readPrimary(docIds));
-  write: LockStore['write'] = async (ops) => (await this.inner.write(ops)).map(EpochReportingStore.outcome);
-  writeThenRead: LockStore['writeThenRead'] = async (ops, docIds) => {
-    const { outcomes, read } = await this.inner.writeThenRead(ops, docIds);
-    return { outcomes: outcomes.map(EpochReportingStore.outcome), read: EpochReportingStore.locks(read) };
-  };
-  findExpired: LockStore['findExpired'] = async (before, size, after) => {
-    const page = await this.inner.findExpired(before, size, after);
-    return { ...page, locks: page.locks.map((lock) => EpochReportingStore.lock(lock)!) };
-  };
-  list: LockStore['list'] = async (query) => (await this.inner.list(query)).map((lock) => EpochReportingStore.lock(lock)!);
-  findLiveBelow: LockStore['findLiveBelow'] = async (query) => {
-    const { self, below } = await this.inner.findLiveBelow(query);
-    return { self: EpochReportingStore.lock(self), below: below.map((lock) => EpochReportingStore.lock(lock)!) };
-  };
-}
-
 let client: Client;
 /** A registry of this file's own: the tests delete it, which must not touch the node's shared one. */
 const registry = `.locks-test-incarnations-${randomBytes(4).toString('hex')}`;
@@ -61,7 +31,7 @@ const newAlias = (label: string): string => {
   aliases.push(alias);
   return alias;
 };
-const engineOn = (alias: string) => new LockEngine(new EpochReportingStore(new ElasticsearchLockStore(client, alias)), { maxClockSkewMs: 50 });
+const engineOn = (alias: string) => new LockEngine(new ElasticsearchLockStore(client, alias), { maxClockSkewMs: 50 });
 const epochOfToken = (token: string): number => Number(BigInt(token) / 10n ** 16n);
 const largest = (tokens: string[]): bigint => tokens.map((token) => BigInt(token)).reduce((a, b) => (a > b ? a : b));
 /** The concrete indices named `name` (or behind it) or `name-*`. */

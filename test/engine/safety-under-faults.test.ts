@@ -163,8 +163,10 @@ describe('the lock index and its incarnations', () => {
     await ensureLockIndex(client, alias);
     const after = engineOn(client, alias, { tokenSigningKey: signingKey });
     const current = await after.acquire(docs('reset', ['x'], 'new-holder'));
-    // Same document, same (seq_no, primary term) in the new incarnation: only the index tells them apart.
-    expect(current.fencingToken).toBe(stale.fencingToken);
+    // Same document, same (seq_no, primary term) in the new incarnation: only the index tells the writes
+    // apart, and the fencing token keeps growing through the epoch the new incarnation got.
+    expect(BigInt(current.fencingToken) % 10n ** 16n).toBe(BigInt(stale.fencingToken) % 10n ** 16n);
+    expect(compareFencingTokens(current.fencingToken, stale.fencingToken)).toBe(1);
     expect((await after.release({ leaseToken: stale.leaseToken })).outcome).toBe('not_held');
     await expect(after.acquire(docs('reset', ['x'], 'third'))).rejects.toBeInstanceOf(LockHeldError);
     expect((await after.release({ leaseToken: current.leaseToken })).outcome).toBe('released');

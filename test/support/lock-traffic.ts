@@ -62,7 +62,10 @@ export class CountingEngine extends LockEngine {
   }
 
   override async acquire(request: unknown): Promise<Awaited<ReturnType<LockEngine['acquire']>>> {
-    const keys = localKeysOf(request as AcquireBody).map((key) => key.id);
+    // Per key it takes itself: intentions on what is above (a shared directory, the namespace's root) are shared by design.
+    const keys = localKeysOf(request as AcquireBody)
+      .filter((key) => key.mode === 'X' || key.mode === 'S')
+      .map((key) => key.id);
     this.waits.push((request as AcquireBody).waitMs);
     this.counts.acquires++;
     this.inFlight++;

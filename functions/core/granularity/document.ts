@@ -1,6 +1,10 @@
-/** Document locks: one or many ids of a namespace, taken all or nothing. */
+/**
+ * Document locks: one or many ids of a namespace, taken all or nothing. Each is an intention on the
+ * namespace's root (its global lock), read after the ids are written, never written (scope.ts).
+ */
 import { targetMode } from '../compatibility.js';
 import type { GranularityRules } from './rules.js';
+import { confirmScope, ROOT, scopeHold } from './scope.js';
 import { checkText, issue, LOG_KEY_CHARS, toNfc } from './text.js';
 
 export const documentRules: GranularityRules<'document'> = {
@@ -20,6 +24,8 @@ export const documentRules: GranularityRules<'document'> = {
   },
   target: (namespace, input) => ({ namespace, granularity: 'document', ids: (input.ids ?? []).map(toNfc) }),
   plan: (target, mode) => target.ids.map((id) => ({ key: id, mode: targetMode(mode) })),
+  guards: () => [ROOT],
+  confirm: (context, held) => confirmScope(context, scopeHold(context, held, documentRules.describe(held.target), [ROOT])),
   toFields: (target) => ({ ids: target.ids }),
   identity: (target) => JSON.stringify([...target.ids].sort()),
   describe: (target) => `${target.namespace} ids ${target.ids.length === 1 ? target.ids[0] : `[${target.ids.length}]`}`,

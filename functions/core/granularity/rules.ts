@@ -8,6 +8,7 @@ import type { Granularity, HolderMode, LockTarget, RequestedMode } from '../mode
 import type { EngineContext } from '../operations/context.js';
 import type { LockSettings } from '../settings.js';
 import type { StoredLock } from '../store.js';
+import type { Above } from './scope.js';
 
 export type TargetOf<G extends Granularity> = Extract<LockTarget, { granularity: G }>;
 
@@ -47,13 +48,14 @@ export interface GranularityRules<G extends Granularity> {
   /** The lock documents the target takes, by key, and the mode each gets. */
   plan(target: TargetOf<G>, mode: RequestedMode): Array<{ key: string; mode: HolderMode }>;
   /**
-   * Keys outside the plan whose holders can block the target (tree: its ancestors): read from the
-   * primary in the same request as the plan's writes, and shown by inspect.
+   * Documents outside the plan whose holders can block the target (the namespace's root for document
+   * and tree locks, and a tree path's ancestors): read from the primary in the same request as the
+   * plan's writes, and shown by inspect.
    */
-  guards?(target: TargetOf<G>): string[];
+  guards?(target: TargetOf<G>): Above[];
   /**
    * Runs once every planned key holds the lease, before the grant: checks what the plan does not
-   * write (tree: ancestors and locks below). Returns the planned documents as they then stand
+   * write (what is above it, and locks below it). Returns the planned documents as they then stand
    * (re-written when the grant needs a newer fencing token); throws LockHeldError on a conflict.
    */
   confirm?(context: EngineContext, held: HeldTarget<G>): Promise<StoredLock[]>;

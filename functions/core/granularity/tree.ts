@@ -1,14 +1,17 @@
 /**
  * Tree locks over slash-separated paths: the requested mode on the path covers everything below it.
- * A lock writes only its own path's document; it meets locks above and below it by reading after
- * that write (tree-scope.ts, docs/tree-locks.md), so writers that share a directory never contend.
+ * A lock writes only its own path's document; it meets locks above it (its ancestors, and the
+ * namespace's global lock at the root) and below it by reading after that write (scope.ts,
+ * docs/tree-locks.md), so writers that share a directory never contend.
  */
 import { targetMode } from '../compatibility.js';
 import type { GranularityRules } from './rules.js';
+import { type Above, ancestorsOf, confirmScope, ROOT, scopeHold } from './scope.js';
 import { checkText, issue, LOG_KEY_CHARS, toNfc, utf8Bytes } from './text.js';
-import { ancestorsOf, confirmTreeScope } from './tree-scope.js';
 
-export { ancestorsOf } from './tree-scope.js';
+export { ancestorsOf } from './scope.js';
+
+const above = (path: string): Above[] => [...ancestorsOf(path).map((key) => ({ granularity: 'tree' as const, key })), ROOT];
 
 export const treeRules: GranularityRules<'tree'> = {
   name: 'tree',
@@ -19,7 +22,8 @@ export const treeRules: GranularityRules<'tree'> = {
     if (path === undefined) return issue(ctx, ['path'], 'required', 'is required for the tree granularity');
     const at = ['path'];
     if (!path.startsWith('/')) return issue(ctx, at, 'absolute_path', 'must be an absolute path starting with "/"');
-    if (path === '/') return issue(ctx, at, 'not_root', 'the root "/" cannot be locked on its own; use the global granularity');
+    if (path === '/')
+      return issue(ctx, at, 'not_root', 'the root "/" is the namespace itself: lock it with the global granularity, which covers every path and id in it');
     if (path.endsWith('/')) return issue(ctx, at, 'no_trailing_slash', 'must not end with "/"');
     if (utf8Bytes(path) > limits.pathBytes) return issue(ctx, at, 'too_long', `must be at most ${limits.pathBytes} bytes of UTF-8`);
     const segments = path.slice(1).split('/');
@@ -34,23 +38,9 @@ export const treeRules: GranularityRules<'tree'> = {
   },
   target: (namespace, input) => ({ namespace, granularity: 'tree', path: toNfc(input.path ?? '') }),
   plan: (target, mode) => [{ key: target.path, mode: targetMode(mode) }],
-  guards: (target) => ancestorsOf(target.path),
-  async confirm(context, held) {
-    const { settings } = context;
-    const lock = await confirmTreeScope(context, {
-      namespace: held.target.namespace,
-      path: held.target.path,
-      mode: held.mode,
-      ttlMs: held.ttlMs,
-      leaseId: held.leaseId,
-      lock: held.locks[0]!,
-      ...(held.guardsRead ? { ancestorsRead: held.guardsRead } : {}),
-      // Locks below that saw us back off within a round trip or two: worth a short wait even when the caller wants none.
-      waitBelowUntil: Math.max(held.deadline, settings.now() + settings.retry.maxDelayMs / 4),
-      ...(held.deadline <= settings.now() ? { graceOnlyMs: settings.retry.maxDelayMs / 4 } : {}),
-    });
-    return [lock];
-  },
+  guards: (target) => above(target.path),
+  confirm: (context, held) =>
+    confirmScope(context, scopeHold(context, held, `${held.target.namespace} ${held.target.path}`, above(held.target.path), { path: held.target.path })),
   toFields: (target) => ({ path: target.path }),
   identity: (target) => target.path,
   describe: (target) => `${target.namespace} ${target.path}`,

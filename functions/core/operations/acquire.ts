@@ -78,7 +78,7 @@ async function attemptOnce(context: EngineContext, request: AcquireRequest, keys
   let unresolved = false;
   // Read along with our writes (tree: the ancestors), valid while it came after our last write.
   const rules = rulesFor(request.target.granularity);
-  const guards = rules.guards?.(request.target as never).map((key) => lockDocId(request.target.namespace, request.target.granularity, key)) ?? [];
+  const guards = rules.guards?.(request.target as never).map(({ granularity, key }) => lockDocId(request.target.namespace, granularity, key)) ?? [];
   let guardsRead: Map<string, StoredLock | null> | undefined;
   try {
     let known = allExclusive(keys) ? new Map<string, StoredLock | null>() : await store.read(keys.map((key) => key.docId));

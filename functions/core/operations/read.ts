@@ -11,10 +11,10 @@ function toState(lock: StoredLock, now: number, skewMs: number): LockState {
   return { key: lock.body.key, granularity: lock.body.granularity, namespace: lock.body.namespace, holders: holderViews(lock, now, skewMs) };
 }
 
-/** Who holds each key of a target, and each key above it that can block it (tree ancestors), now. Keys nobody holds are left out. A plain read: during a partition it may lag. */
+/** Who holds each key of a target, and each key above it that can block it (tree ancestors, the namespace's global lock), now. Keys nobody holds are left out. A plain read: during a partition it may lag. */
 export async function inspect(context: EngineContext, target: LockTarget, mode: RequestedMode): Promise<LockState[]> {
   const guards = rulesFor(target.granularity).guards?.(target as never) ?? [];
-  const docIds = [...guards.map((key) => lockDocId(target.namespace, target.granularity, key)), ...planKeys(target, mode).map((key) => key.docId)];
+  const docIds = [...guards.map(({ granularity, key }) => lockDocId(target.namespace, granularity, key)), ...planKeys(target, mode).map((key) => key.docId)];
   const found = await context.store.read(docIds);
   const now = context.settings.now();
   return docIds.flatMap((docId) => {

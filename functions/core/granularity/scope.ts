@@ -1,38 +1,61 @@
 /**
- * What a tree lock checks beyond its own document (docs/tree-locks.md). A lock writes only the
- * document of its own path. Once that write is acknowledged, it reads its ancestors from the primary
- * (a lock up there in an incompatible mode blocks it) and, if its path has ever had locks below it,
- * searches for live ones below and waits for incompatible ones to end. Both sides write first and
- * read after, so of a lock on `/a` and one on `/a/b/c` at least one sees the other. Writers that only
- * share ancestors never write the same document: a hot directory costs them nothing.
+ * What a lock checks beyond its own documents (docs/tree-locks.md). The granularities nest: a
+ * namespace's global lock is the root above its document ids and its tree paths, and a tree path is
+ * below its ancestors. A lock writes only its own documents. Once that write is acknowledged, it
+ * reads the documents above it from the primary (a lock up there in an incompatible mode blocks it)
+ * and, if its document has ever had locks below it, searches for live ones below and waits for
+ * incompatible ones to end. Both sides write first and read after, so of a lock above and one below
+ * at least one sees the other. Writers that only share what is above them never write the same
+ * document: a hot directory, or a namespace's root under its document locks, costs them nothing.
  */
 import { compatible, intentionMode, targetMode } from '../compatibility.js';
 import { LockContentionError, LockHeldError, StoreUnavailableError } from '../errors.js';
 import { compareFencingTokens, tokenAt, type WritePosition } from '../fencing.js';
 import { lockDocId } from '../keys.js';
 import { fenceOf, isLive, lockDocument, replaceOp, settleFences, writtenLock } from '../lock-document.js';
-import type { ConflictingKey, HolderMode, PlannedKey, RequestedMode, StoredHolder } from '../model.js';
+import type { ConflictingKey, Granularity, HolderMode, PlannedKey, RequestedMode, StoredHolder } from '../model.js';
 import type { EngineContext } from '../operations/context.js';
 import type { StoredLock, WriteOp } from '../store.js';
 import { contentionPause, writeUntilSettled } from '../write-loop.js';
+import type { HeldTarget } from './rules.js';
 
-/** `/a/b/c` → `/a`, `/a/b` (the root is not a lock: use the global granularity). */
+/** `/a/b/c` → `/a`, `/a/b` (the root above them is the namespace's global lock). */
 export function ancestorsOf(path: string): string[] {
   const segments = path.slice(1).split('/');
   return segments.slice(0, -1).map((_, index) => `/${segments.slice(0, index + 1).join('/')}`);
 }
+
+/** The key of a namespace's one global lock document: the root above everything in the namespace. */
+export const GLOBAL_KEY = '*';
+
+/** A document above a target, by granularity and key. */
+export interface Above {
+  granularity: Granularity;
+  key: string;
+}
+
+/** The namespace's root: its global lock's document. */
+export const ROOT: Above = { granularity: 'global', key: GLOBAL_KEY };
 
 /** How a holder of a path looks from an ancestor: a lock below `/a` is an intention on `/a`. */
 const asSeenFromAbove = (mode: HolderMode): HolderMode => (mode === 'X' || mode === 'IX' ? 'IX' : 'IS');
 
 export interface ScopeHold {
   namespace: string;
-  path: string;
+  /** What is locked, for messages. */
+  label: string;
   mode: RequestedMode;
   ttlMs: number;
   leaseId: string;
-  /** The path's own document, holding our lease, as our last write (or read) left it. */
-  lock: StoredLock;
+  /** The target's own documents, each holding our lease, as our last write (or read) left them. */
+  locks: StoredLock[];
+  /** The documents above the target (tree ancestors, then the root), each taken in our intention mode. */
+  above: Above[];
+  /**
+   * Where locks below the target live, when it can have any: under a tree path, or (no path) anywhere
+   * in the namespace, for its global lock. Searched only once the target's document is marked `lockedBelow`.
+   */
+  below?: { path?: string };
   /** Until when locks below may be waited for (the acquire's `waitMs`, or a short grace for ones about to back off). */
   waitBelowUntil: number;
   /**
@@ -41,52 +64,84 @@ export interface ScopeHold {
    * rather than keep every lock below out while we wait for nothing.
    */
   graceOnlyMs?: number;
-  /** The ancestors as the primary had them right after `lock` was written (same request): saves the first read. */
-  ancestorsRead?: Map<string, StoredLock | null>;
+  /** The documents above as the primary had them right after `locks` were written (same request): saves the first read. */
+  aboveRead?: Map<string, StoredLock | null>;
+}
+
+/** The hold a granularity's check starts from: what the acquire holds, what is above it, and where locks below it live. */
+export function scopeHold<G extends Granularity>(
+  context: EngineContext,
+  held: HeldTarget<G>,
+  label: string,
+  above: Above[],
+  below?: { path?: string },
+): ScopeHold {
+  const { settings } = context;
+  // Locks below that saw us back off within a round trip or two: worth a short wait even when the caller wants none.
+  const grace = settings.retry.maxDelayMs / 4;
+  return {
+    namespace: held.target.namespace,
+    label,
+    mode: held.mode,
+    ttlMs: held.ttlMs,
+    leaseId: held.leaseId,
+    locks: held.locks,
+    above,
+    ...(below ? { below } : {}),
+    ...(held.guardsRead ? { aboveRead: held.guardsRead } : {}),
+    waitBelowUntil: Math.max(held.deadline, settings.now() + grace),
+    ...(held.deadline <= settings.now() ? { graceOnlyMs: grace } : {}),
+  };
 }
 
 /** A search that does not show our own acknowledged write came from a copy that lags: ask again, a few times. */
 const SEARCH_ATTEMPTS = 5;
 
 /**
- * Returns our document as it stands when the lock may be granted. The grant's fencing token is our
- * last insertion, and after it a read of every ancestor from the primary showed neither a blocking
- * holder nor a version newer than that token; when an ancestor is newer we insert ourselves again
- * and read again. So any conflicting lock that ended before ours has a smaller token: one above us
- * wrote its ancestor version before our read, one below us read its ancestors before our first write.
+ * Returns our documents as they stand when the lock may be granted. Each one's fencing token is our
+ * last insertion there, and after it a read of everything above from the primary showed neither a
+ * blocking holder nor a version newer than that token; when something above is newer we insert
+ * ourselves again and read again. So any conflicting lock that ended before ours has a smaller token:
+ * one above us wrote its version before our read, one below us read what is above it before our first write.
  */
-export async function confirmTreeScope(context: EngineContext, hold: ScopeHold): Promise<StoredLock> {
+export async function confirmScope(context: EngineContext, hold: ScopeHold): Promise<StoredLock[]> {
   const { settings } = context;
   const giveUpAt = Math.max(settings.now() + settings.contentionBudgetMs, hold.waitBelowUntil);
-  let lock = hold.lock;
-  let ancestorsRead = hold.ancestorsRead;
+  let locks = hold.locks;
+  let aboveRead = hold.aboveRead;
   for (let attempt = 0; ; attempt++) {
     if (attempt > 0 && settings.now() > giveUpAt) {
-      throw new StoreUnavailableError(`The acquire of ${hold.path} kept stalling past its own lease while checking around it. Retry.`, {
+      throw new StoreUnavailableError(`The acquire of ${hold.label} kept stalling past its own lease while checking around it. Retry.`, {
         operation: 'acquire',
       });
     }
-    if (attempt > 0) lock = await rewriteOurHolder(context, hold, lock, 'reissue');
+    if (attempt > 0) locks = await rewriteAll(context, hold, locks, 'reissue');
     for (let round = 0; ; round++) {
-      const newestAbove = await checkAncestors(context, hold, ancestorsRead);
-      ancestorsRead = undefined;
-      if (newestAbove === undefined || compareFencingTokens(fenceOf(ourHolder(lock, hold.leaseId), lock), newestAbove) > 0) break;
-      if (round > 0 && settings.now() > giveUpAt) throw new LockContentionError(undefined, { keys: ancestorsOf(hold.path), rounds: round });
-      lock = await rewriteOurHolder(context, hold, lock, 'reissue');
+      const newestAbove = await checkAbove(context, hold, aboveRead);
+      aboveRead = undefined;
+      const older = (lock: StoredLock): boolean =>
+        newestAbove !== undefined && compareFencingTokens(fenceOf(ourHolder(lock, hold.leaseId), lock), newestAbove) <= 0;
+      if (!locks.some(older)) break;
+      if (round > 0 && settings.now() > giveUpAt) throw new LockContentionError(undefined, { keys: hold.above.map((entry) => entry.key), rounds: round });
+      locks = await Promise.all(locks.map((lock) => (older(lock) ? rewriteOurHolder(context, hold, lock, 'reissue') : lock)));
     }
     // Waiting ends with our own lease at the latest: we then insert ourselves again and look again.
-    if (lock.body.lockedBelow === true && (await waitForLocksBelow(context, { ...hold, lock })) === 'lapsed') continue;
-    // The checks count only if our holder was live throughout: only our own writes change its expiry,
-    // so it was, from its insertion until now, if now is still before that expiry.
-    const expiresAt = ourHolder(lock, hold.leaseId).expiresAt;
+    const [own] = locks;
+    if (hold.below && own?.body.lockedBelow === true && (await waitForLocksBelow(context, hold, own, hold.below)) === 'lapsed') continue;
+    // The checks count only if our holders were live throughout: only our own writes change their
+    // expiry, so they were, from their insertion until now, if now is still before the earliest expiry.
+    const expiresAt = Math.min(...locks.map((lock) => ourHolder(lock, hold.leaseId).expiresAt));
     if (settings.now() >= expiresAt) continue;
-    if (expiresAt - settings.now() >= hold.ttlMs / 2) return lock;
+    if (expiresAt - settings.now() >= hold.ttlMs / 2) return locks;
     // A long wait for the locks below used up much of the lease: a grant starts with at least half a
-    // TTL. The extension keeps the token only if it landed before the lease ran out.
-    lock = await rewriteOurHolder(context, hold, lock, 'extend');
-    if (settings.now() < expiresAt) return lock;
+    // TTL. The extension keeps the tokens only if it landed before the lease ran out.
+    locks = await rewriteAll(context, hold, locks, 'extend');
+    if (settings.now() < expiresAt) return locks;
   }
 }
+
+const rewriteAll = (context: EngineContext, hold: ScopeHold, locks: StoredLock[], change: 'reissue' | 'extend'): Promise<StoredLock[]> =>
+  Promise.all(locks.map((lock) => rewriteOurHolder(context, hold, lock, change)));
 
 function ourHolder(lock: StoredLock, leaseId: string): StoredHolder {
   const mine = lock.body.holders.find((holder) => holder.lease === leaseId);
@@ -96,13 +151,14 @@ function ourHolder(lock: StoredLock, leaseId: string): StoredHolder {
 
 function conflictOf(
   key: string,
+  granularity: Granularity,
   requestedMode: HolderMode,
   holders: StoredHolder[],
   now: number,
   skewMs: number,
 ): { conflict: ConflictingKey; clearsAt: number } {
   return {
-    conflict: { key, granularity: 'tree', requestedMode, holders: holders.map(({ owner, mode, expiresAt }) => ({ owner, mode, expiresAt })) },
+    conflict: { key, granularity, requestedMode, holders: holders.map(({ owner, mode, expiresAt }) => ({ owner, mode, expiresAt })) },
     clearsAt: Math.max(now, ...holders.map((holder) => holder.expiresAt + skewMs)),
   };
 }
@@ -117,21 +173,20 @@ function heldError(context: EngineContext, found: Array<{ conflict: ConflictingK
 }
 
 /**
- * Reads every ancestor from the primary after our write: a live holder there whose mode does not
- * admit our intention blocks us. An ancestor not yet marked `lockedBelow` gets the mark (a
- * conditional write, once per directory), so that a later lock on it searches below. Returns the
- * newest version seen among the ancestors, as a fencing token.
+ * Reads everything above from the primary after our write: a live holder there whose mode does not
+ * admit our intention blocks us. A document above not yet marked `lockedBelow` gets the mark (a
+ * conditional write, once per directory and per namespace root), so that a later lock on it searches
+ * below. Returns the newest version seen above, as a fencing token.
  */
-async function checkAncestors(context: EngineContext, hold: ScopeHold, readAlong?: Map<string, StoredLock | null>): Promise<string | undefined> {
+async function checkAbove(context: EngineContext, hold: ScopeHold, readAlong?: Map<string, StoredLock | null>): Promise<string | undefined> {
   const { store, settings } = context;
-  const paths = ancestorsOf(hold.path);
-  if (paths.length === 0) return undefined;
+  if (hold.above.length === 0) return undefined;
   const intention = intentionMode(hold.mode);
-  const keys: PlannedKey[] = paths.map((path) => ({
-    docId: lockDocId(hold.namespace, 'tree', path),
+  const keys: PlannedKey[] = hold.above.map(({ granularity, key }) => ({
+    docId: lockDocId(hold.namespace, granularity, key),
     namespace: hold.namespace,
-    granularity: 'tree',
-    key: path,
+    granularity,
+    key,
     mode: intention,
   }));
   let known = readAlong && keys.every((key) => readAlong.has(key.docId)) ? readAlong : await store.readPrimary(keys.map((key) => key.docId));
@@ -150,7 +205,7 @@ async function checkAncestors(context: EngineContext, hold: ScopeHold, readAlong
           lock?.body.holders.filter(
             (holder) => holder.lease !== hold.leaseId && isLive(holder, now, settings.maxClockSkewMs) && !compatible(intention, holder.mode),
           ) ?? [];
-        if (blocking.length > 0) blocked.push(conflictOf(key.key, intention, blocking, now, settings.maxClockSkewMs));
+        if (blocking.length > 0) blocked.push(conflictOf(key.key, key.granularity, intention, blocking, now, settings.maxClockSkewMs));
         else if (lock?.body.lockedBelow) observe(lock);
         else
           writes.push({
@@ -184,23 +239,30 @@ async function checkAncestors(context: EngineContext, hold: ScopeHold, readAlong
  * every lock below that could be granted without seeing us, and we wait (re-reading only those, from
  * the primary) until none of them blocks.
  */
-async function waitForLocksBelow(context: EngineContext, hold: ScopeHold): Promise<'drained' | 'lapsed'> {
+async function waitForLocksBelow(context: EngineContext, hold: ScopeHold, own: StoredLock, where: { path?: string }): Promise<'drained' | 'lapsed'> {
   const { store, settings } = context;
-  const own = targetMode(hold.mode);
+  const mode = targetMode(hold.mode);
   const skew = settings.maxClockSkewMs;
   const blockingIn = (lock: StoredLock | null | undefined, now: number): StoredHolder[] =>
-    lock?.body.holders.filter((holder) => isLive(holder, now, skew) && !compatible(own, asSeenFromAbove(holder.mode))) ?? [];
+    lock?.body.holders.filter((holder) => isLive(holder, now, skew) && !compatible(mode, asSeenFromAbove(holder.mode))) ?? [];
+  const conflictsOf = (locks: StoredLock[], now: number) =>
+    locks.map((lock) => conflictOf(lock.body.key, lock.body.granularity, mode, blockingIn(lock, now), now, skew));
 
   let below: StoredLock[] | undefined;
   for (let attempt = 0; attempt < SEARCH_ATTEMPTS && below === undefined; attempt++) {
-    const found = await store.findLiveBelow({ namespace: hold.namespace, path: hold.path, selfDocId: hold.lock.docId, liveAfter: settings.now() - skew });
+    const found = await store.findLiveBelow({
+      namespace: hold.namespace,
+      ...(where.path !== undefined ? { path: where.path } : {}),
+      selfDocId: own.docId,
+      liveAfter: settings.now() - skew,
+    });
     // Only a copy that shows our own write (or a later one) has everything acknowledged before it.
     const current = found.self?.body.holders.some((holder) => holder.lease === hold.leaseId) === true;
     if (current) below = found.below;
     else await contentionPause(settings, attempt);
   }
   if (below === undefined) {
-    throw new StoreUnavailableError(`The search for locks below ${hold.path} kept answering from a copy that had not seen this acquire's write`, {
+    throw new StoreUnavailableError(`The search for locks below ${hold.label} kept answering from a copy that had not seen this acquire's write`, {
       operation: 'acquire',
     });
   }
@@ -209,24 +271,13 @@ async function waitForLocksBelow(context: EngineContext, hold: ScopeHold): Promi
   if (hold.graceOnlyMs !== undefined) {
     const now = settings.now();
     const established = blocking.filter((lock) => blockingIn(lock, now).some((holder) => holder.grantedAt < now - hold.graceOnlyMs!));
-    if (established.length > 0)
-      throw heldError(
-        context,
-        established.map((lock) => conflictOf(lock.body.key, own, blockingIn(lock, now), now, skew)),
-        now,
-      );
+    if (established.length > 0) throw heldError(context, conflictsOf(established, now), now);
   }
-  const ourExpiry = ourHolder(hold.lock, hold.leaseId).expiresAt;
+  const ourExpiry = ourHolder(own, hold.leaseId).expiresAt;
   for (let round = 0; ; round++) {
     const now = settings.now();
     if (now >= ourExpiry && now <= hold.waitBelowUntil) return 'lapsed';
-    if (now > hold.waitBelowUntil) {
-      throw heldError(
-        context,
-        blocking.map((lock) => conflictOf(lock.body.key, own, blockingIn(lock, now), now, skew)),
-        now,
-      );
-    }
+    if (now > hold.waitBelowUntil) throw heldError(context, conflictsOf(blocking, now), now);
     await contentionPause(settings, Math.min(round + 1, 6));
     const fresh = await store.readPrimary(blocking.map((lock) => lock.docId));
     const at = settings.now();
@@ -263,7 +314,7 @@ async function rewriteOurHolder(context: EngineContext, hold: ScopeHold, known: 
     },
     reread: async (changed) => {
       const read = (await store.readPrimary(changed)).get(current.docId);
-      if (!read) throw new StoreUnavailableError(`${hold.path} was deleted while the acquire was taking it`, { operation: 'acquire' });
+      if (!read) throw new StoreUnavailableError(`${hold.label} was deleted while the acquire was taking it`, { operation: 'acquire' });
       current = read;
       ourHolder(current, hold.leaseId);
       return changed;
@@ -272,13 +323,13 @@ async function rewriteOurHolder(context: EngineContext, hold: ScopeHold, known: 
     // shows as our holder inserted by the latest write (the caller compares again), an extension as its expiry.
     resolveLost: async (notApplied) => {
       const read = (await store.readPrimary(notApplied)).get(current.docId);
-      if (!read) throw new StoreUnavailableError(`${hold.path} was deleted while the acquire was taking it`, { operation: 'acquire' });
+      if (!read) throw new StoreUnavailableError(`${hold.label} was deleted while the acquire was taking it`, { operation: 'acquire' });
       current = read;
       const mine = ourHolder(current, hold.leaseId);
       done = change === 'reissue' ? mine.fence === null && current.seqNo !== known.seqNo : mine.expiresAt - settings.now() >= hold.ttlMs / 2;
       return done ? [] : notApplied;
     },
-    keysOf: () => [hold.path],
+    keysOf: () => [known.body.key],
   });
   return current;
 }
