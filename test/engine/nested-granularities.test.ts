@@ -60,7 +60,11 @@ describe('the global lock is the root above ids and paths', () => {
     // Ids were locked before, so the root is marked and the global lock looks below.
     await engine.release({ leaseToken: (await engine.acquire(lock(namespace, { granularity: 'document', ids: ['o-0'] }, 'exclusive', 'w'))).leaseToken });
     const global = await engine.acquire(lock(namespace, GLOBAL, 'exclusive', 'migrator', { ttlMs: 10_000 }));
-    for (const fields of [{ granularity: 'document', ids: ['o-1'] } as const, { granularity: 'tree', path: '/x' } as const]) {
+    const below: Fields[] = [
+      { granularity: 'document', ids: ['o-1'] },
+      { granularity: 'tree', path: '/x' },
+    ];
+    for (const fields of below) {
       for (const mode of ['exclusive', 'shared'] as const) {
         const error = await refusal(engine.acquire(lock(namespace, fields, mode, 'writer')));
         expect(error.conflicts).toMatchObject([{ key: '*', granularity: 'global', holders: [{ owner: 'migrator', mode: 'X' }] }]);
