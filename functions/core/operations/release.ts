@@ -34,8 +34,9 @@ export async function release(context: EngineContext, token: OwnedToken): Promis
   if (remaining.length > 0) {
     const { owned, missingKeys } = await readOwned(context, token, remaining);
     const afterRead = context.settings.now();
-    expired ||= owned.some((lock) => lock.body.holders.some((holder) => holder.lease === token.leaseId && holder.expiresAt <= afterRead));
     const result = await removeLease(context, owned, token.leaseId);
+    // Judged on the holders the conditional deletes removed (the primary's versions), not on the read, which a lagging copy may have answered.
+    expired ||= result.removed.some((holder) => holder.expiresAt <= afterRead);
     missing = [...missingKeys, ...result.missing];
   }
   return {
