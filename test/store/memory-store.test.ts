@@ -77,7 +77,47 @@ describe('the in-memory store with a lagging copy', () => {
     await expect(store.readFromCopy([id])).rejects.toThrow(/does not exist/);
   });
 
-  it('shows, over random writes, cut-offs and catch-ups, only states the primary had, at a point that never moves back', async () => {
+  it('trails the primary by a set number of writes when asked to, showing the state just before the latest ones', async () => {
+    const store = new MemoryLockStore();
+    const id = docId('/e');
+    store.lagBehind(2);
+    let version: { seqNo: number; primaryTerm: number } | undefined;
+    for (const lease of ['l0', 'l1', 'l2', 'l3']) {
+      const body = treeBody('/e', 10, lease);
+      const op: WriteOp = version
+        ? { kind: 'replace', docId: id, body, ifSeqNo: version.seqNo, ifPrimaryTerm: version.primaryTerm }
+        : { kind: 'create', docId: id, body };
+      version = (await store.write([op]))[0] as { seqNo: number; primaryTerm: number };
+    }
+    expect(store.copyLag).toBe(2);
+    expect((await store.readFromCopy([id])).get(id)?.body.holders[0]?.lease).toBe('l1');
+    store.lagBehind();
+    await store.write([{ kind: 'delete', docId: id, ifSeqNo: version!.seqNo, ifPrimaryTerm: version!.primaryTerm }]);
+    expect(store.copyLag).toBe(3);
+    expect((await store.readFromCopy([id])).get(id)?.body.holders[0]?.lease).toBe('l1');
+    store.lagBehind(0);
+    expect(store.copyLag).toBe(0);
+    expect((await store.readFromCopy([id])).get(id)).toBeNull();
+  });
+
+  it('trails document by document: each document shows a state it had a few of its own writes ago', async () => {
+    const store = new MemoryLockStore();
+    const [x, y] = [docId('/x'), docId('/y')];
+    store.lagBehind(1);
+    await store.write([{ kind: 'create', docId: x, body: treeBody('/x', 10, 'x1') }]);
+    let version = (await store.write([{ kind: 'create', docId: y, body: treeBody('/y', 10, 'y1') }]))[0] as { seqNo: number; primaryTerm: number };
+    for (const lease of ['y2', 'y3']) {
+      const op: WriteOp = { kind: 'replace', docId: y, body: treeBody('/y', 10, lease), ifSeqNo: version.seqNo, ifPrimaryTerm: version.primaryTerm };
+      version = (await store.write([op]))[0] as { seqNo: number; primaryTerm: number };
+    }
+    // /x's one write is still missed, while /y's are applied up to the one before its last, out of the primary's order.
+    const fromCopy = await store.readFromCopy([x, y]);
+    expect(fromCopy.get(x)).toBeNull();
+    expect(fromCopy.get(y)?.body.holders[0]?.lease).toBe('y2');
+    expect(store.copyLag).toBe(2);
+  });
+
+  it('shows, over random writes, cut-offs, trailing and catch-ups, only states the primary had, each document never going back', async () => {
     for (let seed = 1; seed <= 25; seed++) {
       const random = seededRandom(seed);
       const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
@@ -86,8 +126,18 @@ describe('the in-memory store with a lagging copy', () => {
       const ids = keys.map(docId);
       // history[n]: every document as the primary had it after its first n writes.
       const history: Array<Map<string, string | null>> = [new Map(ids.map((id) => [id, null]))];
-      let copyAt = 0;
+      // Per document, the point of the history its state in the copy was last found at.
+      const shownAt = new Map(ids.map((id) => [id, 0]));
+      // While the copy has only been cut off (never trailed) since it last followed the primary, it shows one point for all documents.
+      let trailed = false;
       let expiry = 0;
+      /** The copy's state of a document must be one it had at or after where it was last found: returns that point. */
+      const pointOf = (id: string, state: string | null, where: string): number => {
+        const at = history.findIndex((entry, index) => index >= shownAt.get(id)! && entry.get(id) === state);
+        expect(at, `${where}: ${id} shows ${state}, which it never had since point ${shownAt.get(id)}`).toBeGreaterThanOrEqual(0);
+        shownAt.set(id, at);
+        return at;
+      };
       for (let step = 0; step < 300; step++) {
         const roll = random();
         if (roll < 0.5) {
@@ -104,22 +154,26 @@ describe('the in-memory store with a lagging copy', () => {
           expect(outcome?.ok).toBe(true);
           history.push(new Map(ids.map((other) => [other, seen(store.snapshot().find((lock) => lock.docId === other))])));
         } else if (roll < 0.56) {
-          store.lagBehind();
+          const trailing = random() < 0.5 ? undefined : Math.floor(random() * 4);
+          trailed ||= trailing !== undefined;
+          store.lagBehind(trailing);
         } else if (roll < 0.62) {
           store.catchUp(random() < 0.5 ? 1 + Math.floor(random() * 4) : undefined);
+          // Caught up in full, the copy follows the primary again.
+          if (store.copyLag === 0) trailed = false;
         } else if (roll < 0.64) {
           store.promotePrimary();
         } else {
           const latest = history.length - 1;
-          const position = latest - store.copyLag;
-          expect(position).toBeGreaterThanOrEqual(copyAt);
-          copyAt = position;
+          const where = `seed ${seed} step ${step}`;
           const fromCopy = await store.readFromCopy(ids);
-          for (const id of ids) expect(seen(fromCopy.get(id)), `seed ${seed} step ${step} ${id}`).toBe(history[position]!.get(id));
+          const points = ids.map((id) => pointOf(id, seen(fromCopy.get(id)), where));
+          if (!trailed) for (const id of ids) expect(seen(fromCopy.get(id)), `${where} ${id}`).toBe(history[latest - store.copyLag]!.get(id));
+          expect(Math.max(...points)).toBeLessThanOrEqual(latest);
           const path = pick(keys);
           const search = await store.findLiveBelowOnCopy({ namespace: NAMESPACE, path, selfDocId: docId(path), liveAfter: expiry - 20 });
-          expect(seen(search.self)).toBe(history[position]!.get(docId(path)));
-          for (const lock of search.below) expect(seen(lock)).toBe(history[position]!.get(lock.docId));
+          expect(seen(search.self)).toBe(seen(fromCopy.get(docId(path))));
+          for (const lock of search.below) expect(seen(lock)).toBe(seen(fromCopy.get(lock.docId)));
           const primary = await store.read(ids);
           for (const id of ids) expect(seen(primary.get(id))).toBe(history[latest]!.get(id));
         }
@@ -135,7 +189,7 @@ describe('the in-memory store with a lagging copy', () => {
       lostAnswers: 0,
       unavailable: 0,
       staleReads: 1,
-      onStaleRead: (copy, primary) => staleSeen.push(`${seen(copy.get(id))} / ${seen(primary.get(id))}`),
+      onStaleAnswer: (answer) => staleSeen.push(`${answer.kind}: ${seen(answer.seen.get(id))} / ${seen(answer.primary.get(id))}`),
     });
     const id = docId('/c');
     await scheduler.run(store.write([{ kind: 'create', docId: id, body: treeBody('/c', 10, 'old') }]));
@@ -146,7 +200,7 @@ describe('the in-memory store with a lagging copy', () => {
     await scheduler.run(store.write([{ kind: 'replace', docId: id, body: treeBody('/c', 20, 'new'), ifSeqNo: old.seqNo, ifPrimaryTerm: old.primaryTerm }]));
     const lease = (read: Map<string, StoredLock | null>): string | undefined => read.get(id)?.body.holders[0]?.lease;
     expect(lease(await scheduler.run(store.read([id])))).toBe('old');
-    expect(staleSeen).toHaveLength(1);
+    expect(staleSeen).toEqual([expect.stringMatching(/^read: .* old@10 \/ .* new@20$/)]);
     expect((await scheduler.run(store.findLiveBelow({ namespace: NAMESPACE, path: '/c', selfDocId: id, liveAfter: 0 }))).self?.body.holders[0]?.lease).toBe(
       'old',
     );
@@ -154,7 +208,8 @@ describe('the in-memory store with a lagging copy', () => {
     expect(lease((await scheduler.run(store.writeThenRead([], [id]))).read)).toBe('new');
     memory.catchUp();
     expect(lease(await scheduler.run(store.read([id])))).toBe('new');
-    expect(staleSeen).toHaveLength(1);
+    expect(staleSeen).toHaveLength(2);
+    expect(staleSeen[1]).toMatch(/^search: /);
   });
 
   it('draws no random number for stale reads at rate 0: schedules without them stay as they were', async () => {

@@ -9,10 +9,14 @@
  * It also keeps a second copy of the index (a replica) that may lag behind the primary, for what the
  * contract allows of a plain `read`: any copy may answer it, so during a partition a copy cut off
  * from the cluster answers with an old state. `lagBehind()` cuts the copy off; from then on it keeps
- * the state it had, and `catchUp(n)` replays the next n writes it missed in the primary's order. So
- * every answer of the copy is a state the primary really had at an earlier point of its history, the
- * same point for every document of the answer. `read`, `readPrimary`, the writes and
- * `writeThenRead` always answer from the primary; only `readFromCopy` and `findLiveBelowOnCopy`
+ * the state it had (one earlier point of the primary's history for all documents), and
+ * `catchUp(n)` replays the next n writes it missed in the primary's order. `lagBehind(d)` makes it
+ * trail the primary instead, each document up to d of its own writes behind: a replica applies the
+ * writes of one document in order, but not those of different documents in the primary's order
+ * (Elasticsearch replicates them concurrently). So each document the copy shows is in a state the
+ * primary really had at an earlier point of its history, never an invented one, and a document's
+ * state in the copy never moves back. `read`, `readPrimary`, the writes and `writeThenRead` always
+ * answer from the primary; only `readFromCopy` and `findLiveBelowOnCopy`
  * answer from the copy, and a caller (the scheduled store of the interleaving tests) picks them.
  */
 import { StoreRejectedError } from '../../functions/core/errors.js';
@@ -27,8 +31,12 @@ interface Entry {
 
 /** What a copy of the index that can fall behind the primary offers (MemoryLockStore has one). */
 export interface LaggingCopy {
-  /** Cuts the copy off: it keeps the state it has until `catchUp`. Nothing happens if it lags already. */
-  lagBehind(): void;
+  /**
+   * Lets the copy fall behind: with no argument it is cut off and keeps the state it has until
+   * `catchUp`; with `writes` it trails the primary, each document at most that many of its own
+   * writes behind. A copy that lags already keeps its state and takes the new limit.
+   */
+  lagBehind(writes?: number): void;
   /** Replays the next `writes` writes the copy missed (all by default); once it has them all, it follows the primary again. */
   catchUp(writes?: number): void;
   /** How many of the primary's writes the copy has not applied (0: it shows what the primary shows). */
@@ -48,7 +56,7 @@ export class MemoryLockStore implements LockStore, LaggingCopy {
    * primary's order (null: a delete). Entries are never changed in place, so sharing them is safe.
    * Undefined while the copy is in step with the primary.
    */
-  private copy: { docs: Map<string, Entry>; missed: Array<[string, Entry | null]> } | undefined;
+  private copy: { docs: Map<string, Entry>; missed: Array<[string, Entry | null]>; trailing: number } | undefined;
   private nextSeqNo = 0;
   private primaryTerm = 1;
   private incarnation = `memory-locks-${++incarnations}`;
@@ -86,18 +94,39 @@ export class MemoryLockStore implements LockStore, LaggingCopy {
     return this.snapshotOf(this.docs);
   }
 
-  lagBehind(): void {
-    this.copy ??= { docs: new Map(this.docs), missed: [] };
+  lagBehind(writes = Number.POSITIVE_INFINITY): void {
+    this.copy ??= { docs: new Map(this.docs), missed: [], trailing: writes };
+    this.copy.trailing = writes;
+    this.keepWithin();
   }
 
   catchUp(writes = Number.POSITIVE_INFINITY): void {
     if (!this.copy) return;
-    const replayed = this.copy.missed.splice(0, writes);
-    for (const [docId, entry] of replayed) {
-      if (entry) this.copy.docs.set(docId, entry);
-      else this.copy.docs.delete(docId);
-    }
+    this.replay(this.copy, writes);
     if (this.copy.missed.length === 0) this.copy = undefined;
+  }
+
+  /** A trailing copy applies, document by document, the writes more than its distance behind (a cut-off one nothing). */
+  private keepWithin(): void {
+    const copy = this.copy;
+    if (!copy || copy.trailing === Number.POSITIVE_INFINITY) return;
+    const pending = new Map<string, number>();
+    for (const [docId] of copy.missed) pending.set(docId, (pending.get(docId) ?? 0) + 1);
+    copy.missed = copy.missed.filter(([docId, entry]) => {
+      const left = pending.get(docId)!;
+      if (left <= copy.trailing) return true;
+      pending.set(docId, left - 1);
+      if (entry) copy.docs.set(docId, entry);
+      else copy.docs.delete(docId);
+      return false;
+    });
+  }
+
+  private replay(copy: NonNullable<MemoryLockStore['copy']>, writes: number): void {
+    for (const [docId, entry] of copy.missed.splice(0, writes)) {
+      if (entry) copy.docs.set(docId, entry);
+      else copy.docs.delete(docId);
+    }
   }
 
   get copyLag(): number {
@@ -174,6 +203,7 @@ export class MemoryLockStore implements LockStore, LaggingCopy {
     if (entry) this.docs.set(docId, entry);
     else this.docs.delete(docId);
     this.copy?.missed.push([docId, entry]);
+    this.keepWithin();
     return { ok: true, docId, seqNo, primaryTerm: this.primaryTerm, index: this.incarnation, epoch: this.epoch };
   }
 
@@ -213,8 +243,7 @@ export class MemoryLockStore implements LockStore, LaggingCopy {
     const below = this.snapshotOf(docs).filter(
       (lock) =>
         lock.body.namespace === query.namespace &&
-        lock.body.granularity === 'tree' &&
-        lock.body.key.startsWith(`${query.path}/`) &&
+        (query.path === undefined ? lock.body.granularity !== 'global' : lock.body.granularity === 'tree' && lock.body.key.startsWith(`${query.path}/`)) &&
         (lock.body.maxExpiresAt ?? -Infinity) > query.liveAfter,
     );
     return { self: entry ? this.stored(query.selfDocId, entry) : null, below };

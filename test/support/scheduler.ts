@@ -31,6 +31,13 @@ export class Scheduler {
   /** Virtual milliseconds. */
   now = 1_000_000;
   readonly trace: string[] = [];
+  /** How many of the last steps the trace keeps (a replay of one seed may want them all). */
+  traceLength = 60;
+  /**
+   * Names whoever schedules a task, for the trace: called when the task is scheduled, in the
+   * caller's async context (the interleaving tests answer from an AsyncLocalStorage).
+   */
+  actor?: () => string | undefined;
   private pending: Task[] = [];
 
   constructor(readonly seed: number) {
@@ -39,8 +46,9 @@ export class Scheduler {
 
   /** Runs `fn` when the scheduler picks this task. */
   schedule<T>(label: string, fn: () => Promise<T>): Promise<T> {
+    const actor = this.actor?.();
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ label, run: () => void fn().then(resolve, reject) });
+      this.pending.push({ label: actor ? `${actor}: ${label}` : label, run: () => void fn().then(resolve, reject) });
     });
   }
 
@@ -58,7 +66,7 @@ export class Scheduler {
 
   private record(line: string): void {
     this.trace.push(line);
-    if (this.trace.length > 60) this.trace.shift();
+    if (this.trace.length > this.traceLength) this.trace.shift();
   }
 
   chance = (probability: number): boolean => this.random() < probability;
@@ -87,6 +95,13 @@ export class Scheduler {
   }
 }
 
+export interface StaleAnswer {
+  kind: 'read' | 'search';
+  seen: Map<string, StoredLock | null>;
+  primary: Map<string, StoredLock | null>;
+  asker: string | undefined;
+}
+
 export interface StoreFaults {
   /** A write (or write-then-read) that applied, but whose answer was lost: the caller gets an ambiguous error. */
   lostAnswers: number;
@@ -98,8 +113,12 @@ export interface StoreFaults {
    * `partitions`). `readPrimary`, the writes and `writeThenRead`'s reads never are.
    */
   staleReads?: number;
-  /** Told each time the lagging copy answered a read while it lagged (what it showed, and what the primary had then). */
-  onStaleRead?: (seen: Map<string, StoredLock | null>, primary: Map<string, StoredLock | null>) => void;
+  /**
+   * Told each time the lagging copy answered while it lagged: a plain read (what it showed of the
+   * documents read) or a search below (what it showed of the caller's own document, `self`), next to
+   * what the primary had then, and who asked (the scheduler's `actor` when the call was sent).
+   */
+  onStaleAnswer?: (answer: StaleAnswer) => void;
 }
 
 /**
@@ -116,15 +135,17 @@ export function scheduledStore(store: LockStore & Partial<LaggingCopy>, schedule
   // Drawn only when the copy lags: the other stale answers would be the primary's anyway.
   const stale = (): boolean => staleRate > 0 && (store.copyLag ?? 0) > 0 && scheduler.chance(staleRate);
   return {
-    read: (ids) =>
-      scheduler.schedule(`read ${ids.join(' ')}`, async () => {
+    read: (ids) => {
+      const asker = scheduler.actor?.();
+      return scheduler.schedule(`read ${ids.join(' ')}`, async () => {
         if (scheduler.chance(faults.unavailable)) throw fail('read');
         if (!stale()) return store.read(ids);
         scheduler.note(`answered by the copy, ${store.copyLag} writes behind`);
         const seen = await store.readFromCopy!(ids);
-        faults.onStaleRead?.(seen, await store.read(ids));
+        faults.onStaleAnswer?.({ kind: 'read', seen, primary: await store.read(ids), asker });
         return seen;
-      }),
+      });
+    },
     readPrimary: (ids) =>
       scheduler.schedule(`readPrimary ${ids.join(' ')}`, async () => {
         if (scheduler.chance(faults.unavailable)) throw fail('primary read');
@@ -146,35 +167,45 @@ export function scheduledStore(store: LockStore & Partial<LaggingCopy>, schedule
       }),
     findExpired: (before, size, after) => scheduler.schedule('findExpired', () => store.findExpired(before, size, after)),
     list: (query) => scheduler.schedule('list', () => store.list(query)),
-    findLiveBelow: (query) =>
-      scheduler.schedule(`findLiveBelow ${query.path}`, async () => {
+    findLiveBelow: (query) => {
+      const asker = scheduler.actor?.();
+      return scheduler.schedule(`findLiveBelow ${query.path}`, async () => {
         if (!stale()) return store.findLiveBelow(query);
         scheduler.note(`answered by the copy, ${store.copyLag} writes behind`);
-        return store.findLiveBelowOnCopy!(query);
-      }),
+        const found = await store.findLiveBelowOnCopy!(query);
+        faults.onStaleAnswer?.({ kind: 'search', seen: new Map([[query.selfDocId, found.self]]), primary: await store.read([query.selfDocId]), asker });
+        return found;
+      });
+    },
   };
 }
 
 /**
- * Partitions of the lagging copy over a schedule, one after the other: at a random moment the copy
- * is cut off (it keeps the state the primary had then), while cut off it sometimes catches up part
- * of the way (a few of the writes it missed, in order), and at the end it heals (catches up fully).
- * Meanwhile `staleReads` lets it answer plain reads. Each event is a scheduled step.
+ * Episodes of a lagging copy over a schedule, one after the other, until `stop()` says the work is
+ * done. In a share of `trailingShare` of them the copy trails the primary by 1 to `trailing` writes
+ * of each document (it shows the state just before the latest writes: an attempt's holder just
+ * before its rollback, a lease just before its renewal); in the others it is cut off at a random
+ * moment (a partition: it keeps the state the primary had then) and now and then catches up to a
+ * few writes behind. Each episode ends with the copy healed (caught up). Meanwhile `staleReads`
+ * lets it answer plain reads. Each event is a scheduled step.
  */
 export async function partitions(
   scheduler: Scheduler,
   copy: LaggingCopy,
-  options: { episodes: number; gapMs: number; lengthMs: number; partialCatchUps: number },
+  options: { gapMs: number; lengthMs: number; catchUpEveryMs: number; trailing: number; trailingShare: number; stop: () => boolean },
 ): Promise<void> {
-  for (let episode = 0; episode < options.episodes; episode++) {
+  const writesBehind = (): number => 1 + Math.floor(scheduler.random() * options.trailing);
+  while (!options.stop()) {
     await scheduler.sleep(scheduler.random() * options.gapMs);
-    await scheduler.schedule('copy cut off', async () => copy.lagBehind());
-    const steps = Math.floor(scheduler.random() * (options.partialCatchUps + 1));
-    for (let step = 0; step <= steps; step++) {
-      await scheduler.sleep((scheduler.random() * options.lengthMs) / (steps + 1));
-      const healed = step === steps;
-      const writes = healed ? Number.POSITIVE_INFINITY : 1 + Math.floor(scheduler.random() * 3);
-      await scheduler.schedule(healed ? 'copy heals' : `copy catches up ${writes}`, async () => copy.catchUp(writes));
+    const trailing = scheduler.chance(options.trailingShare) ? writesBehind() : undefined;
+    await scheduler.schedule(trailing ? `copy trails by ${trailing} writes` : 'copy cut off', async () => copy.lagBehind(trailing));
+    const healAt = scheduler.now + scheduler.random() * options.lengthMs;
+    while (scheduler.now < healAt && !options.stop()) {
+      await scheduler.sleep(scheduler.random() * (trailing ? options.lengthMs : options.catchUpEveryMs));
+      if (trailing) continue;
+      const behind = writesBehind();
+      await scheduler.schedule(`copy catches up to ${behind} writes behind`, async () => copy.catchUp(Math.max(0, copy.copyLag - behind)));
     }
+    await scheduler.schedule('copy heals', async () => copy.catchUp());
   }
 }
