@@ -52,7 +52,14 @@ export async function runFault(fault: Fault, settings: RunSettings, nodes: reado
   const index = `faults-${fault}-${randomBytes(3).toString('hex')}`;
   await ensureLockIndex(client, index);
   await client.cluster.health({ index, wait_for_status: 'green', timeout: '60s' });
-  const { engine, store } = createLockEngine({ client, index, settings: { maxClockSkewMs: behaviour.maxClockSkewMs } });
+  const { engine, store } = createLockEngine({
+    client,
+    index,
+    settings: {
+      maxClockSkewMs: behaviour.maxClockSkewMs,
+      ...(settings.workload.retryMaxDelayMs ? { retry: { maxDelayMs: settings.workload.retryMaxDelayMs } } : {}),
+    },
+  });
   const history: HistoryEvent[] = [];
   const before = { ...settings.tally };
   const startedAt = Date.now();
@@ -84,7 +91,8 @@ export async function runFault(fault: Fault, settings: RunSettings, nodes: reado
   for (const event of history) if (event.error) errors[`${event.op} ${event.error}`] = (errors[`${event.op} ${event.error}`] ?? 0) + 1;
   const times = [startedAt, ...grants.map((event) => event.time), Math.min(until, endedAt)];
   const longestGapMs = Math.max(...times.slice(1).map((time, position) => time - times[position]!));
-  const primaryTerms = [...new Set(grants.map((event) => Number(BigInt(event.fencingToken!) / 10n ** 13n)))].sort((a, b) => a - b);
+  // A token is [epoch ×10¹⁶ +] term × 10¹³ + seq_no: the term is the three digits above the sequence number.
+  const primaryTerms = [...new Set(grants.map((event) => Number((BigInt(event.fencingToken!) / 10n ** 13n) % 1000n)))].sort((a, b) => a - b);
   // Every event's time is the runner's clock, skewed clients' lease ends included: no allowance needed.
   const violations = checkHistory(history, { maxClockSkewMs: 0 });
   let historyFile: string | undefined;

@@ -2,7 +2,7 @@
  * The fault runner's clients: each loops acquire → work → (renew) → release, one call at a time, and
  * records every call in the history (faults/history.ts). The default workload mixes document locks
  * (ids k0..kN-1, some calls taking two at once) and tree locks on a small tree (/d0../d2 and
- * /d{i}/f0../d{i}/f3: directories and files, so locks above and below a path meet), shared and
+ * /d{i}/f0../d{i}/f3 by default: directories and files, so locks above and below a path meet), shared and
  * exclusive, in one namespace (document and tree locks are separate lock spaces there).
  */
 import { LockEngine } from '../functions/core/engine.js';
@@ -21,12 +21,20 @@ export interface Workload {
   granularity: WorkloadGranularity;
   /** Document ids k0..k(keys-1). */
   keys: number;
+  /** Tree directories /d0../d(directories-1), each with the files f0..f3. */
+  directories: number;
   /** A holder works this long, uniformly, between grant and release. */
   workMs: { min: number; max: number };
+  /**
+   * Waiting acquirers retry at most this far apart (the engine's retry.maxDelayMs; its default,
+   * 1 s, when absent). The soak shortens it: with many waiters a released lock otherwise sits idle
+   * until one of them wakes up, and the soak's cycles came three times slower.
+   */
+  retryMaxDelayMs?: number;
 }
 
-/** The tree the clients lock in: three directories of four files. */
-export const TREE = { directories: 3, files: 4 } as const;
+/** Files per tree directory. */
+export const FILES_PER_DIRECTORY = 4;
 
 /** The lease every grant asks for: short, so that crashed holders' leases run out within a run. */
 export const TTL_MS = 2_000;
@@ -56,9 +64,9 @@ function documentTarget(workload: Workload, random: () => number, twoKeys: boole
   return { request: { granularity: 'document', ids }, keys: (exclusive) => ids.map((id) => ({ key: `d|${id}`, mode: exclusive ? 'X' : 'S' })) };
 }
 
-function treeTarget(random: () => number, directory: boolean): Target {
-  const dir = `/d${Math.floor(random() * TREE.directories)}`;
-  const path = directory ? dir : `${dir}/f${Math.floor(random() * TREE.files)}`;
+function treeTarget(workload: Workload, random: () => number, directory: boolean): Target {
+  const dir = `/d${Math.floor(random() * workload.directories)}`;
+  const path = directory ? dir : `${dir}/f${Math.floor(random() * FILES_PER_DIRECTORY)}`;
   return { request: { granularity: 'tree', path }, keys: (exclusive) => [{ key: `t|${path}`, mode: exclusive ? 'X' : 'S' }] };
 }
 
@@ -70,7 +78,7 @@ function treeTarget(random: () => number, directory: boolean): Target {
 export function pickTarget(workload: Workload, random: () => number, twoStep = false): Target {
   const tree = workload.granularity === 'tree' || (workload.granularity === 'mixed' && random() < 0.5);
   if (!tree) return documentTarget(workload, random, twoStep || random() < 0.3);
-  return treeTarget(random, twoStep || random() < 0.15);
+  return treeTarget(workload, random, twoStep || random() < 0.15);
 }
 
 const outcomeOf = (error: unknown): 'fail' | 'info' =>
