@@ -50,8 +50,9 @@ async function main(argv: string[]): Promise<number | undefined> {
   const client: Client = createElasticsearchClient({ url: es.url, ...(es.apiKey ? { apiKey: es.apiKey } : {}), requestTimeoutMs: 30_000 });
   const run = randomBytes(3).toString('hex');
   // One index per row, all with the lock index definition: no row pays for another's segments and merges.
-  const indices = ['raw', 'signed', 'unsigned', 'tree', 'recipe', 'rawcond', 'hot', 'spread', 'mix2', 'mix5'].map((row) => `bench-${row}-${run}`);
-  const [rawIndex, signedIndex, unsignedIndex, treeIndex, recipeIndex, rawCondIndex, hotIndex, spreadIndex, mix2Index, mix5Index] = indices as [
+  const indices = ['raw', 'signed', 'unsigned', 'tree', 'recipe', 'rawcond', 'hot', 'spread', 'mix2', 'mix5', 'rawnest'].map((row) => `bench-${row}-${run}`);
+  const [rawIndex, signedIndex, unsignedIndex, treeIndex, recipeIndex, rawCondIndex, hotIndex, spreadIndex, mix2Index, mix5Index, rawNestIndex] = indices as [
+    string,
     string,
     string,
     string,
@@ -64,6 +65,9 @@ async function main(argv: string[]): Promise<number | undefined> {
     string,
   ];
   for (const index of indices) await ensureLockIndex(client, index);
+  // The namespace's root as nested document locks find it: marked, no holders.
+  const rootId = lockDocId('bench', 'global', '*');
+  await client.index({ index: rawNestIndex, id: rootId, document: { ...rawLockDocument(rootId, 0), holders: [], lockedBelow: true }, refresh: true });
   const signingKey = randomBytes(32);
   const signed = createLockEngine({ client, index: signedIndex, settings: { tokenSigningKey: signingKey } }).engine;
   const unsigned = createLockEngine({ client, index: unsignedIndex }).engine;
@@ -94,6 +98,23 @@ async function main(argv: string[]): Promise<number | undefined> {
         const id = lockDocId('bench', 'document', `${worker}-${i % 50}`);
         const created = await client.create({ index: rawCondIndex, id, document: rawLockDocument(id, worker) }, { maxRetries: 0 });
         await client.delete({ index: rawCondIndex, id, if_seq_no: created._seq_no, if_primary_term: created._primary_term }, { maxRetries: 0 });
+      },
+    },
+    {
+      // The same, with what nesting adds: the namespace's root read from the primary in the create's bulk.
+      name: 'raw ES create with a root read in its bulk + conditional delete, engine ids',
+      cycle: async (worker, i) => {
+        const id = lockDocId('bench', 'document', `${worker}-${i % 50}`);
+        const response = await client.bulk(
+          {
+            index: rawNestIndex,
+            _source: true,
+            operations: [{ create: { _id: id } }, rawLockDocument(id, worker), { update: { _id: rootId } }, { doc: {}, detect_noop: true }],
+          },
+          { maxRetries: 0 },
+        );
+        const created = response.items[0]!.create!;
+        await client.delete({ index: rawNestIndex, id, if_seq_no: created._seq_no!, if_primary_term: created._primary_term! }, { maxRetries: 0 });
       },
     },
     {
@@ -199,6 +220,7 @@ async function main(argv: string[]): Promise<number | undefined> {
   const byName = (prefix: string): number => rate(rows.find((row) => row.name.startsWith(prefix))!.name);
   const raw = byName('raw ES create + delete');
   const rawCond = byName('raw ES create + conditional');
+  const rawNested = byName('raw ES create with a root read');
   const signedRow = byName('engine document acquire + release (signed');
   const unsignedRow = byName('engine document acquire + release (unsigned');
   const hotRow = byName('engine tree, distinct files under one hot');
@@ -220,6 +242,8 @@ async function main(argv: string[]): Promise<number | undefined> {
     { label: 'engine document (signed) / raw create+delete', value: signedRow / raw, target: 0.9 },
     { label: 'engine document (unsigned) / raw create+delete', value: unsignedRow / raw },
     { label: 'engine document (signed) / raw create+conditional delete, same ids', value: signedRow / rawCond },
+    { label: 'raw with the root read (nesting) / raw create+conditional delete', value: rawNested / rawCond, target: 0.95 },
+    { label: 'engine document (signed) / raw with the root read, same requests', value: signedRow / rawNested },
     { label: "engine tree depth 4 / seeds' recipe depth 4", value: treeRow / recipeRow, target: 3 },
     { label: 'tree files under one hot directory / document (signed)', value: hotRow / signedRow, target: 0.7 },
     { label: 'tree files in distinct top directories / document (signed)', value: spreadRow / signedRow, target: 0.7 },
