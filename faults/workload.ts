@@ -52,7 +52,7 @@ export interface Tally {
 
 export const emptyTally = (): Tally => ({ cycles: 0, grants: 0, conflicts: 0, unknown: 0 });
 
-interface Target {
+export interface Target {
   request: { granularity: 'document'; ids: string[] } | { granularity: 'tree'; path: string };
   /** What the checker judges: the documents, or the tree path (the checker derives the intentions above it). */
   keys: (exclusive: boolean) => HeldKey[];
