@@ -125,7 +125,9 @@ describe('the in-memory store with a lagging copy', () => {
       const keys = ['/p', '/p/q', '/p/q/r', '/p/s', '/t'];
       const ids = keys.map(docId);
       // history[n]: every document as the primary had it after its first n writes.
-      const history: Array<Map<string, string | null>> = [new Map(ids.map((id) => [id, null]))];
+      const history: Array<Map<string, StoredLock | null>> = [new Map(ids.map((id) => [id, null]))];
+      // The point of the history a search below answered from last (one point for all documents, never moving back).
+      let searchedAt = 0;
       // Per document, the point of the history its state in the copy was last found at.
       const shownAt = new Map(ids.map((id) => [id, 0]));
       // While the copy has only been cut off (never trailed) since it last followed the primary, it shows one point for all documents.
@@ -133,7 +135,7 @@ describe('the in-memory store with a lagging copy', () => {
       let expiry = 0;
       /** The copy's state of a document must be one it had at or after where it was last found: returns that point. */
       const pointOf = (id: string, state: string | null, where: string): number => {
-        const at = history.findIndex((entry, index) => index >= shownAt.get(id)! && entry.get(id) === state);
+        const at = history.findIndex((entry, index) => index >= shownAt.get(id)! && seen(entry.get(id)) === state);
         expect(at, `${where}: ${id} shows ${state}, which it never had since point ${shownAt.get(id)}`).toBeGreaterThanOrEqual(0);
         shownAt.set(id, at);
         return at;
@@ -152,7 +154,7 @@ describe('the in-memory store with a lagging copy', () => {
               : { kind: 'replace', docId: id, body, ifSeqNo: current.seqNo, ifPrimaryTerm: current.primaryTerm };
           const [outcome] = random() < 0.5 ? await store.write([op]) : (await store.writeThenRead([op], ids)).outcomes;
           expect(outcome?.ok).toBe(true);
-          history.push(new Map(ids.map((other) => [other, seen(store.snapshot().find((lock) => lock.docId === other))])));
+          history.push(new Map(ids.map((other) => [other, store.snapshot().find((lock) => lock.docId === other) ?? null])));
         } else if (roll < 0.56) {
           const trailing = random() < 0.5 ? undefined : Math.floor(random() * 4);
           trailed ||= trailing !== undefined;
@@ -168,14 +170,24 @@ describe('the in-memory store with a lagging copy', () => {
           const where = `seed ${seed} step ${step}`;
           const fromCopy = await store.readFromCopy(ids);
           const points = ids.map((id) => pointOf(id, seen(fromCopy.get(id)), where));
-          if (!trailed) for (const id of ids) expect(seen(fromCopy.get(id)), `${where} ${id}`).toBe(history[latest - store.copyLag]!.get(id));
+          if (!trailed) for (const id of ids) expect(seen(fromCopy.get(id)), `${where} ${id}`).toBe(seen(history[latest - store.copyLag]!.get(id)));
           expect(Math.max(...points)).toBeLessThanOrEqual(latest);
           const path = pick(keys);
-          const search = await store.findLiveBelowOnCopy({ namespace: NAMESPACE, path, selfDocId: docId(path), liveAfter: expiry - 20 });
-          expect(seen(search.self)).toBe(seen(fromCopy.get(docId(path))));
-          for (const lock of search.below) expect(seen(lock)).toBe(seen(fromCopy.get(lock.docId)));
+          const liveAfter = expiry - 20;
+          const search = await store.findLiveBelowOnCopy({ namespace: NAMESPACE, path, selfDocId: docId(path), liveAfter });
+          const answer = [seen(search.self), ...search.below.map(seen).sort()].join(' | ');
+          const asAt = (point: number): string => {
+            const state = history[point]!;
+            const below = [...state.values()]
+              .filter((lock): lock is StoredLock => lock !== null)
+              .filter((lock) => lock.body.key.startsWith(`${path}/`) && (lock.body.maxExpiresAt ?? 0) > liveAfter);
+            return [seen(state.get(docId(path))), ...below.map(seen).sort()].join(' | ');
+          };
+          const point = history.findIndex((_, index) => index >= searchedAt && asAt(index) === answer);
+          expect(point, `${where}: the search below ${path} answered ${answer}, no point of the history since ${searchedAt}`).toBeGreaterThanOrEqual(0);
+          searchedAt = point;
           const primary = await store.read(ids);
-          for (const id of ids) expect(seen(primary.get(id))).toBe(history[latest]!.get(id));
+          for (const id of ids) expect(seen(primary.get(id))).toBe(seen(history[latest]!.get(id)));
         }
       }
     }

@@ -15,8 +15,9 @@
  * writes of one document in order, but not those of different documents in the primary's order
  * (Elasticsearch replicates them concurrently). So each document the copy shows is in a state the
  * primary really had at an earlier point of its history, never an invented one, and a document's
- * state in the copy never moves back. `read`, `readPrimary`, the writes and `writeThenRead` always
- * answer from the primary; only `readFromCopy` and `findLiveBelowOnCopy`
+ * state in the copy never moves back. A search below answered by the copy comes from one point of
+ * the history for all documents, as from a deposed primary. `read`, `readPrimary`, the writes and
+ * `writeThenRead` always answer from the primary; only `readFromCopy` and `findLiveBelowOnCopy`
  * answer from the copy, and a caller (the scheduled store of the interleaving tests) picks them.
  */
 import { StoreRejectedError } from '../../functions/core/errors.js';
@@ -43,7 +44,10 @@ export interface LaggingCopy {
   readonly copyLag: number;
   /** `read`, answered by the copy. */
   readFromCopy(docIds: readonly string[]): Promise<Map<string, StoredLock | null>>;
-  /** `findLiveBelow`, answered by the copy as a deposed primary would: `self` too is as the copy has it. */
+  /**
+   * `findLiveBelow`, answered as a deposed primary would: from one earlier point of the primary's
+   * history for every document (the copy's oldest missed write not yet applied), `self` too.
+   */
   findLiveBelowOnCopy(query: BelowQuery): Promise<BelowResult>;
 }
 
@@ -52,11 +56,13 @@ let incarnations = 0;
 export class MemoryLockStore implements LockStore, LaggingCopy {
   private docs = new Map<string, Entry>();
   /**
-   * The lagging copy while it is cut off: its documents and the writes it has still to apply, in the
-   * primary's order (null: a delete). Entries are never changed in place, so sharing them is safe.
+   * The lagging copy while it lags: its documents; the writes it has still to apply, in the
+   * primary's order (null: a delete), each with its place in `since`; and every write of the primary
+   * since the copy fell behind, with the entry it replaced (to find the one point of the primary's
+   * history a search answers from). Entries are never changed in place, so sharing them is safe.
    * Undefined while the copy is in step with the primary.
    */
-  private copy: { docs: Map<string, Entry>; missed: Array<[string, Entry | null]>; trailing: number } | undefined;
+  private copy: { docs: Map<string, Entry>; missed: Array<[string, Entry | null, number]>; since: Array<[string, Entry | null]>; trailing: number } | undefined;
   private nextSeqNo = 0;
   private primaryTerm = 1;
   private incarnation = `memory-locks-${++incarnations}`;
@@ -95,7 +101,7 @@ export class MemoryLockStore implements LockStore, LaggingCopy {
   }
 
   lagBehind(writes = Number.POSITIVE_INFINITY): void {
-    this.copy ??= { docs: new Map(this.docs), missed: [], trailing: writes };
+    this.copy ??= { docs: new Map(this.docs), missed: [], since: [], trailing: writes };
     this.copy.trailing = writes;
     this.keepWithin();
   }
@@ -138,9 +144,27 @@ export class MemoryLockStore implements LockStore, LaggingCopy {
     return this.readIn(this.copy?.docs ?? this.docs, docIds);
   }
 
+  /**
+   * A deposed primary answers a search from one point of the primary's history for every document
+   * (a primary applies the writes in sequence order): here, the point just before the oldest write
+   * the copy misses. A cut-off copy is at that point; a trailing one may have applied later writes
+   * of other documents, which the search does not show.
+   */
   async findLiveBelowOnCopy(query: BelowQuery): Promise<BelowResult> {
     if (!this.exists) throw this.missingIndex('search below');
-    return this.searchBelow(this.copy?.docs ?? this.docs, query);
+    return this.searchBelow(this.prefixOfCopy(), query);
+  }
+
+  private prefixOfCopy(): ReadonlyMap<string, Entry> {
+    const oldest = this.copy?.missed[0];
+    if (!this.copy || !oldest) return this.copy?.docs ?? this.docs;
+    const docs = new Map(this.docs);
+    for (let index = this.copy.since.length - 1; index >= oldest[2]; index--) {
+      const [docId, previous] = this.copy.since[index]!;
+      if (previous) docs.set(docId, previous);
+      else docs.delete(docId);
+    }
+    return docs;
   }
 
   private snapshotOf(docs: ReadonlyMap<string, Entry>): StoredLock[] {
@@ -202,8 +226,11 @@ export class MemoryLockStore implements LockStore, LaggingCopy {
     const entry = op.kind === 'delete' ? null : { seqNo, primaryTerm: this.primaryTerm, body: structuredClone(op.body) };
     if (entry) this.docs.set(docId, entry);
     else this.docs.delete(docId);
-    this.copy?.missed.push([docId, entry]);
-    this.keepWithin();
+    if (this.copy) {
+      this.copy.missed.push([docId, entry, this.copy.since.length]);
+      this.copy.since.push([docId, current ?? null]);
+      this.keepWithin();
+    }
     return { ok: true, docId, seqNo, primaryTerm: this.primaryTerm, index: this.incarnation, epoch: this.epoch };
   }
 

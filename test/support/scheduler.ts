@@ -102,6 +102,28 @@ export interface StaleAnswer {
   asker: string | undefined;
 }
 
+/**
+ * Episodes of a lagging copy, as events on the store calls themselves (each is drawn when a call
+ * runs, before it is answered): they cost no scheduled step and no pause, so a partition never
+ * moves the virtual clock (a long pause would run every lease in flight out at once).
+ */
+export interface CopyEpisodes {
+  /** Per call while the copy is in step: the chance that it falls behind. */
+  start: number;
+  /** Per call while it lags: the chance that it heals (catches up in full). */
+  heal: number;
+  /**
+   * The share of episodes in which the copy trails the primary by 1 to `trailing` writes of each
+   * document (it shows the state just before the latest writes: an attempt's holder just before its
+   * rollback, a lease just before its renewal); in the others it is cut off (a partition: it keeps
+   * the state the primary had then).
+   */
+  trailingShare: number;
+  trailing: number;
+  /** Per call while cut off: the chance that it catches up to 1 to `trailing` writes behind. */
+  catchUp: number;
+}
+
 export interface StoreFaults {
   /** A write (or write-then-read) that applied, but whose answer was lost: the caller gets an ambiguous error. */
   lostAnswers: number;
@@ -110,9 +132,11 @@ export interface StoreFaults {
   /**
    * A plain `read` or `findLiveBelow` answered by the store's lagging copy (LaggingCopy) instead of
    * the primary, as the contract allows: it makes a difference only while the copy lags (see
-   * `partitions`). `readPrimary`, the writes and `writeThenRead`'s reads never are.
+   * `copyEpisodes`). `readPrimary`, the writes and `writeThenRead`'s reads never are.
    */
   staleReads?: number;
+  /** When the copy falls behind and catches up again; without it, the copy is left to the caller. */
+  copyEpisodes?: CopyEpisodes;
   /**
    * Told each time the lagging copy answered while it lagged: a plain read (what it showed of the
    * documents read) or a search below (what it showed of the caller's own document, `self`), next to
@@ -125,8 +149,8 @@ export interface StoreFaults {
  * A store whose every call is a scheduled task, applied atomically to the store underneath when
  * picked. `lostAnswers` is the fault a real node will not produce on demand: a write that applied
  * but whose answer never came back; `staleReads` another: a chosen plain read answered by a copy
- * that lags behind the primary. No random number is drawn for a fault whose rate is 0, so a
- * schedule without stale reads is the same as before they existed.
+ * that lags behind the primary (`copyEpisodes`). No random number is drawn for a fault that is
+ * off, so a schedule without stale reads is the same as before they existed.
  */
 export function scheduledStore(store: LockStore & Partial<LaggingCopy>, scheduler: Scheduler, faults: StoreFaults): LockStore {
   const fail = (operation: string): StoreUnavailableError => new StoreUnavailableError(`${operation}: connection refused (scheduled)`, { operation });
@@ -134,10 +158,39 @@ export function scheduledStore(store: LockStore & Partial<LaggingCopy>, schedule
   if (staleRate > 0 && !(store.readFromCopy && store.findLiveBelowOnCopy)) throw new Error('staleReads needs a store with a lagging copy');
   // Drawn only when the copy lags: the other stale answers would be the primary's anyway.
   const stale = (): boolean => staleRate > 0 && (store.copyLag ?? 0) > 0 && scheduler.chance(staleRate);
+  const episodes = faults.copyEpisodes;
+  let lagging: 'trailing' | 'cut off' | undefined;
+  const writesBehind = (): number => 1 + Math.floor(scheduler.random() * episodes!.trailing);
+  /** The copy's event, if any, at the start of a call. */
+  const copyEvent = (): void => {
+    if (!episodes || !store.lagBehind || !store.catchUp) return;
+    if (!lagging) {
+      if (!scheduler.chance(episodes.start)) return;
+      const trailing = scheduler.chance(episodes.trailingShare) ? writesBehind() : undefined;
+      store.lagBehind(trailing);
+      lagging = trailing ? 'trailing' : 'cut off';
+      scheduler.note(trailing ? `the copy trails by ${trailing} writes per document` : 'the copy is cut off');
+    } else if (scheduler.chance(episodes.heal)) {
+      store.catchUp();
+      lagging = undefined;
+      scheduler.note('the copy heals');
+    } else if (lagging === 'cut off' && scheduler.chance(episodes.catchUp)) {
+      const behind = writesBehind();
+      store.catchUp(Math.max(0, store.copyLag! - behind));
+      // Caught up in full, it follows the primary again.
+      if (store.copyLag === 0) lagging = undefined;
+      scheduler.note(`the copy catches up to ${behind} writes behind`);
+    }
+  };
+  const task = <T>(label: string, fn: () => Promise<T>): Promise<T> =>
+    scheduler.schedule(label, async () => {
+      copyEvent();
+      return fn();
+    });
   return {
     read: (ids) => {
       const asker = scheduler.actor?.();
-      return scheduler.schedule(`read ${ids.join(' ')}`, async () => {
+      return task(`read ${ids.join(' ')}`, async () => {
         if (scheduler.chance(faults.unavailable)) throw fail('read');
         if (!stale()) return store.read(ids);
         scheduler.note(`answered by the copy, ${store.copyLag} writes behind`);
@@ -147,29 +200,29 @@ export function scheduledStore(store: LockStore & Partial<LaggingCopy>, schedule
       });
     },
     readPrimary: (ids) =>
-      scheduler.schedule(`readPrimary ${ids.join(' ')}`, async () => {
+      task(`readPrimary ${ids.join(' ')}`, async () => {
         if (scheduler.chance(faults.unavailable)) throw fail('primary read');
         return store.readPrimary(ids);
       }),
     write: (ops) =>
-      scheduler.schedule(`write ${ops.map((op) => `${op.kind}:${op.docId}`).join(' ')}`, async () => {
+      task(`write ${ops.map((op) => `${op.kind}:${op.docId}`).join(' ')}`, async () => {
         if (scheduler.chance(faults.unavailable)) throw fail('write');
         const outcomes = await store.write(ops);
         if (scheduler.chance(faults.lostAnswers)) throw new StoreUnavailableError('write: answer lost (scheduled)', { operation: 'write', ambiguous: true });
         return outcomes;
       }),
     writeThenRead: (ops, ids) =>
-      scheduler.schedule(`write ${ops.map((op) => `${op.kind}:${op.docId}`).join(' ')} then read ${ids.join(' ')}`, async () => {
+      task(`write ${ops.map((op) => `${op.kind}:${op.docId}`).join(' ')} then read ${ids.join(' ')}`, async () => {
         if (scheduler.chance(faults.unavailable)) throw fail('write');
         const result = await store.writeThenRead(ops, ids);
         if (scheduler.chance(faults.lostAnswers)) throw new StoreUnavailableError('write: answer lost (scheduled)', { operation: 'write', ambiguous: true });
         return result;
       }),
-    findExpired: (before, size, after) => scheduler.schedule('findExpired', () => store.findExpired(before, size, after)),
-    list: (query) => scheduler.schedule('list', () => store.list(query)),
+    findExpired: (before, size, after) => task('findExpired', () => store.findExpired(before, size, after)),
+    list: (query) => task('list', () => store.list(query)),
     findLiveBelow: (query) => {
       const asker = scheduler.actor?.();
-      return scheduler.schedule(`findLiveBelow ${query.path}`, async () => {
+      return task(`findLiveBelow ${query.path}`, async () => {
         if (!stale()) return store.findLiveBelow(query);
         scheduler.note(`answered by the copy, ${store.copyLag} writes behind`);
         const found = await store.findLiveBelowOnCopy!(query);
@@ -178,34 +231,4 @@ export function scheduledStore(store: LockStore & Partial<LaggingCopy>, schedule
       });
     },
   };
-}
-
-/**
- * Episodes of a lagging copy over a schedule, one after the other, until `stop()` says the work is
- * done. In a share of `trailingShare` of them the copy trails the primary by 1 to `trailing` writes
- * of each document (it shows the state just before the latest writes: an attempt's holder just
- * before its rollback, a lease just before its renewal); in the others it is cut off at a random
- * moment (a partition: it keeps the state the primary had then) and now and then catches up to a
- * few writes behind. Each episode ends with the copy healed (caught up). Meanwhile `staleReads`
- * lets it answer plain reads. Each event is a scheduled step.
- */
-export async function partitions(
-  scheduler: Scheduler,
-  copy: LaggingCopy,
-  options: { gapMs: number; lengthMs: number; catchUpEveryMs: number; trailing: number; trailingShare: number; stop: () => boolean },
-): Promise<void> {
-  const writesBehind = (): number => 1 + Math.floor(scheduler.random() * options.trailing);
-  while (!options.stop()) {
-    await scheduler.sleep(scheduler.random() * options.gapMs);
-    const trailing = scheduler.chance(options.trailingShare) ? writesBehind() : undefined;
-    await scheduler.schedule(trailing ? `copy trails by ${trailing} writes` : 'copy cut off', async () => copy.lagBehind(trailing));
-    const healAt = scheduler.now + scheduler.random() * options.lengthMs;
-    while (scheduler.now < healAt && !options.stop()) {
-      await scheduler.sleep(scheduler.random() * (trailing ? options.lengthMs : options.catchUpEveryMs));
-      if (trailing) continue;
-      const behind = writesBehind();
-      await scheduler.schedule(`copy catches up to ${behind} writes behind`, async () => copy.catchUp(Math.max(0, copy.copyLag - behind)));
-    }
-    await scheduler.schedule('copy heals', async () => copy.catchUp());
-  }
 }
