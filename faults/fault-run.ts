@@ -46,6 +46,19 @@ export interface RunResult {
   historyFile?: string;
 }
 
+/** Lock indices that an interrupted earlier run left on the cluster (a run deletes its own at its end): they only take the nodes' memory. */
+export async function removeLeftoverIndices(nodes: readonly ClusterNode[], log: (line: string) => void): Promise<void> {
+  const client = createElasticsearchClient({ url: nodes.map((node) => node.url), requestTimeoutMs: 30_000 });
+  try {
+    const names = Object.keys(await client.indices.get({ index: 'faults-*', expand_wildcards: 'all', allow_no_indices: true, ignore_unavailable: true }));
+    if (names.length === 0) return;
+    log(`removing ${names.length} lock ${names.length === 1 ? 'index' : 'indices'} left by an interrupted run`);
+    await client.indices.delete({ index: names }, { ignore: [404] });
+  } finally {
+    await client.close();
+  }
+}
+
 export async function runFault(fault: Fault, settings: RunSettings, nodes: readonly ClusterNode[], log: (line: string) => void): Promise<RunResult> {
   const behaviour = behaviourOf(fault);
   const client = createElasticsearchClient({ url: nodes.map((node) => node.url), requestTimeoutMs: 5_000 });

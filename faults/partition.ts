@@ -120,6 +120,15 @@ export function openFirewall(nodes: readonly ClusterNode[], log: (line: string) 
   if (process.getuid?.() !== 0) return { unavailable: 'iptables rules need root' };
   const mount = cgroup2Mount();
   if (!mount) return { unavailable: "no cgroup v2 hierarchy is mounted (a cut tells the node's new connections apart by its cgroup)" };
+  // A cut moves the node into a cgroup of its own: that must be possible here.
+  const ours = cgroupOf(process.pid) ?? '/';
+  const trial = join(mount, ours, `${CGROUP_PREFIX}trial-${process.pid}`);
+  try {
+    mkdirSync(trial);
+    rmdirSync(trial);
+  } catch (error) {
+    return { unavailable: `cannot create a cgroup under ${join(mount, ours)} (${(error as Error).message})` };
+  }
   const iptables = (...args: string[]) => run(iptablesFound.path, ['-w', ...args]);
   const jump = ['OUTPUT', '-o', 'lo', '-j', CHAIN];
 
@@ -187,8 +196,6 @@ export function openFirewall(nodes: readonly ClusterNode[], log: (line: string) 
     if (!home) throw new Error(`${node.name} (pid ${pid}) has no cgroup v2 path in /proc/${pid}/cgroup`);
     const own = `${home === '/' ? '' : home}/${CGROUP_PREFIX}${node.name}`;
     mkdirSync(join(mount, own), { recursive: true });
-    // From here on every socket the node opens carries this cgroup; those it had are listed below.
-    writeFileSync(join(mount, own, 'cgroup.procs'), String(pid));
     current = { node, pid, home, own };
     const action = options.mode === 'reset' ? ['-j', 'REJECT', '--reject-with', 'tcp-reset'] : ['-j', 'DROP'];
     const others = all.filter((other) => other.name !== node.name);
@@ -201,6 +208,8 @@ export function openFirewall(nodes: readonly ClusterNode[], log: (line: string) 
       added.add(key);
     };
     try {
+      // From here on every socket the node opens carries this cgroup; those it had are listed below.
+      writeFileSync(join(mount, own, 'cgroup.procs'), String(pid));
       // Connections the other nodes opened to this one, both ways.
       rule('--dport', String(node.transportPort));
       rule('--sport', String(node.transportPort));

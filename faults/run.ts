@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { clusterNodes, startCluster, stopCluster } from '../infra/es/cluster.js';
 import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../infra/lib/cli.js';
 import { DESCRIPTIONS, EXPECTED_TO_BREAK, FAULTS, type Fault, isPartition, SHORT_FAULTS } from './catalog.js';
-import { type RunResult, runFault } from './fault-run.js';
+import { type RunResult, removeLeftoverIndices, runFault } from './fault-run.js';
 import { type Firewall, openFirewall } from './partition.js';
 import { failsRun, renderTable, type Skipped } from './report.js';
 import { soak } from './soak.js';
@@ -112,6 +112,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const nodes = clusterNodes(3);
   await startCluster(3, (line) => log(line));
+  await removeLeftoverIndices(nodes, log);
   const dir = join('results', 'faults', new Date().toISOString().replace(/[:.]/g, '-'));
   mkdirSync(dir, { recursive: true });
   let faults = options.faults;

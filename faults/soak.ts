@@ -75,7 +75,7 @@ export async function soak(settings: SoakSettings, nodes: readonly ClusterNode[]
   console.log(`  grants            ${tally.grants}`);
   console.log(`  conflicts         ${tally.conflicts}`);
   console.log(`  unknown outcomes  ${tally.unknown}`);
-  console.log(`  faults injected   ${injected} (${settings.faults.join(', ')})`);
+  console.log(`  faults injected   ${injected} in ${results.length} runs, cycling through ${settings.faults.join(', ')}`);
   console.log(`  duration          ${formatSeconds(durationS)}`);
   console.log(`  cycles/s          ${(tally.cycles / durationS).toFixed(1)}`);
   console.log(`  violations        ${violations()}${violations() > 0 ? ` (${kindsOf(results.flatMap((result) => result.violations))})` : ''}`);
