@@ -49,8 +49,7 @@ export type Decision =
   | { kind: 'conflict'; conflict: ConflictingKey; clearsAt: number }
   /** Our lease is already there (an earlier round of this attempt landed): nothing to write. */
   | { kind: 'already-held'; lock: StoredLock }
-  /** `supplanted`: the holder of an earlier delivery of this call that the write takes over, to put back if this one fails. */
-  | { kind: 'write'; op: WriteOp; reused: boolean; supplanted?: StoredHolder };
+  | { kind: 'write'; op: WriteOp; reused: boolean };
 
 /**
  * Whether `claim` may take `key` given the document as read (null: absent), and the write that takes
@@ -113,9 +112,10 @@ export function decideAcquire(existing: StoredLock | null, key: PlannedKey, clai
   // comes from this write, so it is larger than the earlier one's and downstream can reject the earlier
   // caller. It never ends before the lease it takes over: the earlier delivery may have been told it
   // holds until then, and if this one fails without giving the key back, nobody else gets in before.
+  // It carries the earlier holder, to give the key back to it if this delivery fails (removeLeaseOp).
   if (!retried) return { kind: 'write', op: replaceOp(existing, key, [...others, fresh], now), reused: false };
-  const successor = { ...fresh, expiresAt: Math.max(fresh.expiresAt, retried.expiresAt) };
-  return { kind: 'write', op: replaceOp(existing, key, [...others, successor], now), reused: true, supplanted: retried };
+  const successor: StoredHolder = { ...fresh, expiresAt: Math.max(fresh.expiresAt, retried.expiresAt), restores: retried };
+  return { kind: 'write', op: replaceOp(existing, key, [...others, successor], now), reused: true };
 }
 
 /** The conditional write that leaves `holders` on the document; a document marked `lockedBelow` is kept, even empty. */
@@ -139,14 +139,24 @@ export function replaceOp(
 }
 
 /**
- * The write that removes one lease (and any expired holders) from a document; undefined when the lease
- * is not there. `restore`: the holder our lease took over (a failed delivery gives the key back to the
- * earlier delivery of its call, in the same write, so the key is never free while that one holds it).
+ * The write that removes one lease (and any expired holders) from a document; undefined when there is
+ * nothing to do.
+ * - `giveBack` (a failed acquire): if our holder took over an earlier delivery of its call, that
+ *   holder is put back in the same write, so the key is never free while the earlier delivery holds it.
+ * - Our lease already gone, taken over by a later delivery of the call: that delivery must no longer
+ *   give the key back to us, since we are giving it up (the write clears its note of us).
  */
-export function removeLeaseOp(existing: StoredLock, leaseId: string, now: number, skewMs: number, restore?: StoredHolder): WriteOp | undefined {
-  if (!existing.body.holders.some((holder) => holder.lease === leaseId)) return undefined;
-  const remaining = settleFences(existing).filter((holder) => holder.lease !== leaseId && isLive(holder, now, skewMs));
-  if (restore && isLive(restore, now, skewMs) && !remaining.some((holder) => holder.lease === restore.lease)) remaining.push(restore);
+export function removeLeaseOp(existing: StoredLock, leaseId: string, now: number, skewMs: number, giveBack = false): WriteOp | undefined {
+  const settled = settleFences(existing);
+  const ours = settled.find((holder) => holder.lease === leaseId);
+  if (!ours) {
+    if (!settled.some((holder) => holder.restores?.lease === leaseId)) return undefined;
+    const withdrawn = settled.map((holder) => (holder.restores?.lease === leaseId ? { ...holder, restores: null } : holder));
+    return replaceOp(existing, { ...existing.body, docId: existing.docId }, withdrawn, now);
+  }
+  const remaining = settled.filter((holder) => holder !== ours && isLive(holder, now, skewMs));
+  const earlier = giveBack ? ours.restores : undefined;
+  if (earlier && isLive(earlier, now, skewMs) && !remaining.some((holder) => holder.lease === earlier.lease)) remaining.push(earlier);
   return replaceOp(existing, { ...existing.body, docId: existing.docId }, remaining, now);
 }
 

@@ -51,6 +51,11 @@ export interface StoredHolder {
    * holder of the same requestId but another call is a conflict, never a retry.
    */
   call?: string | null;
+  /**
+   * The holder of an earlier delivery of the same call that this one took over: put back if this
+   * delivery fails before its grant, unless that earlier delivery has given the key up meanwhile.
+   */
+  restores?: StoredHolder | null;
 }
 
 export interface LockDocument {

@@ -240,4 +240,40 @@ describe('a delivery of a call never leaves an earlier delivery believing it hol
     await expect(engine.acquire(docs(namespace, ['k1'], 'next-caller'))).rejects.toBeInstanceOf(LockHeldError);
     expect((await engine.release({ leaseToken: grant.leaseToken })).outcome).toBe('released');
   });
+
+  it('several keys: a duplicate takes k1 over, is granted and releases; the first delivery, finishing k2 later, is refused instead of granted a set it no longer holds', async () => {
+    const namespace = 'dup-released';
+    const request = docs(namespace, ['k1', 'k2'], 'pipeline', { requestId: 'exec-released', ttlMs: 10_000 });
+    const blocker: Grant = await engine.acquire(docs(namespace, ['k2'], 'blocker', { ttlMs: 10_000 }));
+    let duplicate: Grant | undefined;
+    let second: Grant | undefined;
+    // Stand-in for the second delivery's timing: k2 is taken right before its first write and free
+    // again at its re-read, so that it takes k1 over with nothing else held yet, and then gets k2.
+    const secondDelivery = over({
+      write: async (ops, next, call) => {
+        if (call === 1) second = await engine.acquire(docs(namespace, ['k2'], 'blocker', { ttlMs: 10_000 }));
+        return next(ops);
+      },
+      read: async (ids, next, call) => {
+        if (call === 1) await engine.release({ leaseToken: second!.leaseToken });
+        return next(ids);
+      },
+    });
+    const first = over({
+      // The first delivery wrote k1, met the blocker on k2, and re-reads k2: the second delivery runs to its end right then.
+      read: async (ids, next, call) => {
+        if (call === 1) {
+          await engine.release({ leaseToken: blocker.leaseToken });
+          duplicate = await secondDelivery.acquire(request);
+          await engine.release({ leaseToken: duplicate.leaseToken });
+        }
+        return next(ids);
+      },
+    });
+    const outcome = await settle(first.acquire(request));
+    expect(duplicate?.reused).toBe(true);
+    expect(outcome).toBeInstanceOf(LockHeldError);
+    expect((outcome as LockHeldError).conflicts).toMatchObject([{ key: 'k1', reason: 'duplicate_in_progress' }]);
+    expect(await owners({ namespace, granularity: 'document', ids: ['k1', 'k2'] })).toEqual({});
+  });
 });

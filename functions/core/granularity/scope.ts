@@ -256,8 +256,11 @@ async function waitForLocksBelow(context: EngineContext, hold: ScopeHold, own: S
       selfDocId: own.docId,
       liveAfter: settings.now() - skew,
     });
-    // Only a copy that shows our own write (or a later one) has everything acknowledged before it.
-    const current = found.self?.body.holders.some((holder) => holder.lease === hold.leaseId) === true;
+    // Only a copy that shows our own latest write (or a later one) has everything acknowledged before
+    // it. Our lease alone is not enough: an earlier write of ours (before a reissue or an extension)
+    // carries it too, and a copy cut off in between misses what other locks wrote meanwhile.
+    const self = found.self;
+    const current = self !== null && self.body.holders.some((holder) => holder.lease === hold.leaseId) && notBefore(self, own);
     if (current) below = found.below;
     else await contentionPause(settings, attempt);
   }
@@ -288,6 +291,10 @@ async function waitForLocksBelow(context: EngineContext, hold: ScopeHold, own: S
     if (blocking.length === 0) return 'drained';
   }
 }
+
+/** Whether `copy` is the version `ours` wrote or a later one: (primary term, seq_no) in order. */
+const notBefore = (copy: WritePosition, ours: WritePosition): boolean =>
+  copy.primaryTerm > ours.primaryTerm || (copy.primaryTerm === ours.primaryTerm && copy.seqNo >= ours.seqNo);
 
 /**
  * Both give our holder a full TTL from now. `reissue` also inserts it again, so that its fencing

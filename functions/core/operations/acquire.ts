@@ -9,9 +9,9 @@ import { encodable, maxFencingToken } from '../fencing.js';
 import { describeTarget, type GranularityRules, rulesFor } from '../granularity/index.js';
 import { lockDocId, planKeys } from '../keys.js';
 import { encodeToken, hintFor, type NewLease, newLease } from '../lease-token.js';
-import { type Claim, decideAcquire, fenceOf, writtenLock } from '../lock-document.js';
-import type { AcquireRequest, ConflictingKey, Grant, Granularity, LockDocument, PlannedKey, StoredHolder } from '../model.js';
-import type { StoredLock, WriteOp } from '../store.js';
+import { type Claim, decideAcquire, fenceOf, isLive, writtenLock } from '../lock-document.js';
+import type { AcquireRequest, ConflictingKey, Grant, Granularity, LockDocument, PlannedKey } from '../model.js';
+import type { LockStore, StoredLock, WriteOp } from '../store.js';
 import { writeUntilSettled } from '../write-loop.js';
 import type { EngineContext } from './context.js';
 import { rollback } from './remove-lease.js';
@@ -57,7 +57,9 @@ export async function acquire(context: EngineContext, request: AcquireRequest): 
   }
 }
 
-async function attemptOnce(context: EngineContext, request: AcquireRequest, keys: PlannedKey[], lease: NewLease, deadline: number): Promise<Grant> {
+async function attemptOnce(outer: EngineContext, request: AcquireRequest, keys: PlannedKey[], lease: NewLease, deadline: number): Promise<Grant> {
+  const calls = { count: 0 };
+  const context: EngineContext = { ...outer, store: counting(outer.store, calls) };
   const { store, settings } = context;
   const skew = settings.maxClockSkewMs;
   const held = new Map<string, HeldKey>();
@@ -66,7 +68,6 @@ async function attemptOnce(context: EngineContext, request: AcquireRequest, keys
   const keep = (key: PlannedKey, lock: StoredLock, reused: boolean): void =>
     void held.set(key.docId, { key, lock, reused: reused || (held.get(key.docId)?.reused ?? false) });
   const reusedIn = new Set<string>();
-  const supplanted = new Map<string, StoredHolder>();
   // A plain read may come from a copy that lags: one that shows our lease counts only once the primary confirms it.
   const readConfirmed = async (docIds: string[]): Promise<Map<string, StoredLock | null>> => {
     const found = await store.read(docIds);
@@ -105,8 +106,6 @@ async function attemptOnce(context: EngineContext, request: AcquireRequest, keys
             keep(key, decision.lock, false);
           } else {
             if (decision.reused) reusedIn.add(key.docId);
-            if (decision.supplanted) supplanted.set(key.docId, decision.supplanted);
-            else supplanted.delete(key.docId);
             writes.push({ item: key, op: decision.op });
           }
         }
@@ -154,6 +153,10 @@ async function attemptOnce(context: EngineContext, request: AcquireRequest, keys
         : {}),
     });
     if (rules.confirm) await confirmScope(context, rules.confirm, request, keys, held, lease.leaseId, deadline, guardsRead);
+    // Another delivery of this call may take a key over between two of our requests (and release it,
+    // or fail and give it back): a grant confirmed from our own earlier writes rests on the primary's
+    // word after the last of them. One request means nothing came between the write and the grant.
+    if (request.requestId !== undefined && calls.count > 1) await confirmStillOurs(context, keys, held, lease.leaseId);
     return confirmedGrant(context, request, keys, held, lease);
   } catch (error) {
     throw await abandon(
@@ -164,9 +167,52 @@ async function attemptOnce(context: EngineContext, request: AcquireRequest, keys
       error as Error,
       unresolved,
       latestExpiry + skew,
-      supplanted,
     );
   }
+}
+
+/** The store, counting the requests of one attempt. */
+function counting(store: LockStore, calls: { count: number }): LockStore {
+  const count = <T>(result: Promise<T>): Promise<T> => {
+    calls.count++;
+    return result;
+  };
+  return {
+    read: (docIds) => count(store.read(docIds)),
+    readPrimary: (docIds) => count(store.readPrimary(docIds)),
+    write: (ops) => count(store.write(ops)),
+    writeThenRead: (ops, docIds) => count(store.writeThenRead(ops, docIds)),
+    findExpired: (before, size, after) => count(store.findExpired(before, size, after)),
+    list: (query) => count(store.list(query)),
+    findLiveBelow: (query) => count(store.findLiveBelow(query)),
+  };
+}
+
+/**
+ * Reads every key from the primary: each must still hold our lease (a duplicate delivery that took it
+ * over and gave it back leaves it as it was). Keeps the primary's versions; a key another delivery
+ * holds, or left free, makes this delivery yield.
+ */
+async function confirmStillOurs(context: EngineContext, keys: PlannedKey[], held: Map<string, HeldKey>, leaseId: string): Promise<void> {
+  const now = context.settings.now();
+  const found = await context.store.readPrimary(keys.map((key) => key.docId));
+  const lost: ConflictingKey[] = [];
+  for (const key of keys) {
+    const lock = found.get(key.docId);
+    const entry = held.get(key.docId)!;
+    if (lock?.body.holders.some((holder) => holder.lease === leaseId)) held.set(key.docId, { ...entry, lock });
+    else {
+      const holders = (lock?.body.holders ?? []).filter((holder) => isLive(holder, now, context.settings.maxClockSkewMs));
+      lost.push({
+        key: key.key,
+        granularity: key.granularity,
+        requestedMode: key.mode,
+        holders: holders.map(({ owner, mode, expiresAt }) => ({ owner, mode, expiresAt })),
+        reason: 'duplicate_in_progress',
+      });
+    }
+  }
+  if (lost.length > 0) throw new LockHeldError(undefined, { conflicts: lost, retryAfterMs: context.settings.retry.baseDelayMs });
 }
 
 /** What the granularity checks beyond the documents it wrote (tree: ancestors, locks below); may re-write them. */
@@ -264,10 +310,8 @@ async function abandon(
   error: Error,
   unresolved: boolean,
   mayHoldUntil: number,
-  supplanted: ReadonlyMap<string, StoredHolder>,
 ): Promise<Error> {
-  // A key this attempt took over from an earlier delivery of the same call goes back to it.
-  const clean = await rollback(context, locks, leaseId, supplanted);
+  const clean = await rollback(context, locks, leaseId);
   const lost = error instanceof StoreUnavailableError && error.context.ambiguous;
   if (clean && !unresolved) {
     return lost

@@ -10,14 +10,15 @@ export type OwnedToken = DecodedToken & { keys: PlannedKey[] };
 /**
  * Reads the lease's documents and checks the token's secret; throws LeaseTokenMismatchError before
  * any write. A key that looks lost is confirmed by the primary: a copy cut off from the cluster may
- * not have seen our latest write. `fromPrimary` reads them all from the primary at once.
+ * not have seen our latest write. `fromPrimary` reads them all from the primary at once. `without`:
+ * the documents, as the primary has them, that exist but do not hold the lease.
  */
 export async function readOwned(
   context: EngineContext,
   token: OwnedToken,
   keys: readonly PlannedKey[] = token.keys,
   fromPrimary = false,
-): Promise<{ owned: StoredLock[]; missingKeys: string[] }> {
+): Promise<{ owned: StoredLock[]; missingKeys: string[]; without: StoredLock[] }> {
   const docIds = keys.map((key) => key.docId);
   const found = fromPrimary ? await context.store.readPrimary(docIds) : await context.store.read(docIds);
   const holds = (lock: StoredLock | null | undefined): boolean => lock?.body.holders.some((holder) => holder.lease === token.leaseId) ?? false;
@@ -28,15 +29,17 @@ export async function readOwned(
   }
   const owned: StoredLock[] = [];
   const missingKeys: string[] = [];
+  const without: StoredLock[] = [];
   for (const key of keys) {
     const lock = found.get(key.docId);
     const mine = lock?.body.holders.find((holder) => holder.lease === token.leaseId);
     if (!lock || !mine) {
       missingKeys.push(key.key);
+      if (lock) without.push(lock);
       continue;
     }
     if (!proofMatches(mine.proof, token.leaseId, token.secret)) throw new LeaseTokenMismatchError(undefined, { leaseId: token.leaseId });
     owned.push(lock);
   }
-  return { owned, missingKeys };
+  return { owned, missingKeys, without };
 }

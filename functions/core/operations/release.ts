@@ -32,12 +32,14 @@ export async function release(context: EngineContext, token: OwnedToken): Promis
 
   let missing: string[] = [];
   if (remaining.length > 0) {
-    const { owned, missingKeys } = await readOwned(context, token, remaining);
+    const { owned, missingKeys, without } = await readOwned(context, token, remaining);
     const afterRead = context.settings.now();
-    const result = await removeLease(context, owned, token.leaseId);
+    // Documents that lost the lease to a later delivery of its call are passed too: that delivery must
+    // not give the key back to a lease that has been released.
+    const result = await removeLease(context, [...owned, ...without], token.leaseId);
     // Judged on the holders the conditional deletes removed (the primary's versions), not on the read, which a lagging copy may have answered.
     expired ||= result.removed.some((holder) => holder.expiresAt <= afterRead);
-    missing = [...missingKeys, ...result.missing];
+    missing = [...new Set([...missingKeys, ...result.missing])];
   }
   return {
     leaseId: token.leaseId,

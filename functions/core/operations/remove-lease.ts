@@ -14,45 +14,43 @@ export async function removeLease(
   context: EngineContext,
   locks: readonly StoredLock[],
   leaseId: string,
-  restore: ReadonlyMap<string, StoredHolder> = new Map(),
+  giveBack = false,
 ): Promise<{ removed: StoredHolder[]; missing: string[] }> {
   const removed: StoredHolder[] = [];
-  const missing: string[] = [];
+  const missingKeys = new Set<string>();
   const keyOf = new Map(locks.map((lock) => [lock.docId, lock.body.key]));
   await writeUntilSettled(context, keepingBudget(context.settings), locks, {
     decide: (pending, now) =>
       pending.flatMap((lock) => {
-        const op = removeLeaseOp(lock, leaseId, now, context.settings.maxClockSkewMs, restore.get(lock.docId));
-        if (!op) missing.push(lock.body.key);
+        const op = removeLeaseOp(lock, leaseId, now, context.settings.maxClockSkewMs, giveBack);
+        if (!lock.body.holders.some((holder) => holder.lease === leaseId)) missingKeys.add(lock.body.key);
         return op ? [{ item: lock, op }] : [];
       }),
-    applied: (lock) => removed.push(lock.body.holders.find((holder) => holder.lease === leaseId)!),
+    applied: (lock) => {
+      const mine = lock.body.holders.find((holder) => holder.lease === leaseId);
+      if (mine) removed.push(mine);
+    },
     reread: async (changed) => {
       const fresh = await context.store.readPrimary(changed.map((lock) => lock.docId));
       return changed.flatMap((lock) => {
         const now = fresh.get(lock.docId);
-        if (!now) missing.push(keyOf.get(lock.docId)!);
+        if (!now) missingKeys.add(keyOf.get(lock.docId)!);
         return now ? [now] : [];
       });
     },
     keysOf: (pending) => pending.map((lock) => lock.body.key),
   });
-  return { removed, missing };
+  return { removed, missing: [...missingKeys] };
 }
 
 /**
  * Best effort, for a failed acquire: false when some of the lease may remain (it then ends with its
- * TTL). `restore`: per document, the earlier delivery's holder this attempt took over, put back.
+ * TTL). A key this attempt took over from an earlier delivery of its call goes back to that delivery.
  */
-export async function rollback(
-  context: EngineContext,
-  locks: readonly StoredLock[],
-  leaseId: string,
-  restore: ReadonlyMap<string, StoredHolder> = new Map(),
-): Promise<boolean> {
+export async function rollback(context: EngineContext, locks: readonly StoredLock[], leaseId: string): Promise<boolean> {
   if (locks.length === 0) return true;
   try {
-    await removeLease(context, locks, leaseId, restore);
+    await removeLease(context, locks, leaseId, true);
     return true;
   } catch {
     return false;
