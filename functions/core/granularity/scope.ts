@@ -260,7 +260,7 @@ async function waitForLocksBelow(context: EngineContext, hold: ScopeHold, own: S
     // it. Our lease alone is not enough: an earlier write of ours (before a reissue or an extension)
     // carries it too, and a copy cut off in between misses what other locks wrote meanwhile.
     const self = found.self;
-    const current = self !== null && self.body.holders.some((holder) => holder.lease === hold.leaseId) && notBefore(self, own);
+    const current = self?.body.holders.some((holder) => holder.lease === hold.leaseId) === true && notBefore(self!, own);
     if (current) below = found.below;
     else await contentionPause(settings, attempt);
   }
