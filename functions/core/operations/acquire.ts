@@ -81,8 +81,9 @@ async function attemptOnce(outer: EngineContext, request: AcquireRequest, keys: 
   const rules = rulesFor(request.target.granularity);
   const guards = rules.guards?.(request.target as never).map(({ granularity, key }) => lockDocId(request.target.namespace, granularity, key)) ?? [];
   let guardsRead: Map<string, StoredLock | null> | undefined;
+  let known = new Map<string, StoredLock | null>();
   try {
-    let known = allExclusive(keys) ? new Map<string, StoredLock | null>() : await store.read(keys.map((key) => key.docId));
+    known = allExclusive(keys) ? new Map<string, StoredLock | null>() : await store.read(keys.map((key) => key.docId));
     await writeUntilSettled(context, settings.contentionBudgetMs, keys, {
       decide: (pending, now) => {
         const claim: Claim = {
@@ -162,7 +163,9 @@ async function attemptOnce(outer: EngineContext, request: AcquireRequest, keys: 
     throw await abandon(
       context,
       request,
-      [...held.values()].map((entry) => entry.lock),
+      // What we hold, and what the primary last showed holding our lease that was not yet counted
+      // (a key given back to this attempt by a failed later delivery of its call, say).
+      [...held.values()].map((entry) => entry.lock).concat([...known.values()].filter((lock): lock is StoredLock => ours(lock) && !held.has(lock.docId))),
       lease.leaseId,
       error as Error,
       unresolved,
