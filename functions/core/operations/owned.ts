@@ -11,7 +11,8 @@ export type OwnedToken = DecodedToken & { keys: PlannedKey[] };
  * Reads the lease's documents and checks the token's secret; throws LeaseTokenMismatchError before
  * any write. A key that looks lost is confirmed by the primary: a copy cut off from the cluster may
  * not have seen our latest write. `fromPrimary` reads them all from the primary at once. `without`:
- * the documents, as the primary has them, that exist but do not hold the lease.
+ * the documents, as the primary has them, that no longer hold the lease but a later delivery of its
+ * call that took it over would give it back (the secret checked against the note).
  */
 export async function readOwned(
   context: EngineContext,
@@ -35,7 +36,11 @@ export async function readOwned(
     const mine = lock?.body.holders.find((holder) => holder.lease === token.leaseId);
     if (!lock || !mine) {
       missingKeys.push(key.key);
-      if (lock) without.push(lock);
+      // A later delivery of the call took the key over and would give it back to this lease: only the
+      // lease's own secret may tell it not to.
+      const note = lock?.body.holders.find((holder) => holder.restores?.lease === token.leaseId)?.restores;
+      if (note && !proofMatches(note.proof, token.leaseId, token.secret)) throw new LeaseTokenMismatchError(undefined, { leaseId: token.leaseId });
+      if (lock && note) without.push(lock);
       continue;
     }
     if (!proofMatches(mine.proof, token.leaseId, token.secret)) throw new LeaseTokenMismatchError(undefined, { leaseId: token.leaseId });
