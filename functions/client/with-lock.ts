@@ -191,11 +191,9 @@ export async function withLock<T>(
     }
   };
 
-  const outer = options.signal;
-  // Work never starts on a lease that is already over: an answer that arrived after the lease's local
-  // end (a slow answer, a paused event loop), or a caller that gave up while the acquire was in flight.
-  const tooLate = now() >= localExpiry ? lostError('The grant arrived after the lease had already run out by the local clock') : undefined;
-  if (tooLate || outer?.aborted) {
+  // Gives the lease up; the local slot goes only after the answer (or failure): the next local holder
+  // must not find our lease still in the lock document.
+  const releaseLease = async (): Promise<void> => {
     try {
       await backend.release(token);
     } catch (error) {
@@ -203,6 +201,14 @@ export async function withLock<T>(
     } finally {
       slot?.release();
     }
+  };
+
+  const outer = options.signal;
+  // Work never starts on a lease that is already over: an answer that arrived after the lease's local
+  // end (a slow answer, a paused event loop), or a caller that gave up while the acquire was in flight.
+  const tooLate = now() >= localExpiry ? lostError('The grant arrived after the lease had already run out by the local clock') : undefined;
+  if (tooLate || outer?.aborted) {
+    await releaseLease();
     if (tooLate) {
       options.onLost?.(tooLate);
       throw tooLate;
@@ -232,14 +238,7 @@ export async function withLock<T>(
     // A renewal in flight changes the token: release with the newest one, but do not wait on a
     // renewal that hangs (any token of the lease can release it).
     if (renewing !== undefined) await Promise.race([renewing.catch(() => {}), new Promise((resolve) => setTimeout(resolve, Math.min(ttlMs, 2_000)).unref?.())]);
-    try {
-      await backend.release(token);
-    } catch (error) {
-      options.onReleaseError?.(error);
-    } finally {
-      // Only now: the next local holder must not find our lease still in the lock document.
-      slot?.release();
-    }
+    await releaseLease();
   }
   if (lost) throw lost;
   return result;
