@@ -20,6 +20,7 @@ import type { SettingsOverrides } from '../../functions/core/settings.js';
 import type { StoredLock, WriteOp } from '../../functions/core/store.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
+import { docs, tree } from '../support/targets.js';
 
 const SKEW = 50;
 let client: Client;
@@ -36,20 +37,6 @@ afterAll(async () => closeTestClient(client));
 
 const over = (hooks: StoreHooks, settings: SettingsOverrides = {}): LockEngine =>
   new LockEngine(interpose(store, hooks), { maxClockSkewMs: SKEW, ...settings });
-const docs = (namespace: string, ids: string[], owner: string, extra: Record<string, unknown> = {}) => ({
-  namespace,
-  granularity: 'document' as const,
-  ids,
-  owner,
-  ...extra,
-});
-const tree = (namespace: string, path: string, owner: string, extra: Record<string, unknown> = {}) => ({
-  namespace,
-  granularity: 'tree' as const,
-  path,
-  owner,
-  ...extra,
-});
 const settle = <T>(promise: Promise<T>): Promise<T | Error> =>
   promise.then(
     (value) => value,

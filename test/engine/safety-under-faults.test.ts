@@ -26,6 +26,7 @@ import type { Grant, LockTarget } from '../../functions/core/model.js';
 import type { StoredLock } from '../../functions/core/store.js';
 import { deleteLockIndex, ElasticsearchLockStore, ensureLockIndex } from '../../functions/store/index.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
+import { docs, tree } from '../support/targets.js';
 
 const SKEW = 50;
 let client: Client;
@@ -43,20 +44,6 @@ afterAll(async () => closeTestClient(client));
 
 /** An engine whose store calls go through `hooks`. */
 const over = (hooks: StoreHooks): LockEngine => new LockEngine(interpose(store, hooks), { maxClockSkewMs: SKEW });
-const docs = (namespace: string, ids: string[], owner: string, extra: Record<string, unknown> = {}) => ({
-  namespace,
-  granularity: 'document' as const,
-  ids,
-  owner,
-  ...extra,
-});
-const tree = (namespace: string, path: string, owner: string, extra: Record<string, unknown> = {}) => ({
-  namespace,
-  granularity: 'tree' as const,
-  path,
-  owner,
-  ...extra,
-});
 const failure = (promise: Promise<unknown>): Promise<LockError> =>
   promise.then(
     (value) => {
