@@ -58,45 +58,56 @@ function asWritten(op: WriteOp, outcome: { ok: boolean; seqNo?: number; primaryT
   return { docId: op.docId, seqNo: outcome.seqNo!, primaryTerm: outcome.primaryTerm!, index: outcome.index!, body: op.body as LockDocument };
 }
 
+/**
+ * An engine whose plain reads of `docId`, once `betweenAttempts` has run, come from a copy stopped
+ * right after the acquire's first write of it (stand-in: a real node will not lag on demand).
+ * `betweenAttempts` runs once, at the first pause after that attempt rolled the document back.
+ */
+function laggingAfterFirstAttempt(docId: string, betweenAttempts: () => Promise<void>): { engine: LockEngine; ran: () => boolean } {
+  let firstAttempt: StoredLock | undefined;
+  let rolledBack = false;
+  let ran = false;
+  const lagging = over(
+    {
+      write: async (ops, next) => {
+        const outcomes = await next(ops);
+        ops.forEach((op, position) => {
+          if (op.docId === docId && !firstAttempt) firstAttempt = asWritten(op, outcomes[position]!);
+          if (op.docId === docId && op.kind === 'delete') rolledBack = true;
+        });
+        return outcomes;
+      },
+      read: async (ids, next) => {
+        const found = await next(ids);
+        if (ran && firstAttempt && ids.includes(docId)) found.set(docId, firstAttempt);
+        return found;
+      },
+    },
+    {
+      sleep: async (ms) => {
+        if (rolledBack && !ran) {
+          ran = true;
+          await betweenAttempts();
+        }
+        await sleep(ms);
+      },
+    },
+  );
+  return { engine: lagging, ran: () => ran };
+}
+
 describe('an acquire that waits is never granted on a lagging copy of its own earlier attempt', () => {
   it('document locks: attempt 1 rolls back x, another caller takes x, and a copy still showing attempt 1 on x does not make attempt 2 a grant', async () => {
     const namespace = 'stale-doc';
     const xId = lockDocId(namespace, 'document', 'x');
     const holderOfY = await engine.acquire(docs(namespace, ['y'], 'holder-of-y', { ttlMs: 10_000 }));
-    let firstAttemptOnX: StoredLock | undefined;
-    let rolledBack = false;
-    let taken = false;
-    const waiting = over(
-      {
-        write: async (ops, next) => {
-          const outcomes = await next(ops);
-          ops.forEach((op, position) => {
-            if (op.docId === xId && !firstAttemptOnX) firstAttemptOnX = asWritten(op, outcomes[position]!);
-            if (op.docId === xId && op.kind === 'delete') rolledBack = true;
-          });
-          return outcomes;
-        },
-        // Stand-in: a copy cut off right after attempt 1's write of x answers every plain read of x from then on.
-        read: async (ids, next) => {
-          const found = await next(ids);
-          if (taken && firstAttemptOnX && ids.includes(xId)) found.set(xId, firstAttemptOnX);
-          return found;
-        },
-      },
-      {
-        // Between the two attempts: another caller takes x (rolled back by attempt 1), and y comes free.
-        sleep: async (ms) => {
-          if (rolledBack && !taken) {
-            taken = true;
-            await engine.acquire(docs(namespace, ['x'], 'other', { ttlMs: 10_000 }));
-            await engine.release({ leaseToken: holderOfY.leaseToken });
-          }
-          await sleep(ms);
-        },
-      },
-    );
-    const outcome = await settle(waiting.acquire(docs(namespace, ['x', 'y'], 'waiter', { waitMs: 1_500, ttlMs: 10_000 })));
-    expect(taken).toBe(true);
+    // Between the two attempts: another caller takes x (rolled back by attempt 1), and y comes free.
+    const waiting = laggingAfterFirstAttempt(xId, async () => {
+      await engine.acquire(docs(namespace, ['x'], 'other', { ttlMs: 10_000 }));
+      await engine.release({ leaseToken: holderOfY.leaseToken });
+    });
+    const outcome = await settle(waiting.engine.acquire(docs(namespace, ['x', 'y'], 'waiter', { waitMs: 1_500, ttlMs: 10_000 })));
+    expect(waiting.ran()).toBe(true);
     expect(outcome).toBeInstanceOf(LockHeldError);
     expect(await owners({ namespace, granularity: 'document', ids: ['x', 'y'] })).toEqual({ x: ['other'] });
   });
@@ -107,40 +118,13 @@ describe('an acquire that waits is never granted on a lagging copy of its own ea
     // /p has had a lock below it (marked), so the file lock's ancestor check writes nothing there.
     await engine.release({ leaseToken: (await engine.acquire(tree(namespace, '/p/g', 'earlier'))).leaseToken });
     await engine.acquire(tree(namespace, '/p', 'directory', { ttlMs: 1_000 }));
-    let firstAttemptOnFile: StoredLock | undefined;
-    let rolledBack = false;
-    let taken = false;
-    const waiting = over(
-      {
-        write: async (ops, next) => {
-          const outcomes = await next(ops);
-          ops.forEach((op, position) => {
-            if (op.docId === fileId && !firstAttemptOnFile) firstAttemptOnFile = asWritten(op, outcomes[position]!);
-            if (op.docId === fileId && op.kind === 'delete') rolledBack = true;
-          });
-          return outcomes;
-        },
-        // Stand-in: as above, a copy stopped right after attempt 1's write of /p/f.
-        read: async (ids, next) => {
-          const found = await next(ids);
-          if (taken && firstAttemptOnFile && ids.includes(fileId)) found.set(fileId, firstAttemptOnFile);
-          return found;
-        },
-      },
-      {
-        // Between the attempts the directory holder's lease runs out (nobody writes /p) and another caller takes /p/f.
-        sleep: async (ms) => {
-          if (rolledBack && !taken) {
-            taken = true;
-            await sleep(1_000 + 2 * SKEW);
-            await engine.acquire(tree(namespace, '/p/f', 'other', { ttlMs: 10_000 }));
-          }
-          await sleep(ms);
-        },
-      },
-    );
-    const outcome = await settle(waiting.acquire(tree(namespace, '/p/f', 'waiter', { waitMs: 2_500, ttlMs: 10_000 })));
-    expect(taken).toBe(true);
+    // Between the attempts the directory holder's lease runs out (nobody writes /p) and another caller takes /p/f.
+    const waiting = laggingAfterFirstAttempt(fileId, async () => {
+      await sleep(1_000 + 2 * SKEW);
+      await engine.acquire(tree(namespace, '/p/f', 'other', { ttlMs: 10_000 }));
+    });
+    const outcome = await settle(waiting.engine.acquire(tree(namespace, '/p/f', 'waiter', { waitMs: 2_500, ttlMs: 10_000 })));
+    expect(waiting.ran()).toBe(true);
     expect(outcome).toBeInstanceOf(LockHeldError);
     expect(await owners({ namespace, granularity: 'tree', path: '/p/f' })).toEqual({ '/p/f': ['other'] });
   });
