@@ -149,16 +149,38 @@ export function replaceOp(
 export function removeLeaseOp(existing: StoredLock, leaseId: string, now: number, skewMs: number, giveBack = false): WriteOp | undefined {
   const settled = settleFences(existing);
   const ours = settled.find((holder) => holder.lease === leaseId);
+  // Our lease leaves every note too, however deep: a holder given back later carries the notes it
+  // had, and one naming a delivery that gave up would hand the key to nobody.
+  const others = settled.filter((holder) => holder !== ours).map((holder) => withoutNote(holder, leaseId));
   if (!ours) {
-    if (!settled.some((holder) => holder.restores?.lease === leaseId)) return undefined;
-    const withdrawn = settled.map((holder) => (holder.restores?.lease === leaseId ? { ...holder, restores: null } : holder));
-    return replaceOp(existing, { ...existing.body, docId: existing.docId }, withdrawn, now);
+    if (others.every((holder, index) => holder === settled[index])) return undefined;
+    return replaceOp(existing, { ...existing.body, docId: existing.docId }, others, now);
   }
-  const remaining = settled.filter((holder) => holder !== ours && isLive(holder, now, skewMs));
-  const earlier = giveBack ? ours.restores : undefined;
+  const remaining = others.filter((holder) => isLive(holder, now, skewMs));
+  const earlier = giveBack ? notesWithout(ours.restores, leaseId) : null;
   if (earlier && isLive(earlier, now, skewMs) && !remaining.some((holder) => holder.lease === earlier.lease)) remaining.push(earlier);
   return replaceOp(existing, { ...existing.body, docId: existing.docId }, remaining, now);
 }
+
+/** The note of `leaseId` somewhere in the chain of holders that `note` would give the key back to. */
+export function noteOf(note: StoredHolder | null | undefined, leaseId: string): StoredHolder | undefined {
+  for (let current = note; current; current = current.restores) if (current.lease === leaseId) return current;
+  return undefined;
+}
+
+/** The chain of notes without `leaseId` (the one after it moves up); the same object when it is not there. */
+function notesWithout(note: StoredHolder | null | undefined, leaseId: string): StoredHolder | null {
+  if (!note) return null;
+  const deeper = notesWithout(note.restores, leaseId);
+  if (note.lease === leaseId) return deeper;
+  return deeper === (note.restores ?? null) ? note : { ...note, restores: deeper };
+}
+
+const withoutNote = (holder: StoredHolder, leaseId: string): StoredHolder => {
+  if (!holder.restores) return holder;
+  const restores = notesWithout(holder.restores, leaseId);
+  return restores === holder.restores ? holder : { ...holder, restores };
+};
 
 export function holderViews(lock: StoredLock, now: number, skewMs: number): HolderView[] {
   return lock.body.holders.map((holder) => ({

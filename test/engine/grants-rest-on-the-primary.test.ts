@@ -212,6 +212,38 @@ describe('a delivery of a call never leaves an earlier delivery believing it hol
     expect((await engine.release({ leaseToken: grant.leaseToken })).outcome).toBe('released');
   });
 
+  it('a chain of take-overs: a delivery that released, or gave up, is never given the key back, however deep its note (simulation seed 862121079)', async () => {
+    const namespace = 'dup-chain';
+    const request = docs(namespace, ['k'], 'pipeline', { requestId: 'exec-chain', ttlMs: 10_000 });
+    const unavailable = (): StoreUnavailableError => new StoreUnavailableError('connection refused (stand-in)', { operation: 'primary read' });
+    const first = await engine.acquire(request);
+    // Stand-ins for deliveries failing at an exact point: each fails at the primary read that confirms
+    // its take-over, and the third one takes over the second right before that read.
+    let third: unknown;
+    const thirdDelivery = over({
+      readPrimary: async (ids, next, call) => {
+        if (call > 1) return next(ids);
+        // The first delivery is done and releases while its note sits two deep: third → second → first.
+        expect((await engine.release({ leaseToken: first.leaseToken })).outcome).not.toBe('released');
+        throw unavailable();
+      },
+    });
+    const secondDelivery = over({
+      readPrimary: async (ids, next, call) => {
+        if (call > 1) return next(ids);
+        third = await settle(thirdDelivery.acquire(request));
+        throw unavailable();
+      },
+    });
+    const second = await settle(secondDelivery.acquire(request));
+    expect(third).toBeInstanceOf(StoreUnavailableError);
+    expect(second).toBeInstanceOf(StoreUnavailableError);
+    // The third gave the key back to the second, and the second to nobody: the first had let it go.
+    expect(await owners({ namespace, granularity: 'document', ids: ['k'] })).toEqual({});
+    const next = await engine.acquire(docs(namespace, ['k'], 'next-caller'));
+    await engine.release({ leaseToken: next.leaseToken });
+  });
+
   it('several keys: a duplicate takes k1 over, is granted and releases; the first delivery, finishing k2 later, is refused instead of granted a set it no longer holds', async () => {
     const namespace = 'dup-released';
     const request = docs(namespace, ['k1', 'k2'], 'pipeline', { requestId: 'exec-released', ttlMs: 10_000 });

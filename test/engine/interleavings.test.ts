@@ -493,7 +493,17 @@ function violations(outcome: Outcome, store: MemoryLockStore): Violation[] {
   return found;
 }
 
+/** Schedules that once broke the lock (found by a random first seed in CI or a survey), replayed every run. */
+const SEEDS_THAT_BROKE_IT = [500515, 871242137, 862121079];
+
 describe('interleavings of concurrent calls', () => {
+  it('keep the lock in every schedule that once broke it', async () => {
+    for (const seed of SEEDS_THAT_BROKE_IT) {
+      const { outcome, store } = await runSchedule(seed);
+      expect(violations(outcome, store).map((problem) => `seed ${seed}: ${problem.text}`)).toEqual([]);
+    }
+  });
+
   it(`keep mutual exclusion, fencing order, all-or-nothing, backed grants and holder-only renew/release over ${RUNS} schedules`, async () => {
     let grants = 0;
     let unknown = 0;

@@ -1,6 +1,7 @@
 /** The documents a lease token names, as held by that lease: what renew and release start from. */
 import { LeaseTokenMismatchError } from '../errors.js';
 import { type DecodedToken, proofMatches } from '../lease-token.js';
+import { noteOf } from '../lock-document.js';
 import type { PlannedKey } from '../model.js';
 import type { StoredLock } from '../store.js';
 import type { EngineContext } from './context.js';
@@ -38,7 +39,7 @@ export async function readOwned(
       missingKeys.push(key.key);
       // A later delivery of the call took the key over and would give it back to this lease: only the
       // lease's own secret may tell it not to.
-      const note = lock?.body.holders.find((holder) => holder.restores?.lease === token.leaseId)?.restores;
+      const note = lock?.body.holders.map((holder) => noteOf(holder.restores, token.leaseId)).find((found) => found !== undefined);
       if (note && !proofMatches(note.proof, token.leaseId, token.secret)) throw new LeaseTokenMismatchError(undefined, { leaseId: token.leaseId });
       if (lock && note) without.push(lock);
       continue;
