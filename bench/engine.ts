@@ -5,9 +5,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Client } from '@elastic/elasticsearch';
 import { lockDocId } from '../functions/core/keys.js';
 import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLockIndex } from '../functions/store/index.js';
+import type { SearchClient } from '../functions/store/search-client.js';
 import { resolveElasticsearch } from '../infra/es/target.js';
 import { numberFlag, parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
 import { seedsTreeRecipe } from './seeds-tree-recipe.js';
@@ -47,7 +47,7 @@ async function main(argv: string[]): Promise<number | undefined> {
   SECONDS_PER_SLICE = numberFlag('BENCH_SECONDS', process.env.BENCH_SECONDS, { min: 0, exclusiveMin: true }, SECONDS_PER_SLICE);
   ROUNDS = numberFlag('BENCH_ROUNDS', process.env.BENCH_ROUNDS, positiveInteger, ROUNDS);
   const es = await resolveElasticsearch((line) => console.log(`[es] ${line}`));
-  const client: Client = createElasticsearchClient({ url: es.url, ...(es.apiKey ? { apiKey: es.apiKey } : {}), requestTimeoutMs: 30_000 });
+  const client: SearchClient = createElasticsearchClient({ url: es.url, ...(es.apiKey ? { apiKey: es.apiKey } : {}), requestTimeoutMs: 30_000 });
   const run = randomBytes(3).toString('hex');
   // One index per row, all with the lock index definition: no row pays for another's segments and merges.
   const indices = ['raw', 'signed', 'unsigned', 'tree', 'recipe', 'rawcond', 'hot', 'spread', 'mix2', 'mix5', 'rawnest'].map((row) => `bench-${row}-${run}`);

@@ -4,9 +4,10 @@
  * write, then a create for the target; release walks back from the deepest ancestor.
  * Only for the benchmark: no leases, no tokens.
  */
-import type { Client } from '@elastic/elasticsearch';
+
 import { ancestorsOf } from '../functions/core/granularity/index.js';
 import { lockDocId } from '../functions/core/keys.js';
+import type { SearchClient } from '../functions/store/search-client.js';
 
 interface Counter {
   namespace: string;
@@ -20,7 +21,7 @@ interface Counter {
   updatedAt: number;
 }
 
-export function seedsTreeRecipe(client: Client, index: string) {
+export function seedsTreeRecipe(client: SearchClient, index: string) {
   const id = (path: string) => lockDocId('recipe', 'tree', path);
   const body = (path: string, count: number): Counter => ({
     namespace: 'recipe',

@@ -3,7 +3,7 @@
  * fault says (kill, pause or cut off a node) and undoes it, and answers one line saying what happened.
  * Faults that live in the clients (crash-holders, clock-skew, ...) only get their line here.
  */
-import type { Client } from '@elastic/elasticsearch';
+import type { SearchClient } from '../functions/store/search-client.js';
 import { type ClusterNode, signalNode, startNode } from '../infra/es/cluster.js';
 import { DESCRIPTIONS, type Fault, isPartition } from './catalog.js';
 import type { Firewall } from './partition.js';
@@ -11,7 +11,11 @@ import type { Firewall } from './partition.js';
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Which cluster node holds the lock index's primary, and which its replica. */
-export async function shardNodes(client: Client, index: string, nodes: readonly ClusterNode[]): Promise<{ primary?: ClusterNode; replica?: ClusterNode }> {
+export async function shardNodes(
+  client: SearchClient,
+  index: string,
+  nodes: readonly ClusterNode[],
+): Promise<{ primary?: ClusterNode; replica?: ClusterNode }> {
   const response = await client.searchShards({ index });
   const names = new Map(Object.entries(response.nodes).map(([id, node]) => [id, node.name]));
   const copies = response.shards.flat();
@@ -27,7 +31,7 @@ export interface Injection {
 }
 
 export interface InjectContext {
-  client: Client;
+  client: SearchClient;
   index: string;
   nodes: readonly ClusterNode[];
   firewall?: Firewall;

@@ -28,7 +28,6 @@ import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { parse } from '@aws-lambda-powertools/parser';
 import { JSONStringified } from '@aws-lambda-powertools/parser/helpers';
 import { SqsRecordSchema } from '@aws-lambda-powertools/parser/schemas/sqs';
-import type { Client } from '@elastic/elasticsearch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
 import type { AcquireBody } from '../client/http-client.js';
@@ -39,6 +38,7 @@ import { ConfigError } from '../runtime/config.js';
 import { runtime } from '../runtime/runtime.js';
 import { withOpaqueId } from '../store/correlation.js';
 import { writeFenced } from '../store/fenced-document.js';
+import type { SearchClient } from '../store/search-client.js';
 
 /** The shape of a record body; the engine checks the lock target itself (limits, paths, ids). */
 export const recordBodySchema = z
@@ -61,7 +61,7 @@ export type RecordBody = z.output<typeof recordBodySchema>;
 
 export interface SqsConsumerOptions {
   /** The lock engine (or the HTTP client) and the Elasticsearch client the work writes with. */
-  store: () => Promise<{ engine: Locker; client: Client }>;
+  store: () => Promise<{ engine: Locker; client: SearchClient }>;
   workIndex: string;
   /** How long a record waits for its lock: in the local queue and then in Elasticsearch, together. */
   waitMs: number;

@@ -1,11 +1,12 @@
 /** LockStore on Elasticsearch core APIs only: get/mget, create, index/delete on if_seq_no, bulk, search. */
-import type { Client, estypes } from '@elastic/elasticsearch';
+import type { estypes } from '@elastic/elasticsearch';
 import { StoreRejectedError, StoreUnavailableError } from '../core/errors.js';
 import type { LockDocument } from '../core/model.js';
 import type { BelowQuery, BelowResult, ExpiredPage, ListQuery, LockStore, StoredLock, WriteOp, WriteOutcome } from '../core/store.js';
 import { opaqueIdOption } from './correlation.js';
 import { isIndexNotFound, isNoCopyOnNode, missingLockIndex, responseFailure, translateError } from './errors.js';
 import { epochOfIncarnation } from './incarnation.js';
+import type { SearchClient } from './search-client.js';
 
 /** Writes are never resent by the client: a resent write is ambiguous, and the engine resolves that by reading back. */
 const writeOptions = () => ({ maxRetries: 0, ...opaqueIdOption() });
@@ -51,7 +52,7 @@ export class ElasticsearchLockStore implements LockStore {
    * deleted lock index is an error instead of a new, empty index whose fencing tokens restart.
    */
   constructor(
-    private readonly client: Client,
+    private readonly client: SearchClient,
     readonly index: string,
   ) {}
 

@@ -9,10 +9,11 @@
  * index (a new incarnation restarts them). `external_gte`, not `external`: the same holder may write
  * the same document several times under one grant.
  */
-import type { Client } from '@elastic/elasticsearch';
+
 import { StaleFencingTokenError } from '../core/errors.js';
 import type { FencingToken } from '../core/fencing.js';
 import { responseFailure, translateError } from './errors.js';
+import type { SearchClient } from './search-client.js';
 
 export interface FencedWrite<T> {
   index: string;
@@ -26,7 +27,7 @@ export interface FencedWrite<T> {
 const isVersionConflict = (error: unknown): boolean => responseFailure(error)?.statusCode === 409;
 
 /** Indexes the document with the token as its version. Throws StaleFencingTokenError when a newer holder already wrote it. */
-export async function writeFenced<T>(client: Client, write: FencedWrite<T>): Promise<{ version: FencingToken }> {
+export async function writeFenced<T>(client: SearchClient, write: FencedWrite<T>): Promise<{ version: FencingToken }> {
   try {
     await client.index({
       index: write.index,
@@ -46,7 +47,7 @@ export async function writeFenced<T>(client: Client, write: FencedWrite<T>): Pro
 }
 
 /** Deletes the document unless a newer holder wrote it since (then StaleFencingTokenError). A missing document is fine. */
-export async function deleteFenced(client: Client, target: Omit<FencedWrite<never>, 'document'>): Promise<{ deleted: boolean }> {
+export async function deleteFenced(client: SearchClient, target: Omit<FencedWrite<never>, 'document'>): Promise<{ deleted: boolean }> {
   try {
     const response = await client.delete(
       {

@@ -14,10 +14,10 @@
  *   concurrent creators from making incarnations with the same epoch.
  */
 import { randomBytes } from 'node:crypto';
-import type { Client } from '@elastic/elasticsearch';
 import registryDefinition from '../../infra/index/incarnations.json' with { type: 'json' };
 import { MAX_EPOCH } from '../core/fencing.js';
 import { responseFailure } from './errors.js';
+import type { SearchClient } from './search-client.js';
 
 /**
  * The registry of incarnations: one hidden index per cluster, shared by every lock index (records are
@@ -89,7 +89,7 @@ export interface EpochHistory {
  * What the cluster knows of the alias's incarnations. `leaveOut`: an index not to count among the
  * alias's own (an index restored from a snapshot, which is old by definition).
  */
-export async function epochHistory(client: Client, alias: string, options: { registry?: string; leaveOut?: string } = {}): Promise<EpochHistory> {
+export async function epochHistory(client: SearchClient, alias: string, options: { registry?: string; leaveOut?: string } = {}): Promise<EpochHistory> {
   const registry = options.registry ?? REGISTRY_INDEX;
   const [found, searched] = await Promise.all([
     client.indices.get({ index: [alias, `${alias}-*`], expand_wildcards: 'all', ignore_unavailable: true, allow_no_indices: true, features: ['aliases'] }),
@@ -170,7 +170,7 @@ export function nextEpoch(alias: string, history: EpochHistory, choice: EpochCho
 }
 
 /** Creates the registry unless it exists (concurrent callers: one creates it, the others find it). */
-async function ensureRegistry(client: Client, registry: string): Promise<void> {
+async function ensureRegistry(client: SearchClient, registry: string): Promise<void> {
   if (await client.indices.exists({ index: registry, expand_wildcards: 'all' })) return;
   try {
     await client.indices.create({ index: registry, ...(registryDefinition as object) });
@@ -187,7 +187,7 @@ const recordId = (alias: string, epoch: number): string => `${alias}:${epoch}`;
  * record. False when another creator holds that epoch already. The record is searchable once this
  * returns (refresh), so the next creator's history counts it.
  */
-export async function claimEpoch(client: Client, record: IncarnationRecord, registry = REGISTRY_INDEX): Promise<boolean> {
+export async function claimEpoch(client: SearchClient, record: IncarnationRecord, registry = REGISTRY_INDEX): Promise<boolean> {
   await ensureRegistry(client, registry);
   try {
     await client.create({ index: registry, id: recordId(record.alias, record.epoch), document: record, refresh: true });
@@ -199,7 +199,7 @@ export async function claimEpoch(client: Client, record: IncarnationRecord, regi
 }
 
 /** The registry record of one epoch of `alias`, if any (realtime). */
-export async function incarnationRecord(client: Client, alias: string, epoch: number, registry = REGISTRY_INDEX): Promise<IncarnationRecord | undefined> {
+export async function incarnationRecord(client: SearchClient, alias: string, epoch: number, registry = REGISTRY_INDEX): Promise<IncarnationRecord | undefined> {
   const found = await client.get<IncarnationRecord>({ index: registry, id: recordId(alias, epoch) }, { ignore: [404] });
   return found.found ? found._source : undefined;
 }

@@ -1,9 +1,8 @@
-/** Wiring: an engine over an Elasticsearch lock index. */
-import type { Client } from '@elastic/elasticsearch';
+/** Wiring: an engine over a lock index on Elasticsearch or OpenSearch. */
 import { LockEngine } from '../core/engine.js';
 import type { SettingsOverrides } from '../core/settings.js';
-import { createElasticsearchClient, type ElasticsearchConnection } from './client.js';
 import { ElasticsearchLockStore } from './elasticsearch-store.js';
+import { createSearchClient, type SearchClient, type SearchConnection } from './search-client.js';
 
 export { createElasticsearchClient, type ElasticsearchConnection } from './client.js';
 export { withOpaqueId } from './correlation.js';
@@ -21,13 +20,15 @@ export {
   REGISTRY_INDEX,
 } from './incarnation.js';
 export { type AdoptedIncarnation, adoptLockIndex, deleteLockIndex, type EnsureLockIndexOptions, ensureLockIndex, lockIndexIncarnation } from './lock-index.js';
+export { adapt as adaptOpenSearchClient } from './opensearch-client.js';
+export { createSearchClient, productOf, SEARCH_PRODUCTS, type SearchClient, type SearchConnection, type SearchProduct } from './search-client.js';
 
-export function createLockEngine(options: { client?: Client; connection?: ElasticsearchConnection; index: string; settings?: SettingsOverrides }): {
+export function createLockEngine(options: { client?: SearchClient; connection?: SearchConnection; index: string; settings?: SettingsOverrides }): {
   engine: LockEngine;
-  client: Client;
+  client: SearchClient;
   store: ElasticsearchLockStore;
 } {
-  const client = options.client ?? createElasticsearchClient(options.connection ?? { url: 'http://127.0.0.1:9200' });
+  const client = options.client ?? createSearchClient(options.connection ?? { url: 'http://127.0.0.1:9200' });
   const store = new ElasticsearchLockStore(client, options.index);
   return { engine: new LockEngine(store, options.settings), client, store };
 }

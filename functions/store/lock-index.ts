@@ -6,7 +6,7 @@
  * ever re-creates a deleted lock index by accident, and a lease token's note of a write names the
  * incarnation it was made in.
  */
-import type { Client, estypes } from '@elastic/elasticsearch';
+import type { estypes } from '@elastic/elasticsearch';
 import definition from '../../infra/index/lock-index.json' with { type: 'json' };
 import { clientErrorKind, translateError } from './errors.js';
 import {
@@ -19,11 +19,12 @@ import {
   nextEpoch,
   REGISTRY_INDEX,
 } from './incarnation.js';
+import type { SearchClient } from './search-client.js';
 
 export const LOCK_INDEX_DEFINITION = definition;
 
 /** The concrete index behind the alias, or undefined when there is no such alias. */
-export async function lockIndexIncarnation(client: Client, alias: string): Promise<string | undefined> {
+export async function lockIndexIncarnation(client: SearchClient, alias: string): Promise<string | undefined> {
   const exists = await client.indices.existsAlias({ name: alias });
   if (!exists) return undefined;
   const found = await client.indices.getAlias({ name: alias });
@@ -64,7 +65,7 @@ const CLAIM_ATTEMPTS = 5;
  * claim the epoch in the registry first (one wins each epoch), and two cannot both make a write index
  * for the alias.
  */
-export async function ensureLockIndex(client: Client, alias: string, options: EnsureLockIndexOptions = {}): Promise<'created' | 'exists'> {
+export async function ensureLockIndex(client: SearchClient, alias: string, options: EnsureLockIndexOptions = {}): Promise<'created' | 'exists'> {
   try {
     if (!(await lockIndexIncarnation(client, alias)) && (await createIncarnation(client, alias, options))) return 'created';
     await upgradeMapping(client, alias);
@@ -77,7 +78,7 @@ export async function ensureLockIndex(client: Client, alias: string, options: En
 }
 
 /** True when this call made the incarnation, false when another creator did meanwhile. */
-async function createIncarnation(client: Client, alias: string, options: EnsureLockIndexOptions): Promise<boolean> {
+async function createIncarnation(client: SearchClient, alias: string, options: EnsureLockIndexOptions): Promise<boolean> {
   const registry = options.registry ?? REGISTRY_INDEX;
   const choice: EpochChoice = { ...(options.epoch !== undefined ? { epoch: options.epoch } : {}), unknownHistory: options.unknownHistory ?? 'first' };
   // Read before a legacy index goes: it is history too (epoch 0).
@@ -127,7 +128,7 @@ async function createIncarnation(client: Client, alias: string, options: EnsureL
   }
 }
 
-async function aliasAppears(client: Client, alias: string, withinMs: number): Promise<boolean> {
+async function aliasAppears(client: SearchClient, alias: string, withinMs: number): Promise<boolean> {
   const deadline = Date.now() + withinMs;
   for (let pause = 50; ; pause = Math.min(pause * 2, 1_000)) {
     if (await lockIndexIncarnation(client, alias)) return true;
@@ -137,7 +138,7 @@ async function aliasAppears(client: Client, alias: string, withinMs: number): Pr
 }
 
 /** Adds the fields of this version to a lock index of an earlier one; refuses an index that is not a lock index. */
-async function upgradeMapping(client: Client, index: string): Promise<void> {
+async function upgradeMapping(client: SearchClient, index: string): Promise<void> {
   let missing = await missingFields(client, index);
   if (missing.length > 0 && !missing.some((field) => LOCK_DOCUMENT_CORE.includes(field))) {
     // A lock index of an earlier version lacks only fields added since: adding a field to a mapping is safe while in use.
@@ -167,7 +168,7 @@ export interface AdoptedIncarnation {
  * too), `epoch` must be given: the restored index alone says nothing of the epochs used after it.
  */
 export async function adoptLockIndex(
-  client: Client,
+  client: SearchClient,
   alias: string,
   source: string,
   options: { epoch?: number; registry?: string } = {},
@@ -205,7 +206,7 @@ export async function adoptLockIndex(
   }
 }
 
-async function cloneAndSwitch(client: Client, alias: string, source: string, index: string, epoch: number): Promise<AdoptedIncarnation> {
+async function cloneAndSwitch(client: SearchClient, alias: string, source: string, index: string, epoch: number): Promise<AdoptedIncarnation> {
   await client.indices.addBlock({ index: source, block: 'write' });
   // The copy starts writable, and the answer waits for its primary: the alias never points at an index that cannot take a write.
   const cloned = await client.indices.clone({ index: source, target: index, settings: { 'index.blocks.write': false }, wait_for_active_shards: 1 });
@@ -228,7 +229,7 @@ async function cloneAndSwitch(client: Client, alias: string, source: string, ind
 /** Fields whose absence means "not a lock index" rather than "a lock index of an earlier version". */
 const LOCK_DOCUMENT_CORE = ['namespace', 'granularity', 'key', 'holders', 'holders.lease', 'holders.expiresAt'];
 
-async function missingFields(client: Client, index: string): Promise<string[]> {
+async function missingFields(client: SearchClient, index: string): Promise<string[]> {
   const mapping = await client.indices.getMapping({ index });
   const properties = Object.values(mapping)[0]?.mappings.properties ?? {};
   return Object.keys(definition.mappings.properties.holders.properties)
@@ -241,7 +242,7 @@ async function missingFields(client: Client, index: string): Promise<string[]> {
     });
 }
 
-async function liveLeases(client: Client, index: string): Promise<number> {
+async function liveLeases(client: SearchClient, index: string): Promise<number> {
   await client.indices.refresh({ index });
   const { count } = await client.count({ index, query: { range: { maxExpiresAt: { gt: Date.now() } } } });
   return count;
@@ -251,7 +252,7 @@ async function liveLeases(client: Client, index: string): Promise<number> {
  * Deletes the lock index: every concrete index behind the alias (Elasticsearch refuses to delete through
  * an alias). The registry keeps their records, so the next incarnation continues above their epochs.
  */
-export async function deleteLockIndex(client: Client, alias: string): Promise<void> {
+export async function deleteLockIndex(client: SearchClient, alias: string): Promise<void> {
   const found = await client.indices.getAlias({ name: alias }, { ignore: [404] });
   const concrete = Object.keys(found).filter((name) => name !== 'error' && name !== 'status');
   if (concrete.length > 0) await client.indices.delete({ index: concrete }, { ignore: [404] });

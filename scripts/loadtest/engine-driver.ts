@@ -49,11 +49,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Client } from '@elastic/elasticsearch';
 import type { LockEngine } from '../../functions/core/engine.js';
 import type { Grant } from '../../functions/core/model.js';
 import { errorReply } from '../../functions/runtime/errors.js';
 import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLockIndex } from '../../functions/store/index.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { backoffDelayMs, retryDelayMs } from '../../loadtests/lib/backoff.js';
 import { parsePathList, parseTrace, traceOperations, treeFromPaths, treeFromTrace } from '../../loadtests/lib/user-workload.js';
 import {
@@ -87,7 +87,7 @@ export const PROBE_GRACEFUL_STOP_S = 2;
 /** One probe at a time per target: the request counts are the client's, whoever sent them. */
 export interface EngineTarget {
   readonly engine: LockEngine;
-  readonly client: Client;
+  readonly client: SearchClient;
   /** The lock index (alias) the engine works on. */
   readonly index: string;
   /** Elasticsearch requests sent through the client so far, in all and by kind. */
@@ -102,7 +102,7 @@ export interface EngineTarget {
 
 export interface EngineTargetOptions {
   /** A client to use (not closed on close); otherwise one is made for `url`. */
-  client?: Client;
+  client?: SearchClient;
   url?: string | string[];
   apiKey?: string;
   /** The kit's lock index, kept on close; default: an index of this driver's own, deleted on close. */

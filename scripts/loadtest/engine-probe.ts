@@ -4,7 +4,7 @@
  * rate. The work is the engine driver's (engine-driver.ts): the k6 iteration, operation for
  * operation, through the engine in this process, open model, same objective and safety checker.
  */
-import type { Client } from '@elastic/elasticsearch';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import type { Strategy, WorkloadConfig } from '../../loadtests/lib/workload.js';
 import { type Bracket, type Objective, type SearchSettings, searchCapacity } from './capacity.js';
 import type { LoadtestConfig } from './config.js';
@@ -39,13 +39,13 @@ export class EngineLayer {
     private readonly runId: string,
   ) {}
 
-  static async open(client: Client, config: LoadtestConfig, runId: string, onClose: () => Promise<void> = async () => {}): Promise<EngineLayer> {
+  static async open(client: SearchClient, config: LoadtestConfig, runId: string, onClose: () => Promise<void> = async () => {}): Promise<EngineLayer> {
     const target = await openEngineTarget({ client, ownIndexName: `lt-engine-locks-${runId.toLowerCase()}`, onClose });
     return new EngineLayer(target, config, runId);
   }
 
   /** The Elasticsearch client the engine uses. */
-  get client(): Client {
+  get client(): SearchClient {
     return this.target.client;
   }
 

@@ -6,16 +6,17 @@
  * index's settings (one primary shard, a replica where there is a second node), which is deleted
  * afterwards.
  */
-import type { Client } from '@elastic/elasticsearch';
+
 import { LOCK_INDEX_DEFINITION } from '../../functions/store/lock-index.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { type PerKind, perKind, type RequestKind } from './model.js';
 import { spreadOf } from './trials.js';
 
 export const DEFAULT_LATENCY_ROUNDS = 60;
 
 /** Median latency of each kind of request, ms. */
-export async function measureRequestLatency(client: Client, index: string, rounds = DEFAULT_LATENCY_ROUNDS): Promise<PerKind> {
-  await client.indices.create({ index, ...LOCK_INDEX_DEFINITION } as Parameters<Client['indices']['create']>[0]);
+export async function measureRequestLatency(client: SearchClient, index: string, rounds = DEFAULT_LATENCY_ROUNDS): Promise<PerKind> {
+  await client.indices.create({ index, ...LOCK_INDEX_DEFINITION } as Parameters<SearchClient['indices']['create']>[0]);
   try {
     await client.cluster.health({ index, wait_for_status: 'green', timeout: '30s' }).catch(() => {});
     const stored = { namespace: 'latency-probe', key: 'kept' };

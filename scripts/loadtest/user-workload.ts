@@ -6,7 +6,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Client } from '@elastic/elasticsearch';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { explainServiceError, ServiceError } from '../../infra/lib/cli.js';
 import {
   parsePathList,
@@ -92,7 +92,7 @@ function treeFromTraceChecked(entries: TraceEntry[], source: string): Tree {
  * the tree of data the user already keeps in Elasticsearch.
  */
 export async function readIndexPaths(
-  client: Client,
+  client: SearchClient,
   esUrl: string,
   index: { name: string; field: string; max: number },
 ): Promise<{ list: string[]; source: string }> {

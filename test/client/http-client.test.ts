@@ -2,7 +2,6 @@
 
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
-import type { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorFromResponse, LockHttpClient } from '../../functions/client/index.js';
 import {
@@ -14,13 +13,14 @@ import {
   ValidationError,
 } from '../../functions/core/errors.js';
 import { deleteLockIndex } from '../../functions/store/index.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { testClient } from '../support/engine.js';
 import { loadHandlers, setFunctionEnv } from '../support/functions.js';
 import { serveHandlers } from '../support/http-bridge.js';
 
 let server: { baseUrl: string; close(): Promise<void> };
 let api: LockHttpClient;
-let client: Client;
+let client: SearchClient;
 const index = setFunctionEnv({ label: 'httpclient' });
 
 beforeAll(async () => {

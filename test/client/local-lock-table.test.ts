@@ -2,14 +2,15 @@
  * The local lock table in front of the engine, on the real node: callers of one process that want
  * conflicting locks queue in memory, and only the first in line talks to Elasticsearch.
  */
-import type { Client } from '@elastic/elasticsearch';
+
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type AcquireBody, LocalLockTable, localKeysOf, withLock } from '../../functions/client/index.js';
 import { LeaseLostError, LockHeldError } from '../../functions/core/errors.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, freshLockIndex, sleep, testClient } from '../support/engine.js';
 import { CountingEngine } from '../support/lock-traffic.js';
 
-let client: Client;
+let client: SearchClient;
 let engine: CountingEngine;
 
 beforeAll(async () => {

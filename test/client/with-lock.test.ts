@@ -1,16 +1,16 @@
 /** withLock over the engine (in-process) and over HTTP: renewals, loss, release on every path. */
 
-import type { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Locker, LockHttpClient, withLock } from '../../functions/client/index.js';
 import type { LockEngine } from '../../functions/core/engine.js';
 import { LeaseLostError, LockHeldError, StoreUnavailableError } from '../../functions/core/errors.js';
 import { deleteLockIndex } from '../../functions/store/index.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 import { loadHandlers, setFunctionEnv } from '../support/functions.js';
 import { serveHandlers } from '../support/http-bridge.js';
 
-let client: Client;
+let client: SearchClient;
 let engine: LockEngine;
 let http: LockHttpClient;
 let server: { baseUrl: string; close(): Promise<void> };

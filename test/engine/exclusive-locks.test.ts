@@ -1,10 +1,10 @@
-import type { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LockEngine } from '../../functions/core/engine.js';
 import { LeaseLostError, LeaseTokenMismatchError, LockHeldError } from '../../functions/core/errors.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
-let client: Client;
+let client: SearchClient;
 let engine: LockEngine;
 let signed: LockEngine;
 

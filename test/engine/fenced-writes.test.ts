@@ -3,14 +3,14 @@
  * on the real node: a holder paused past its lease is refused by the data store itself.
  */
 import { randomBytes } from 'node:crypto';
-import type { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LockEngine } from '../../functions/core/engine.js';
 import { StaleFencingTokenError } from '../../functions/core/errors.js';
 import { deleteFenced, writeFenced } from '../../functions/store/index.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
-let client: Client;
+let client: SearchClient;
 let engine: LockEngine;
 const data = `fenced-data-${randomBytes(4).toString('hex')}`;
 

@@ -9,7 +9,6 @@
  * made by the interposed store (faults/interposed-store.ts), and each test says where.
  */
 
-import type { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { interpose, type StoreHooks } from '../../faults/interposed-store.js';
 import { LockEngine } from '../../functions/core/engine.js';
@@ -19,11 +18,12 @@ import type { Grant, LockDocument, LockTarget } from '../../functions/core/model
 import type { SettingsOverrides } from '../../functions/core/settings.js';
 import type { StoredLock, WriteOp } from '../../functions/core/store.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 import { docs, tree } from '../support/targets.js';
 
 const SKEW = 50;
-let client: Client;
+let client: SearchClient;
 let engine: LockEngine;
 let store: ElasticsearchLockStore;
 

@@ -3,7 +3,6 @@
  * lock index, or one restored from a snapshot and adopted, issues tokens above every earlier token.
  */
 import { randomBytes } from 'node:crypto';
-import type { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockEngine } from '../../functions/core/engine.js';
 import { isIncarnationOf } from '../../functions/store/incarnation.js';
@@ -20,9 +19,10 @@ import {
   REGISTRY_INDEX,
 } from '../../functions/store/index.js';
 import { LOCK_INDEX_DEFINITION } from '../../functions/store/lock-index.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, testClient } from '../support/engine.js';
 
-let client: Client;
+let client: SearchClient;
 /** A registry of this file's own: the tests delete it, which must not touch the node's shared one. */
 const registry = `.locks-test-incarnations-${randomBytes(4).toString('hex')}`;
 const aliases: string[] = [];

@@ -1,12 +1,12 @@
-import type { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockEngine } from '../../functions/core/engine.js';
 import { LeaseLostError, StoreUnavailableError } from '../../functions/core/errors.js';
 import type { LockStore, WriteOp } from '../../functions/core/store.js';
 import { createElasticsearchClient, ElasticsearchLockStore } from '../../functions/store/index.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
-let client: Client;
+let client: SearchClient;
 let index: string;
 let engine: LockEngine;
 

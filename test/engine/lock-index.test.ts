@@ -1,12 +1,12 @@
 /** The lock index: an alias over one incarnation, created explicitly and safely, never by a write. */
 import { randomBytes } from 'node:crypto';
-import type { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deleteLockIndex, ensureLockIndex, epochOfIncarnation, lockIndexIncarnation } from '../../functions/store/index.js';
 import { LOCK_INDEX_DEFINITION } from '../../functions/store/lock-index.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, testClient } from '../support/engine.js';
 
-let client: Client;
+let client: SearchClient;
 const made: string[] = [];
 const name = (label: string): string => {
   const alias = `locks-test-${label}-${randomBytes(4).toString('hex')}`;

@@ -6,16 +6,16 @@
  * holds by the compatibility table, written out here again.
  */
 
-import type { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LockEngine } from '../../functions/core/engine.js';
 import { LockHeldError } from '../../functions/core/errors.js';
 import { compareFencingTokens } from '../../functions/core/fencing.js';
 import type { LockTarget, RequestedMode } from '../../functions/core/model.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
 const ROUNDS = Number(process.env.NESTING_RACE_ROUNDS ?? 10);
-let client: Client;
+let client: SearchClient;
 let engine: LockEngine;
 
 beforeAll(async () => {

@@ -6,7 +6,6 @@
  * interposed store (see its header) only chooses when things happen.
  */
 
-import type { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { interpose, type StoreHooks } from '../../faults/interposed-store.js';
 import { LockEngine } from '../../functions/core/engine.js';
@@ -25,11 +24,12 @@ import { settleFences } from '../../functions/core/lock-document.js';
 import type { Grant, LockTarget } from '../../functions/core/model.js';
 import type { StoredLock } from '../../functions/core/store.js';
 import { deleteLockIndex, ElasticsearchLockStore, ensureLockIndex } from '../../functions/store/index.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 import { docs, tree } from '../support/targets.js';
 
 const SKEW = 50;
-let client: Client;
+let client: SearchClient;
 let index: string;
 let engine: LockEngine;
 let store: ElasticsearchLockStore;

@@ -6,7 +6,6 @@
  * and of two conflicting holds the later one must carry the larger fencing token.
  */
 
-import type { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { interpose } from '../../faults/interposed-store.js';
 import { LockEngine } from '../../functions/core/engine.js';
@@ -15,12 +14,13 @@ import { compareFencingTokens } from '../../functions/core/fencing.js';
 import { lockDocId } from '../../functions/core/keys.js';
 import type { RequestedMode } from '../../functions/core/model.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
 const ROUNDS = Number(process.env.TREE_RACE_ROUNDS ?? 12);
 const SKEW = 50;
 
-let client: Client;
+let client: SearchClient;
 let index: string;
 let engine: LockEngine;
 let store: ElasticsearchLockStore;

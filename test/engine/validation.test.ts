@@ -1,10 +1,10 @@
-import type { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LockEngine } from '../../functions/core/engine.js';
 import { LockHeldError, ValidationError } from '../../functions/core/errors.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, engineOn, freshLockIndex, testClient } from '../support/engine.js';
 
-let client: Client;
+let client: SearchClient;
 let index: string;
 let engine: LockEngine;
 

@@ -1,7 +1,7 @@
 /** Anything unexpected answers 500 InternalError with a correlation id and no internals. */
 
-import type { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { contractProblems, fromProxyResult } from '../support/contract.js';
 import { testClient } from '../support/engine.js';
 import { type Handlers, loadHandlers, setFunctionEnv } from '../support/functions.js';
@@ -10,7 +10,7 @@ import { httpEvent, lambdaContext } from '../support/lambda-events.js';
 // An index that exists but is not a lock index: ensuring it fails in a way no retry fixes.
 const index = setFunctionEnv({ label: 'notlocks' });
 let handlers: Handlers;
-let client: Client;
+let client: SearchClient;
 
 beforeAll(async () => {
   client = testClient();

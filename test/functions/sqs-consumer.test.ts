@@ -5,11 +5,11 @@
  * local lock table (SQS_MEASURE_ROUNDS rounds of each, default 3; the figures are printed).
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { Client } from '@elastic/elasticsearch';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LocalLockTable } from '../../functions/client/local-lock-table.js';
 import { deleteLockIndex } from '../../functions/store/index.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, engineOn, freshLockIndex, testClient } from '../support/engine.js';
 import { setFunctionEnv } from '../support/functions.js';
 import { lambdaContext } from '../support/lambda-events.js';
@@ -19,7 +19,7 @@ const workIndex = `work-test-sqs-${randomBytes(4).toString('hex')}`;
 const lockIndex = setFunctionEnv({ label: 'sqs', env: { WORK_INDEX: workIndex, RECORD_LOCK_WAIT_MS: '5000' } });
 const consumer = await import('../../functions/handlers/sqs-consumer.js');
 const client = testClient();
-const measured: Client[] = [];
+const measured: SearchClient[] = [];
 
 afterAll(async () => {
   await deleteLockIndex(client, lockIndex);

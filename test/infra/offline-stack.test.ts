@@ -7,11 +7,11 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
-import type { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LockHttpClient, withLock } from '../../functions/client/index.js';
 import { LockHeldError } from '../../functions/core/errors.js';
 import { deleteLockIndex } from '../../functions/store/index.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { type StackDetails, startStack } from '../../scripts/stack.js';
 import { contractProblems } from '../support/contract.js';
 import { sleep, testClient } from '../support/engine.js';
@@ -25,7 +25,7 @@ async function freePort(): Promise<number> {
 }
 
 let stack: StackDetails;
-let client: Client;
+let client: SearchClient;
 const index = `locks-test-offline-${randomBytes(4).toString('hex')}`;
 
 beforeAll(async () => {

@@ -4,7 +4,6 @@
  * handlers (direct invocation) on every path.
  */
 import { readFileSync } from 'node:fs';
-import type { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   FencingRangeError,
@@ -19,6 +18,7 @@ import {
 } from '../../functions/core/errors.js';
 import { INVOCATION_ERROR_NAMES, InternalError } from '../../functions/runtime/errors.js';
 import { deleteLockIndex } from '../../functions/store/index.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { type AslDefinition, runStateMachine } from '../support/asl.js';
 import { testClient } from '../support/engine.js';
 import { type Handlers, loadHandlers, setFunctionEnv } from '../support/functions.js';
@@ -112,7 +112,7 @@ describe('state machine structure', () => {
 describe('state machine runs against the real functions', () => {
   const index = setFunctionEnv({ label: 'sfn' });
   let handlers: Handlers;
-  let client: Client;
+  let client: SearchClient;
   beforeAll(async () => {
     handlers = await loadHandlers();
     client = testClient();

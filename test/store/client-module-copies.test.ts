@@ -21,6 +21,7 @@ import {
   ElasticsearchLockStore,
   writeFenced,
 } from '../../functions/store/index.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, freshLockIndex, testClient } from '../support/engine.js';
 
 type ElasticsearchModule = typeof import('@elastic/elasticsearch');
@@ -145,7 +146,7 @@ function raceCreates(client: Client, parties: number): () => void {
 
 const lockDocument = (key: string): LockDocument => ({ namespace: 'orders', granularity: 'document', key, holders: [] }) as unknown as LockDocument;
 
-let admin: Client;
+let admin: SearchClient;
 beforeAll(() => {
   admin = testClient();
 });

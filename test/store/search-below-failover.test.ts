@@ -9,12 +9,13 @@
  * node's answer to a search aimed at that node.
  */
 import { createRequire } from 'node:module';
-import type { Client, estypes } from '@elastic/elasticsearch';
+import type { estypes } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { StoreUnavailableError } from '../../functions/core/errors.js';
 import type { LockDocument } from '../../functions/core/model.js';
 import { translateError } from '../../functions/store/errors.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, freshLockIndex, testClient } from '../support/engine.js';
 
 const namespace = 'failover';
@@ -35,9 +36,9 @@ function treeLock(key: string, expiresAt: number): LockDocument {
 
 const query = { namespace, path: '/a', selfDocId: `${namespace}|t|/a`, liveAfter: 5_000 };
 
-let admin: Client;
+let admin: SearchClient;
 let index: string;
-const opened: Client[] = [];
+const opened: SearchClient[] = [];
 
 beforeAll(async () => {
   admin = testClient();
@@ -70,7 +71,7 @@ function storeSeeing(view: (primary: ShardCopy, call: number) => ShardCopy): { s
     calls++;
     return { ...response, shards: response.shards.map((copies) => copies.map((copy) => (copy.primary ? view({ ...copy }, calls) : copy))) };
   };
-  client.searchShards = stale as unknown as Client['searchShards'];
+  client.searchShards = stale as unknown as SearchClient['searchShards'];
   return { store: new ElasticsearchLockStore(client, index), calls: () => calls };
 }
 

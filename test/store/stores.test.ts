@@ -1,13 +1,13 @@
 /** The store contract against the Elasticsearch store (real node) and the in-memory store. */
 
-import type { Client } from '@elastic/elasticsearch';
 import { afterAll, beforeAll } from 'vitest';
 import { deleteLockIndex, ElasticsearchLockStore, ensureLockIndex } from '../../functions/store/index.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, freshLockIndex, testClient } from '../support/engine.js';
 import { MemoryLockStore } from '../support/memory-store.js';
 import { storeContract } from './contract.js';
 
-let client: Client;
+let client: SearchClient;
 beforeAll(() => {
   client = testClient();
 });

@@ -1,18 +1,18 @@
 /** A fresh lock index per test file on the real Elasticsearch, and engines over it. */
 import { randomBytes } from 'node:crypto';
-import type { Client } from '@elastic/elasticsearch';
 import { inject } from 'vitest';
 import type { SettingsOverrides } from '../../functions/core/settings.js';
 import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLockIndex } from '../../functions/store/index.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 
-export function testClient(): Client {
+export function testClient(): SearchClient {
   const apiKey = inject('esApiKey');
   return createElasticsearchClient({ url: inject('esUrl').split(','), ...(apiKey ? { apiKey } : {}), requestTimeoutMs: 30_000 });
 }
 
 const createdIndices = new Set<string>();
 
-export async function freshLockIndex(client: Client, label: string): Promise<string> {
+export async function freshLockIndex(client: SearchClient, label: string): Promise<string> {
   const index = `locks-test-${label}-${randomBytes(4).toString('hex')}`;
   await ensureLockIndex(client, index);
   createdIndices.add(index);
@@ -20,13 +20,13 @@ export async function freshLockIndex(client: Client, label: string): Promise<str
 }
 
 /** Deletes the lock indices this test file created, then closes the client. */
-export async function closeTestClient(client: Client): Promise<void> {
+export async function closeTestClient(client: SearchClient): Promise<void> {
   for (const index of createdIndices) await deleteLockIndex(client, index);
   createdIndices.clear();
   await client.close();
 }
 
-export function engineOn(client: Client, index: string, settings: SettingsOverrides = {}) {
+export function engineOn(client: SearchClient, index: string, settings: SettingsOverrides = {}) {
   return createLockEngine({ client, index, settings: { maxClockSkewMs: 50, ...settings } }).engine;
 }
 

@@ -3,9 +3,9 @@
  * index), then the handler modules, exactly as Lambda would import them.
  */
 import { randomBytes } from 'node:crypto';
-import type { Client } from '@elastic/elasticsearch';
 import { afterAll, inject } from 'vitest';
 import { deleteLockIndex } from '../../functions/store/index.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import { testClient } from './engine.js';
 
 export interface FunctionEnvOptions {
@@ -58,7 +58,7 @@ export type Handlers = Awaited<ReturnType<typeof loadHandlers>>;
  * The functions as one test file sees them (call it with top-level await): its own lock index, the
  * handler modules loaded after that environment, a client, and the index dropped after the file.
  */
-export async function functionsUnderTest(options: FunctionEnvOptions): Promise<{ index: string; handlers: Handlers; client: Client }> {
+export async function functionsUnderTest(options: FunctionEnvOptions): Promise<{ index: string; handlers: Handlers; client: SearchClient }> {
   const index = setFunctionEnv(options);
   const handlers = await loadHandlers();
   const client = testClient();

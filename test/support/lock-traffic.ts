@@ -5,7 +5,7 @@
  * a conditional write on a changed document), the acquires callers started, how many were in flight
  * at once (overall and per lock document), and how many ended in LockHeldError.
  */
-import type { Client } from '@elastic/elasticsearch';
+
 import { interpose } from '../../faults/interposed-store.js';
 import type { AcquireBody } from '../../functions/client/http-client.js';
 import { localKeysOf } from '../../functions/client/local-lock-table.js';
@@ -13,6 +13,7 @@ import { LockEngine } from '../../functions/core/engine.js';
 import { LockHeldError } from '../../functions/core/errors.js';
 import type { SettingsOverrides } from '../../functions/core/settings.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 
 export interface Traffic {
   /** Every request the client sent to Elasticsearch. */
@@ -37,7 +38,7 @@ export class CountingEngine extends LockEngine {
   private readonly store: ReturnType<typeof interpose>;
 
   constructor(
-    readonly client: Client,
+    readonly client: SearchClient,
     index: string,
     settings: SettingsOverrides = {},
   ) {
