@@ -1,11 +1,31 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * One specification, two stores: every test runs against the project's Elasticsearch; the engine's
+ * specification, the store contract, the tree races and the function tests run against its
+ * OpenSearch too (the same files, with `searchProduct` set to opensearch). What is Elasticsearch's
+ * own (its client's module copies, its failover messages) or not about the store (the kit, the
+ * infrastructure, the client package) runs once.
+ */
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 180_000,
     pool: 'forks',
+    projects: [
+      {
+        extends: true,
+        test: { name: 'elasticsearch', include: ['test/**/*.test.ts'], globalSetup: ['test/support/global-setup.ts'] },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'opensearch',
+          include: ['test/engine/**/*.test.ts', 'test/store/**/*.test.ts', 'test/functions/**/*.test.ts'],
+          exclude: ['test/store/client-module-copies.test.ts', 'test/store/memory-store.test.ts'],
+          globalSetup: ['test/support/global-setup-opensearch.ts'],
+        },
+      },
+    ],
   },
 });

@@ -1,5 +1,5 @@
 /**
- * When Elasticsearch does not answer: 503 StoreUnavailableError with Retry-After (HTTP), a thrown
+ * When Elasticsearch (or OpenSearch) does not answer: 503 StoreUnavailableError with Retry-After (HTTP), a thrown
  * StoreUnavailableError (direct), and /health says 503 too. Nothing about the cluster leaks.
  */
 
@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { contractProblems, fromProxyResult } from '../support/contract.js';
-import { type Handlers, loadHandlers, setFunctionEnv } from '../support/functions.js';
+import { type Handlers, loadHandlers, setFunctionEnv, storeUrlEnv } from '../support/functions.js';
 import { httpEvent, lambdaContext } from '../support/lambda-events.js';
 
 async function closedPort(): Promise<number> {
@@ -23,7 +23,7 @@ let port: number;
 
 beforeAll(async () => {
   port = await closedPort();
-  setFunctionEnv({ label: 'down', env: { ES_URL: `http://127.0.0.1:${port}`, ES_API_KEY: '', ES_REQUEST_TIMEOUT_MS: '500' } });
+  setFunctionEnv({ label: 'down', env: { ...storeUrlEnv(`http://127.0.0.1:${port}`), ES_REQUEST_TIMEOUT_MS: '500' } });
   handlers = await loadHandlers();
 });
 

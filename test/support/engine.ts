@@ -1,13 +1,13 @@
-/** A fresh lock index per test file on the real Elasticsearch, and engines over it. */
+/** A fresh lock index per test file on the real Elasticsearch (or OpenSearch, in the opensearch project), and engines over it. */
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import type { SettingsOverrides } from '../../functions/core/settings.js';
-import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLockIndex } from '../../functions/store/index.js';
+import { createLockEngine, createSearchClient, deleteLockIndex, ensureLockIndex } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 
 export function testClient(): SearchClient {
   const apiKey = inject('esApiKey');
-  return createElasticsearchClient({ url: inject('esUrl').split(','), ...(apiKey ? { apiKey } : {}), requestTimeoutMs: 30_000 });
+  return createSearchClient({ product: inject('searchProduct'), url: inject('esUrl').split(','), ...(apiKey ? { apiKey } : {}), requestTimeoutMs: 30_000 });
 }
 
 const createdIndices = new Set<string>();

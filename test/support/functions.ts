@@ -13,12 +13,17 @@ export interface FunctionEnvOptions {
   env?: Record<string, string>;
 }
 
+/** The environment that points the functions at `url`, on the product this test project runs against. */
+export const storeUrlEnv = (url: string): Record<string, string> =>
+  inject('searchProduct') === 'opensearch' ? { OPENSEARCH_URL: url } : { ES_URL: url, ES_API_KEY: '' };
+
 /** Sets the functions' environment for this test file and returns the lock index name. */
 export function setFunctionEnv({ label, env = {} }: FunctionEnvOptions): string {
   const index = `locks-test-${label}-${randomBytes(4).toString('hex')}`;
   Object.assign(process.env, {
-    ES_URL: inject('esUrl'),
-    ES_API_KEY: inject('esApiKey'),
+    ...(inject('searchProduct') === 'opensearch'
+      ? { LOCK_STORE: 'opensearch', OPENSEARCH_URL: inject('esUrl'), OPENSEARCH_AUTH: 'none' }
+      : { ES_URL: inject('esUrl'), ES_API_KEY: inject('esApiKey') }),
     LOCK_INDEX: index,
     MAX_CLOCK_SKEW_MS: '50',
     // Each test file gets a fresh lock index, created by the functions' opt-in at first use.
