@@ -25,7 +25,7 @@ export async function handler(event: unknown, context?: Partial<Context>): Promi
     const client = await rt.client();
     const health = await client.cluster.health(
       { index: rt.config.lockIndex, timeout: '1s' },
-      { requestTimeout: Math.min(rt.config.es.requestTimeoutMs, 2_500) },
+      { requestTimeout: Math.min(rt.config.store.requestTimeoutMs, 2_500) },
     );
     if (health.status === 'red') throw Object.assign(new Error(`lock index ${rt.config.lockIndex} is red`), { red: true });
     const body: HealthBody = { status: 'ok', elasticsearch: { status: health.status, timedOut: health.timed_out }, index: rt.config.lockIndex };

@@ -4,20 +4,14 @@
  */
 import { z } from 'zod';
 import { DEFAULT_SETTINGS } from '../core/settings.js';
+import { integer, optional } from './env.js';
+import { readStoreConfig, type StoreConfig, storeEnv } from './store-config.js';
+
+export type { ElasticsearchStoreConfig, OpenSearchStoreConfig, StoreConfig } from './store-config.js';
 
 export interface FunctionConfig {
-  es: {
-    /** One or more node URLs (ES_URL, comma-separated): the client spreads requests and fails over between them. */
-    nodes: string[];
-    /** Elastic Cloud deployment id (ES_CLOUD_ID), instead of node URLs. */
-    cloudId?: string;
-    /** A literal API key (local use; prefer the parameter in deployed stages). */
-    apiKey?: string;
-    /** SSM parameter name or Secrets Manager secret ARN holding the API key, read once per container. */
-    apiKeyParameter?: string;
-    /** Below the function timeout, so that a slow Elasticsearch answers 503, not a Lambda timeout. */
-    requestTimeoutMs: number;
-  };
+  /** The cluster that holds the lock index (LOCK_STORE: Elasticsearch or OpenSearch) and how to reach it. */
+  store: StoreConfig;
   lockIndex: string;
   ttl: { defaultMs: number; minMs: number; maxMs: number };
   maxClockSkewMs: number;
@@ -42,28 +36,11 @@ export class ConfigError extends Error {
   }
 }
 
-const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-const blankAsUndefined = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
-const optional = <T extends z.ZodType>(schema: T) => z.preprocess(blankAsUndefined, schema.optional());
-
 const INDEX_NAME = /^[a-z0-9][a-z0-9._-]*$/;
 
 const envSchema = z
   .object({
-    ES_URL: optional(
-      z
-        .string()
-        .transform((value) =>
-          value
-            .split(',')
-            .map((url) => url.trim())
-            .filter(Boolean),
-        )
-        .pipe(z.array(z.url({ protocol: /^https?$/, error: 'must be http(s) URLs of Elasticsearch nodes, comma-separated' })).min(1)),
-    ),
-    ES_CLOUD_ID: optional(z.string()),
-    ES_API_KEY: optional(z.string()),
-    ES_API_KEY_PARAMETER: optional(z.string()),
+    ...storeEnv,
     ES_REQUEST_TIMEOUT_MS: optional(integer(100, 900_000)),
     FUNCTION_TIMEOUT_MS: optional(integer(1_000, 900_000)),
     LOCK_INDEX: optional(z.string().max(255).regex(INDEX_NAME, { error: 'must be a lowercase Elasticsearch index name' })),
@@ -130,19 +107,11 @@ export function readConfig(env: Record<string, string | undefined> = process.env
   if (e.LOCK_TOKEN_SIGNING_KEY && e.LOCK_TOKEN_SIGNING_KEY_PARAMETER) {
     problems.push('LOCK_TOKEN_SIGNING_KEY and LOCK_TOKEN_SIGNING_KEY_PARAMETER are both set; keep one');
   }
-  if (e.ES_API_KEY && e.ES_API_KEY_PARAMETER) problems.push('ES_API_KEY and ES_API_KEY_PARAMETER are both set; keep one');
-  if (!e.ES_URL && !e.ES_CLOUD_ID) problems.push('ES_URL: is required (or ES_CLOUD_ID)');
-  if (e.ES_URL && e.ES_CLOUD_ID) problems.push('ES_URL and ES_CLOUD_ID are both set; keep one');
+  const store = readStoreConfig(e, requestTimeoutMs, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
   return {
-    es: {
-      nodes: e.ES_URL ?? [],
-      ...(e.ES_CLOUD_ID ? { cloudId: e.ES_CLOUD_ID } : {}),
-      ...(e.ES_API_KEY ? { apiKey: e.ES_API_KEY } : {}),
-      ...(e.ES_API_KEY_PARAMETER ? { apiKeyParameter: e.ES_API_KEY_PARAMETER } : {}),
-      requestTimeoutMs,
-    },
+    store,
     lockIndex: e.LOCK_INDEX ?? 'locks',
     ttl,
     maxClockSkewMs: e.MAX_CLOCK_SKEW_MS ?? defaults.maxClockSkewMs,

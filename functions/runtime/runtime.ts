@@ -1,24 +1,26 @@
 /**
- * Per-container wiring: configuration, Powertools (Logger, Metrics, Tracer), the Elasticsearch
- * client and the lock engine, all created once when the function's module loads. The lock index is
- * ensured once per container: the promise is cached, and forgotten only if it fails.
+ * Per-container wiring: configuration, Powertools (Logger, Metrics, Tracer), the search client
+ * (Elasticsearch or OpenSearch, as LOCK_STORE says) and the lock engine, all created once when the
+ * function's module loads. The lock index is ensured once per container: the promise is cached, and
+ * forgotten only if it fails.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { Tracer } from '@aws-lambda-powertools/tracer';
-import type { Client } from '@elastic/elasticsearch';
 import { type LockEngine, type LockSettings, resolveSettings, type SettingsOverrides } from '../core/index.js';
 import { translateError } from '../store/errors.js';
-import { createElasticsearchClient, createLockEngine, ensureLockIndex } from '../store/index.js';
+import { createLockEngine, ensureLockIndex } from '../store/index.js';
+import { createSearchClient, type SearchClient } from '../store/search-client.js';
 import { ConfigError, decodeSigningKey, type FunctionConfig, readConfig } from './config.js';
 import { pickSecret, readSecret } from './secrets.js';
+import { searchConnection } from './store-config.js';
 
 export const SERVICE_NAME = 'es-lease-locks';
 export const METRICS_NAMESPACE = 'EsLeaseLocks';
 
 export interface Store {
   engine: LockEngine;
-  client: Client;
+  client: SearchClient;
 }
 
 export interface Runtime {
@@ -31,7 +33,7 @@ export interface Runtime {
   /** The engine over a client whose secrets are resolved and whose lock index exists (first call per container does the work). */
   store(): Promise<Store>;
   /** For /health: resolves the client only (no index creation), so a missing secret or a down cluster answers 503. */
-  client(): Promise<Client>;
+  client(): Promise<SearchClient>;
 }
 
 export interface RuntimeOptions {
@@ -58,11 +60,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const settings = resolveSettings(overrides);
 
   const build = (apiKey: string | undefined, tokenSigningKey: Uint8Array | undefined): Store => {
-    const client = createElasticsearchClient({
-      ...(config.es.cloudId ? { cloudId: config.es.cloudId } : { url: config.es.nodes }),
-      ...(apiKey ? { apiKey } : {}),
-      requestTimeoutMs: config.es.requestTimeoutMs,
-    });
+    const client = createSearchClient(searchConnection(config.store, apiKey));
     const { engine } = createLockEngine({
       client,
       index: config.lockIndex,
@@ -71,14 +69,16 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     return { engine, client };
   };
 
+  // Only Elasticsearch takes an API key; OpenSearch signs with the role's credentials (SigV4) or goes without.
+  const es = config.store.product === 'elasticsearch' ? config.store : undefined;
   // Without secrets to fetch, the client exists as soon as the module has loaded (during the init phase).
-  const needsSecrets = Boolean(config.es.apiKeyParameter || config.tokenSigningKeyParameter);
-  let built: Promise<Store> | undefined = needsSecrets ? undefined : Promise.resolve(build(config.es.apiKey, config.tokenSigningKey));
+  const needsSecrets = Boolean(es?.apiKeyParameter || config.tokenSigningKeyParameter);
+  let built: Promise<Store> | undefined = needsSecrets ? undefined : Promise.resolve(build(es?.apiKey, config.tokenSigningKey));
 
   const connect = (): Promise<Store> => {
     built ??= (async () => {
       const [apiKey, signingKey] = await Promise.all([
-        config.es.apiKeyParameter ? fetchSecret(config.es.apiKeyParameter).then((raw) => pickSecret(raw, ['apiKey', 'api_key', 'encoded'])) : config.es.apiKey,
+        es?.apiKeyParameter ? fetchSecret(es.apiKeyParameter).then((raw) => pickSecret(raw, ['apiKey', 'api_key', 'encoded'])) : es?.apiKey,
         config.tokenSigningKeyParameter
           ? fetchSecret(config.tokenSigningKeyParameter).then((raw) => {
               const decoded = decodeSigningKey(pickSecret(raw, ['signingKey', 'key']));

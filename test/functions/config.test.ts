@@ -19,7 +19,7 @@ describe('readConfig', () => {
   it('has defaults for everything but ES_URL', () => {
     const config = readConfig({ ES_URL: 'https://es.example.com:9243' });
     expect(config).toMatchObject({
-      es: { nodes: ['https://es.example.com:9243'], requestTimeoutMs: 3_000 },
+      store: { product: 'elasticsearch', nodes: ['https://es.example.com:9243'], requestTimeoutMs: 3_000 },
       lockIndex: 'locks',
       ttl: { defaultMs: 30_000, minMs: 1_000, maxMs: 900_000 },
       maxClockSkewMs: 500,
@@ -47,7 +47,7 @@ describe('readConfig', () => {
       LOCK_ENSURE_INDEX: 'true',
     });
     expect(config).toMatchObject({
-      es: { apiKeyParameter: '/es-lease-locks/dev/es-api-key', requestTimeoutMs: 3_000 },
+      store: { apiKeyParameter: '/es-lease-locks/dev/es-api-key', requestTimeoutMs: 3_000 },
       lockIndex: 'locks-prod',
       ttl: { defaultMs: 10_000, minMs: 2_000, maxMs: 60_000 },
       maxClockSkewMs: 250,
@@ -56,7 +56,7 @@ describe('readConfig', () => {
       // The longest wait that leaves room for the last attempt inside the function timeout.
       maxWaitMs: 29_000 - 2 * 3_000 - 1_000,
     });
-    expect(config.es.apiKey).toBeUndefined();
+    expect(config.store).not.toHaveProperty('apiKey');
     expect(config.tokenSigningKey).toEqual(new Uint8Array(16).fill(1));
   });
 
@@ -69,13 +69,13 @@ describe('readConfig', () => {
   });
 
   it('reaches a self-managed cluster through several nodes, or Elastic Cloud by its Cloud ID', () => {
-    expect(readConfig({ ES_URL: 'https://es1:9200, https://es2:9200,https://es3:9200' }).es.nodes).toEqual([
+    expect(readConfig({ ES_URL: 'https://es1:9200, https://es2:9200,https://es3:9200' }).store.nodes).toEqual([
       'https://es1:9200',
       'https://es2:9200',
       'https://es3:9200',
     ]);
     const cloud = readConfig({ ES_CLOUD_ID: 'deployment:ZXhhbXBsZS5jb20kYWJjJGRlZg==' });
-    expect(cloud.es).toMatchObject({ nodes: [], cloudId: 'deployment:ZXhhbXBsZS5jb20kYWJjJGRlZg==' });
+    expect(cloud.store).toMatchObject({ nodes: [], cloudId: 'deployment:ZXhhbXBsZS5jb20kYWJjJGRlZg==' });
     expect(problems({ ES_URL: 'https://es1:9200,ftp://es2' })).toEqual([expect.stringContaining('ES_URL')]);
     expect(problems({ ES_CLOUD_ID: 'deployment:abc' })).toEqual([expect.stringContaining('keep one')]);
   });
@@ -88,6 +88,147 @@ describe('readConfig', () => {
     expect(problems({ ES_REQUEST_TIMEOUT_MS: '9500', FUNCTION_TIMEOUT_MS: '10000' })).toEqual([expect.stringContaining('below FUNCTION_TIMEOUT_MS')]);
     expect(problems({ ES_API_KEY: 'k', ES_API_KEY_PARAMETER: '/p' })).toEqual([expect.stringContaining('keep one')]);
     expect(problems({ LOCK_INDEX: 'Locks', SWEEP_BATCH_SIZE: '0' })).toHaveLength(2);
+  });
+});
+
+describe('readConfig: the lock store (LOCK_STORE)', () => {
+  const domain = 'https://search-locks-abc123.eu-west-1.es.amazonaws.com';
+  const openSearch = { POWERTOOLS_LOG_LEVEL: 'SILENT', LOCK_STORE: 'opensearch' };
+  const storeProblems = (env: Record<string, string>): string[] => {
+    try {
+      readConfig({ ...openSearch, ...env });
+      return [];
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      return (error as ConfigError).problems;
+    }
+  };
+
+  it('is Elasticsearch unless LOCK_STORE says opensearch; any other value is refused', () => {
+    expect(readConfig(base).store.product).toBe('elasticsearch');
+    expect(readConfig({ ...base, LOCK_STORE: '' }).store.product).toBe('elasticsearch');
+    expect(readConfig({ ...base, LOCK_STORE: 'elasticsearch' }).store.product).toBe('elasticsearch');
+    expect(problems({ LOCK_STORE: 'OpenSearch' })).toEqual([expect.stringMatching(/^LOCK_STORE: must be elasticsearch or opensearch/)]);
+  });
+
+  it('with opensearch, needs OPENSEARCH_URL and none of ES_URL, ES_CLOUD_ID or the API key', () => {
+    expect(readConfig({ ...openSearch, OPENSEARCH_URL: 'http://127.0.0.1:9201, http://127.0.0.1:9202' }).store).toEqual({
+      product: 'opensearch',
+      nodes: ['http://127.0.0.1:9201', 'http://127.0.0.1:9202'],
+      requestTimeoutMs: 3_000,
+    });
+    expect(storeProblems({})).toEqual(['OPENSEARCH_URL: is required with LOCK_STORE=opensearch']);
+    expect(storeProblems({ OPENSEARCH_URL: 'ftp://os' })).toEqual([expect.stringMatching(/^OPENSEARCH_URL(\.0)?: must be http\(s\) URLs/)]);
+  });
+
+  it('refuses an Elasticsearch API key or Cloud ID with opensearch (they would be silently ignored), and ignores ES_URL and the key parameter serverless.yml fills in', () => {
+    expect(storeProblems({ OPENSEARCH_URL: domain, ES_API_KEY: 'a2V5' })).toEqual([
+      expect.stringMatching(
+        /^ES_API_KEY: must not be set with LOCK_STORE=opensearch: OpenSearch takes no Elasticsearch API key, so it would be silently ignored/,
+      ),
+    ]);
+    expect(storeProblems({ OPENSEARCH_URL: domain, ES_CLOUD_ID: 'deployment:abc' })).toEqual([expect.stringMatching(/^ES_CLOUD_ID: must not be set/)]);
+    const store = readConfig({
+      ...openSearch,
+      OPENSEARCH_URL: domain,
+      ES_URL: 'https://es.example.com:9243',
+      ES_API_KEY_PARAMETER: '/es-lease-locks/dev/es-api-key',
+    }).store;
+    expect(store).toMatchObject({ product: 'opensearch', nodes: [domain] });
+    expect(store).not.toHaveProperty('apiKeyParameter');
+  });
+
+  it('signs by default for Amazon OpenSearch Service endpoints (service es, the region from the endpoint), and not for other hosts', () => {
+    expect(readConfig({ ...openSearch, OPENSEARCH_URL: domain, AWS_REGION: 'us-east-1' }).store).toEqual({
+      product: 'opensearch',
+      nodes: [domain],
+      sigv4: { region: 'eu-west-1', service: 'es' },
+      requestTimeoutMs: 3_000,
+    });
+    const vpc = 'https://vpc-locks-abc123.eu-central-1.es.amazonaws.com';
+    expect(readConfig({ ...openSearch, OPENSEARCH_URL: vpc }).store).toMatchObject({ sigv4: { region: 'eu-central-1', service: 'es' } });
+    expect(readConfig({ ...openSearch, OPENSEARCH_URL: 'https://search.internal.example.com' }).store).not.toHaveProperty('sigv4');
+    // One host outside AWS is enough not to sign: it would receive the role's session token.
+    expect(readConfig({ ...openSearch, OPENSEARCH_URL: `${domain},https://proxy.example.com` }).store).not.toHaveProperty('sigv4');
+  });
+
+  it('lets an explicit OPENSEARCH_AUTH win both ways', () => {
+    expect(readConfig({ ...openSearch, OPENSEARCH_URL: domain, OPENSEARCH_AUTH: 'none' }).store).not.toHaveProperty('sigv4');
+    // A custom domain endpoint (own hostname): signed with the function's region.
+    expect(readConfig({ ...openSearch, OPENSEARCH_URL: 'https://locks.example.com', OPENSEARCH_AUTH: 'sigv4', AWS_REGION: 'eu-west-1' }).store).toMatchObject({
+      sigv4: { region: 'eu-west-1', service: 'es' },
+    });
+    expect(storeProblems({ OPENSEARCH_URL: domain, OPENSEARCH_AUTH: 'iam' })).toEqual([expect.stringMatching(/^OPENSEARCH_AUTH: must be sigv4 .* or none/)]);
+  });
+
+  it('takes the signing region from OPENSEARCH_REGION, else the endpoint, else AWS_REGION, and refuses one that cannot be right', () => {
+    const custom = { OPENSEARCH_URL: 'https://locks.example.com', OPENSEARCH_AUTH: 'sigv4' };
+    expect(readConfig({ ...openSearch, ...custom, OPENSEARCH_REGION: 'ap-southeast-2', AWS_REGION: 'eu-west-1' }).store).toMatchObject({
+      sigv4: { region: 'ap-southeast-2' },
+    });
+    expect(readConfig({ ...openSearch, OPENSEARCH_URL: domain, OPENSEARCH_REGION: 'eu-west-1' }).store).toMatchObject({ sigv4: { region: 'eu-west-1' } });
+    expect(storeProblems(custom)).toEqual([expect.stringMatching(/^OPENSEARCH_REGION: is required for SigV4/)]);
+    expect(storeProblems({ OPENSEARCH_URL: domain, OPENSEARCH_REGION: 'us-east-1' })).toEqual([
+      expect.stringMatching(/^OPENSEARCH_REGION \(us-east-1\) differs from the region of the OPENSEARCH_URL endpoint \(eu-west-1\)/),
+    ]);
+    expect(storeProblems({ OPENSEARCH_URL: `${domain},https://search-locks-abc123.us-east-1.es.amazonaws.com` })).toEqual([
+      expect.stringMatching(/^OPENSEARCH_URL: names endpoints in several regions/),
+    ]);
+    expect(storeProblems({ ...custom, OPENSEARCH_REGION: 'Ireland' })).toEqual([expect.stringMatching(/^OPENSEARCH_REGION: must be an AWS region/)]);
+  });
+
+  it('signs only over https', () => {
+    expect(storeProblems({ OPENSEARCH_URL: 'http://locks.example.com:9200', OPENSEARCH_AUTH: 'sigv4', AWS_REGION: 'eu-west-1' })).toEqual([
+      expect.stringMatching(/^OPENSEARCH_URL: must be https:\/\/ with OPENSEARCH_AUTH=sigv4/),
+    ]);
+  });
+
+  it('refuses OpenSearch Serverless (aoss), by service or by endpoint, and says why', () => {
+    const [byService] = storeProblems({ OPENSEARCH_URL: domain, OPENSEARCH_SIGV4_SERVICE: 'aoss' });
+    expect(byService).toMatch(/^OPENSEARCH_SIGV4_SERVICE: OpenSearch Serverless collections \(aoss\) cannot hold the lock index/);
+    expect(byService).toContain('if_seq_no/if_primary_term');
+    expect(byService).toContain('realtime GET');
+    expect(byService).toContain('use an Amazon OpenSearch Service domain (es)');
+    expect(storeProblems({ OPENSEARCH_URL: 'https://abc123xyz.eu-west-1.aoss.amazonaws.com' })).toEqual([
+      expect.stringMatching(/^OPENSEARCH_URL: OpenSearch Serverless collections \(aoss\) cannot hold the lock index/),
+    ]);
+    expect(readConfig({ ...openSearch, OPENSEARCH_URL: domain, OPENSEARCH_SIGV4_SERVICE: 'es' }).store).toMatchObject({ sigv4: { service: 'es' } });
+    expect(storeProblems({ OPENSEARCH_URL: domain, OPENSEARCH_SIGV4_SERVICE: 'es-serverless' })).toEqual([
+      expect.stringMatching(/^OPENSEARCH_SIGV4_SERVICE: must be es/),
+    ]);
+  });
+
+  it('refuses the SigV4 settings where nothing is signed', () => {
+    expect(storeProblems({ OPENSEARCH_URL: 'http://127.0.0.1:9201', OPENSEARCH_SIGV4_SERVICE: 'es', OPENSEARCH_REGION: 'eu-west-1' })).toEqual([
+      expect.stringMatching(
+        /^OPENSEARCH_SIGV4_SERVICE: only applies to SigV4-signed requests \(OPENSEARCH_AUTH is none by default for hosts outside amazonaws.com\)/,
+      ),
+      expect.stringMatching(/^OPENSEARCH_REGION: only applies to SigV4-signed requests/),
+    ]);
+    expect(storeProblems({ OPENSEARCH_URL: domain, OPENSEARCH_AUTH: 'none', OPENSEARCH_REGION: 'eu-west-1' })).toEqual([
+      expect.stringContaining('(OPENSEARCH_AUTH=none)'),
+    ]);
+  });
+
+  it('points at LOCK_STORE when OPENSEARCH_URL is set but the store is still Elasticsearch', () => {
+    expect(problems({ ES_URL: '', OPENSEARCH_URL: domain })).toEqual([
+      'ES_URL: is required (or ES_CLOUD_ID); OPENSEARCH_URL is set: for OpenSearch, set LOCK_STORE=opensearch',
+    ]);
+  });
+
+  it('builds an OpenSearch client from the configuration, and reads no Elasticsearch API key secret for it', async () => {
+    const readSecret = vi.fn(async () => 'never');
+    const runtime = createRuntime({
+      env: { ...base, ...openSearch, OPENSEARCH_URL: 'http://127.0.0.1:9', ES_API_KEY_PARAMETER: '/es-lease-locks/dev/es-api-key' },
+      readSecret,
+    });
+    const client = await runtime.client();
+    expect(client.product).toBe('opensearch');
+    expect(readSecret).not.toHaveBeenCalled();
+    await client.close();
+    const elasticsearch = await createRuntime({ env: base }).client();
+    expect(elasticsearch.product).toBe('elasticsearch');
+    await elasticsearch.close();
   });
 });
 
