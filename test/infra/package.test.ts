@@ -2,10 +2,12 @@
  * `serverless package` (osls + serverless-esbuild) without AWS credentials: the CloudFormation it
  * generates has the functions, their routes (the same as the OpenAPI document's), the sweeper's
  * schedule, the example SQS consumer with its queues, least-privilege IAM, and one small ESM bundle
- * per function that loads in plain Node.
+ * per function that loads in plain Node; with the OpenSearch params, the functions reach an Amazon
+ * OpenSearch Service domain in its VPC and may call that domain alone.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -17,13 +19,24 @@ const run = promisify(execFile);
 const FUNCTIONS = ['acquire', 'renew', 'release', 'inspect', 'list', 'health', 'sweeper', 'sqsConsumer'];
 /** The handler module of a function (the same name, but for the SQS consumer's file). */
 const handlerFile = (name: string) => (name === 'sqsConsumer' ? 'sqs-consumer' : name);
+const DOMAIN_URL = 'https://search-locks-abc.eu-west-1.es.amazonaws.com';
+const DOMAIN_ARN = 'arn:aws:es:eu-west-1:123456789012:domain/locks';
+/** A managed domain in a VPC (infra/vpc.cjs takes ids of the real form: subnet-/sg- and 8 to 17 hex digits). */
+const OPENSEARCH_PARAMS = [
+  'lockStore=opensearch',
+  `openSearchUrl=${DOMAIN_URL}`,
+  `openSearchDomainArn=${DOMAIN_ARN}`,
+  'vpcSubnetIds=subnet-0a1b2c3d,subnet-4e5f6a7b',
+  'vpcSecurityGroupIds=sg-0123abcd',
+];
 const work = mkdtempSync(join(tmpdir(), 'sls-package-'));
 type Template = { Resources: Record<string, { Type: string; Properties: any; DependsOn?: unknown }> };
 const packaged: Record<string, { dir: string; template: Template }> = {};
 
-async function slsPackage(stage: string, params: string[] = []): Promise<void> {
-  const dir = join(work, stage);
-  const workFolder = `.esbuild/package-test-${process.pid}-${stage}`;
+/** Packages a stage with params; `variant` names the result when one stage is packaged more than once. */
+async function slsPackage(stage: string, params: string[] = [], variant = stage): Promise<void> {
+  const dir = join(work, variant);
+  const workFolder = `.esbuild/package-test-${process.pid}-${variant}`;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ES_URL: 'https://es.example.com:9243',
@@ -33,6 +46,8 @@ async function slsPackage(stage: string, params: string[] = []): Promise<void> {
     AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
   };
   for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE']) delete env[name];
+  // The store's params fall back on these variables: only the params given here may choose the store.
+  for (const name of ['LOCK_STORE', 'OPENSEARCH_URL', 'OPENSEARCH_AUTH']) delete env[name];
   try {
     await run(
       process.execPath,
@@ -48,13 +63,14 @@ async function slsPackage(stage: string, params: string[] = []): Promise<void> {
   } finally {
     rmSync(join(ROOT, workFolder), { recursive: true, force: true });
   }
-  packaged[stage] = { dir, template: JSON.parse(readFileSync(join(dir, 'cloudformation-template-update-stack.json'), 'utf8')) as Template };
+  packaged[variant] = { dir, template: JSON.parse(readFileSync(join(dir, 'cloudformation-template-update-stack.json'), 'utf8')) as Template };
 }
 
 beforeAll(async () => {
   // One after the other: serverless-esbuild stages its zips in the service's own .serverless/ folder.
   await slsPackage('dev');
   await slsPackage('prod', ['sweepRate=rate(5 minutes)', 'vpcSubnetIds=subnet-0a1b2c3d,subnet-4e5f6a7b', 'vpcSecurityGroupIds=sg-0123abcd']);
+  await slsPackage('dev', OPENSEARCH_PARAMS, 'opensearch');
 });
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -234,5 +250,96 @@ describe('serverless package', () => {
   it('loads those bundles on the Node.js major the functions deploy on (nodejs24.x)', () => {
     const major = Number(process.versions.node.split('.')[0]);
     expect(major, `tests run on Node.js ${process.version}; put Node.js 24 first on PATH (. scripts/node24.sh)`).toBe(24);
+  });
+});
+
+describe('serverless package for Amazon OpenSearch Service (lockStore=opensearch)', () => {
+  type Statement = { Effect: string; Action: string[]; Resource: unknown[] };
+  const statementsOf = (variant: string) =>
+    packaged[variant]!.template.Resources.IamRoleLambdaExecution!.Properties.Policies[0].PolicyDocument.Statement as Statement[];
+  const functionsOf = (variant: string) => resourcesOf(packaged[variant]!.template, 'AWS::Lambda::Function');
+
+  it('points every function at the domain, signing with its role: LOCK_STORE, OPENSEARCH_URL, OPENSEARCH_AUTH=sigv4', () => {
+    const functions = functionsOf('opensearch');
+    expect(functions).toHaveLength(FUNCTIONS.length);
+    for (const [name, resource] of functions) {
+      expect(resource.Properties.Environment.Variables, name).toMatchObject({ LOCK_STORE: 'opensearch', OPENSEARCH_URL: DOMAIN_URL, OPENSEARCH_AUTH: 'sigv4' });
+    }
+  });
+
+  it("runs the functions in the domain's VPC", () => {
+    for (const [name, resource] of functionsOf('opensearch')) {
+      expect(resource.Properties.VpcConfig, name).toEqual({ SubnetIds: ['subnet-0a1b2c3d', 'subnet-4e5f6a7b'], SecurityGroupIds: ['sg-0123abcd'] });
+    }
+  });
+
+  it('lets the role call that domain alone, over HTTP: es:ESHttp* on the domain ARN and everything below it', () => {
+    const domain = statementsOf('opensearch').filter((statement) => statement.Action.some((action) => action.startsWith('es:')));
+    expect(domain).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['es:ESHttpGet', 'es:ESHttpPut', 'es:ESHttpPost', 'es:ESHttpDelete', 'es:ESHttpHead'],
+        Resource: [DOMAIN_ARN, `${DOMAIN_ARN}/*`],
+      },
+    ]);
+    // The stage's own statements stay as they are.
+    const others = statementsOf('opensearch').filter((statement) => !statement.Action.some((action) => action.startsWith('es:')));
+    expect(others).toEqual(statementsOf('dev'));
+  });
+
+  /** Runs one of serverless.yml's `${file(./infra/….cjs)}` resolvers as the framework would, over these params. */
+  const resolve = (file: string, stage: string, params: Record<string, string>) => {
+    const resolver = createRequire(import.meta.url)(join(ROOT, 'infra', file)) as (options: {
+      resolveVariable: (expression: string) => Promise<unknown>;
+    }) => Promise<unknown>;
+    return resolver({
+      resolveVariable: async (expression) => {
+        const [source, fallback = "''"] = expression.split(', ');
+        if (source === 'sls:stage') return stage;
+        if (source === 'self:custom.iamStatements') return [];
+        return params[source!.replace('param:', '')] ?? fallback.slice(1, -1);
+      },
+    });
+  };
+
+  it('refuses to package prod on OpenSearch unless every request is signed (openSearchAuth sigv4, the default)', async () => {
+    const prod = { lockStore: 'opensearch', openSearchUrl: DOMAIN_URL };
+    await expect(resolve('opensearch-auth.cjs', 'prod', { ...prod, openSearchAuth: 'sigv4' })).resolves.toBe('sigv4');
+    await expect(resolve('opensearch-auth.cjs', 'prod', { ...prod, openSearchAuth: 'none' })).rejects.toThrow(
+      /^param openSearchAuth: must be sigv4 in the prod stage when lockStore is opensearch \(got none\)/,
+    );
+    await expect(resolve('opensearch-auth.cjs', 'prod', { ...prod, openSearchAuth: '' })).rejects.toThrow(/\(got nothing\)/);
+    // Other stages may go unsigned (a self-managed cluster), or leave it to the functions (empty: sign for amazonaws.com hosts).
+    await expect(resolve('opensearch-auth.cjs', 'dev', { ...prod, openSearchAuth: 'none' })).resolves.toBe('none');
+    await expect(resolve('opensearch-auth.cjs', 'local', prod)).resolves.toBe('');
+    await expect(resolve('opensearch-auth.cjs', 'dev', { ...prod, openSearchAuth: 'iam' })).rejects.toThrow(/^param openSearchAuth: must be sigv4 or none/);
+    await expect(resolve('opensearch-auth.cjs', 'dev', { lockStore: 'dynamodb' })).rejects.toThrow(/^param lockStore: must be elasticsearch or opensearch/);
+  });
+
+  it('refuses a domain ARN that is not one, or one for an Elasticsearch stage', async () => {
+    await expect(
+      resolve('opensearch-iam.cjs', 'dev', { lockStore: 'opensearch', openSearchDomainArn: 'arn:aws:es:eu-west-1:123456789012:locks' }),
+    ).rejects.toThrow(/^param openSearchDomainArn: .* is not a domain ARN/);
+    await expect(resolve('opensearch-iam.cjs', 'dev', { openSearchDomainArn: DOMAIN_ARN })).rejects.toThrow(
+      /^param openSearchDomainArn: set, but lockStore is elasticsearch/,
+    );
+    await expect(resolve('opensearch-iam.cjs', 'dev', { lockStore: 'opensearch' })).resolves.toEqual([]);
+  });
+
+  it('grants nothing on any domain, and passes no OpenSearch settings, without the OpenSearch params', () => {
+    for (const variant of ['dev', 'prod']) {
+      const actions = statementsOf(variant).flatMap((statement) => statement.Action);
+      expect(
+        actions.filter((action) => action.startsWith('es:')),
+        variant,
+      ).toEqual([]);
+      for (const [name, resource] of functionsOf(variant)) {
+        expect(resource.Properties.Environment.Variables, `${variant} ${name}`).toMatchObject({
+          LOCK_STORE: 'elasticsearch',
+          OPENSEARCH_URL: '',
+          OPENSEARCH_AUTH: '',
+        });
+      }
+    }
   });
 });
