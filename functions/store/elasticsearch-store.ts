@@ -6,7 +6,7 @@ import type { BelowQuery, BelowResult, ExpiredPage, ListQuery, LockStore, Stored
 import { opaqueIdOption } from './correlation.js';
 import { isIndexNotFound, isNoCopyOnNode, missingLockIndex, responseFailure, translateError } from './errors.js';
 import { epochOfIncarnation } from './incarnation.js';
-import type { SearchClient } from './search-client.js';
+import { productOf, type SearchClient } from './search-client.js';
 
 /** Writes are never resent by the client: a resent write is ambiguous, and the engine resolves that by reading back. */
 const writeOptions = () => ({ maxRetries: 0, ...opaqueIdOption() });
@@ -56,6 +56,15 @@ export class ElasticsearchLockStore implements LockStore {
     readonly index: string,
   ) {}
 
+  /** Elasticsearch or OpenSearch, as messages name it. */
+  private get server(): string {
+    return productOf(this.client) === 'opensearch' ? 'OpenSearch' : 'Elasticsearch';
+  }
+
+  private translate(error: unknown, operation: string, lockIndex?: string, write = false): Error {
+    return translateError(error, operation, lockIndex, write, this.server);
+  }
+
   async read(docIds: readonly string[]): Promise<Map<string, StoredLock | null>> {
     const found = new Map<string, StoredLock | null>();
     try {
@@ -81,7 +90,7 @@ export class ElasticsearchLockStore implements LockStore {
       }
       return found;
     } catch (error) {
-      throw translateError(error, 'read', this.index);
+      throw this.translate(error, 'read', this.index);
     }
   }
 
@@ -141,7 +150,7 @@ export class ElasticsearchLockStore implements LockStore {
       // require_alias applies to create, index and update actions; a delete never creates an index.
       return await this.client.bulk({ index: this.index, operations, require_alias: true, _source: true }, writeOptions());
     } catch (error) {
-      throw translateError(error, operation, this.index, mayHaveApplied);
+      throw this.translate(error, operation, this.index, mayHaveApplied);
     }
   }
 
@@ -201,7 +210,7 @@ export class ElasticsearchLockStore implements LockStore {
           ...(failure.reason ? { errorReason: failure.reason } : {}),
         });
       }
-      throw translateError(error, `${op.kind} ${op.docId}`, this.index, true);
+      throw this.translate(error, `${op.kind} ${op.docId}`, this.index, true);
     }
   }
 
@@ -223,7 +232,7 @@ export class ElasticsearchLockStore implements LockStore {
           ok: false,
           docId: op.docId,
           reason: 'error',
-          error: new StoreUnavailableError(`Elasticsearch did not acknowledge the ${op.kind} of ${op.docId}`, {
+          error: new StoreUnavailableError(`${this.server} did not acknowledge the ${op.kind} of ${op.docId}`, {
             operation: op.kind,
             statusCode: status,
             ambiguous: true,
@@ -239,9 +248,9 @@ export class ElasticsearchLockStore implements LockStore {
     if (result.status === 404 && isIndexNotFound(result.errorType)) return missingLockIndex(this.index, operation);
     const detail = `${result.status} (${result.errorType ?? 'error'}${result.errorReason ? `: ${result.errorReason}` : ''})`;
     if (result.status === 429 || result.status >= 500) {
-      return new StoreUnavailableError(`Elasticsearch answered ${detail} to the ${operation} of ${docId}`, { operation, statusCode: result.status });
+      return new StoreUnavailableError(`${this.server} answered ${detail} to the ${operation} of ${docId}`, { operation, statusCode: result.status });
     }
-    return new StoreRejectedError(`Elasticsearch refused the ${operation} of ${docId}: ${detail}`, {
+    return new StoreRejectedError(`${this.server} refused the ${operation} of ${docId}: ${detail}`, {
       operation,
       statusCode: result.status,
       ...(result.errorType ? { reason: result.errorType } : {}),
@@ -303,7 +312,7 @@ export class ElasticsearchLockStore implements LockStore {
     try {
       await this.client.indices.refresh({ index: this.index }, readOptions());
     } catch (error) {
-      throw translateError(error, 'refresh before search below', this.index);
+      throw this.translate(error, 'refresh before search below', this.index);
     }
     const result = await this.searchBelow(query, `_only_nodes:${primary.node}`);
     const after = await this.primaryCopy();
@@ -320,7 +329,7 @@ export class ElasticsearchLockStore implements LockStore {
     try {
       response = await this.client.searchShards({ index: this.index }, readOptions());
     } catch (error) {
-      throw translateError(error, 'search shards', this.index);
+      throw this.translate(error, 'search shards', this.index);
     }
     const primaries = response.shards.flat().filter((copy) => copy.primary);
     if (primaries.length !== 1) {
@@ -398,7 +407,7 @@ export class ElasticsearchLockStore implements LockStore {
         ...(hit.sort ? { sort: hit.sort } : {}),
       }));
     } catch (error) {
-      throw translateError(error, operation, this.index);
+      throw this.translate(error, operation, this.index);
     }
   }
 }

@@ -27,6 +27,9 @@ const KIND_BY_NAME: Readonly<Record<string, ClientErrorKind>> = {
   DeserializationError: 'client',
   ConfigurationError: 'client',
   ElasticsearchClientError: 'client',
+  OpenSearchClientError: 'client',
+  // The signer could not get credentials: nothing was sent, and the role's credentials come back.
+  AwsSigv4SignerError: 'no-connection',
 };
 
 export function clientErrorKind(error: unknown): ClientErrorKind | undefined {
@@ -98,13 +101,14 @@ function mayHaveApplied(error: unknown): boolean {
 /**
  * @param lockIndex the lock index, to name it when it is missing
  * @param write whether the failed request carried writes: then `ambiguous` says whether they may have applied
+ * @param server the product, to name it in messages
  */
-export function translateError(error: unknown, operation: string, lockIndex?: string, write = false): Error {
+export function translateError(error: unknown, operation: string, lockIndex?: string, write = false, server = 'Elasticsearch'): Error {
   if (error instanceof StoreUnavailableError || error instanceof StoreRejectedError) return error;
   const kind = clientErrorKind(error);
   const ambiguous = write && mayHaveApplied(error) ? { ambiguous: true } : {};
   if (kind === 'timeout' || kind === 'connection' || kind === 'no-connection') {
-    return new StoreUnavailableError(`Elasticsearch is unreachable during ${operation}: ${messageOf(error)}`, { operation, ...ambiguous, cause: error });
+    return new StoreUnavailableError(`${server} is unreachable during ${operation}: ${messageOf(error)}`, { operation, ...ambiguous, cause: error });
   }
   const failure = responseFailure(error);
   if (failure) {
@@ -118,15 +122,15 @@ export function translateError(error: unknown, operation: string, lockIndex?: st
       });
     }
     if (RETRYABLE_STATUS.has(statusCode)) {
-      return new StoreUnavailableError(`Elasticsearch answered ${statusCode} during ${operation}`, { operation, statusCode, ...ambiguous, cause: error });
+      return new StoreUnavailableError(`${server} answered ${statusCode} during ${operation}`, { operation, statusCode, ...ambiguous, cause: error });
     }
-    return new StoreRejectedError(`Elasticsearch refused ${operation}: ${statusCode} ${type ?? ''} ${reason ?? ''}`.trim(), {
+    return new StoreRejectedError(`${server} refused ${operation}: ${statusCode} ${type ?? ''} ${reason ?? ''}`.trim(), {
       operation,
       statusCode,
       ...(type ? { reason: type } : {}),
       cause: error,
     });
   }
-  if (kind === 'client') return new StoreRejectedError(`Elasticsearch client error during ${operation}: ${messageOf(error)}`, { operation, cause: error });
+  if (kind === 'client') return new StoreRejectedError(`${server} client error during ${operation}: ${messageOf(error)}`, { operation, cause: error });
   return error instanceof Error ? error : new Error(String(error));
 }

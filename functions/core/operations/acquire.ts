@@ -267,7 +267,7 @@ function confirmedGrant(context: EngineContext, request: AcquireRequest, keys: P
   const left = grant.expiresAt - context.settings.now();
   if (left < request.ttlMs / 2) {
     throw new StoreUnavailableError(
-      `The acquire of ${describeTarget(request.target)} stalled (Elasticsearch or this process): its lease would have had ${Math.max(0, left)} ms of ${request.ttlMs} left, so it was rolled back. Retry.`,
+      `The acquire of ${describeTarget(request.target)} stalled (the lock store or this process): its lease would have had ${Math.max(0, left)} ms of ${request.ttlMs} left, so it was rolled back. Retry.`,
       { operation: 'acquire' },
     );
   }
@@ -318,7 +318,7 @@ async function abandon(
   const lost = error instanceof StoreUnavailableError && error.context.ambiguous;
   if (clean && !unresolved) {
     return lost
-      ? new StoreUnavailableError(`Elasticsearch failed twice during the acquire of ${describeTarget(request.target)}; nothing is held. Retry.`, {
+      ? new StoreUnavailableError(`The lock store failed twice during the acquire of ${describeTarget(request.target)}; nothing is held. Retry.`, {
           operation: 'acquire',
           cause: error,
         })

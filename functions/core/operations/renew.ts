@@ -68,7 +68,7 @@ export async function renew(context: EngineContext, token: OwnedToken, ttlMs: nu
   const left = earliest - settings.now();
   if (left < ttlMs / 2) {
     throw new StoreUnavailableError(
-      `The renewal of lease ${token.leaseId} stalled (Elasticsearch or this process): it would have had ${Math.max(0, left)} ms of ${ttlMs} left. Retry.`,
+      `The renewal of lease ${token.leaseId} stalled (the lock store or this process): it would have had ${Math.max(0, left)} ms of ${ttlMs} left. Retry.`,
       { operation: 'renew' },
     );
   }
