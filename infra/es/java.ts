@@ -1,9 +1,8 @@
-/** Finds a JDK for Elasticsearch: the integ-test distribution bundles none. */
+/** Finds a JDK for the server: the integ-test distributions bundle none. */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ES_VERSION, LocalEsError } from './node.js';
-
-const MINIMUM_JAVA = 21;
+import { type Distribution, ELASTICSEARCH } from './distribution.js';
+import { LocalEsError } from './node.js';
 
 function javaMajor(javaHome: string): number | undefined {
   const release = join(javaHome, 'release');
@@ -12,13 +11,15 @@ function javaMajor(javaHome: string): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-/** ES_JAVA_HOME wins; otherwise the newest JDK of 21 or newer under /usr/lib/jvm. */
-export function findJavaHome(): string {
-  const explicit = process.env.ES_JAVA_HOME;
+/** ES_JAVA_HOME (OPENSEARCH_JAVA_HOME) wins; otherwise the newest JDK recent enough under /usr/lib/jvm. */
+export function findJavaHome(distribution: Distribution = ELASTICSEARCH): string {
+  const { minimumJava, product, version, urlEnv } = distribution;
+  const variable = distribution.env.javaHome;
+  const explicit = process.env[variable];
   if (explicit) {
     const major = javaMajor(explicit);
-    if (!major || major < MINIMUM_JAVA) {
-      throw new LocalEsError(`ES_JAVA_HOME=${explicit} is not a JDK ${MINIMUM_JAVA}+ (found ${major ?? 'no JDK'}).`);
+    if (!major || major < minimumJava) {
+      throw new LocalEsError(`${variable}=${explicit} is not a JDK ${minimumJava}+ (found ${major ?? 'no JDK'}).`);
     }
     return explicit;
   }
@@ -27,14 +28,14 @@ export function findJavaHome(): string {
     ? readdirSync(jvmRoot)
         .map((name) => join(jvmRoot, name))
         .map((home) => ({ home, major: javaMajor(home) ?? 0 }))
-        .filter((jdk) => jdk.major >= MINIMUM_JAVA)
+        .filter((jdk) => jdk.major >= minimumJava)
         .sort((a, b) => b.major - a.major)
     : [];
   const best = candidates[0];
   if (!best) {
     throw new LocalEsError(
-      `Elasticsearch ${ES_VERSION} needs a JDK ${MINIMUM_JAVA} or newer and none was found under ${jvmRoot}. ` +
-        'Install one (for example a Temurin JDK) or point ES_JAVA_HOME at it, or set ES_URL to use an existing cluster.',
+      `${product} ${version} needs a JDK ${minimumJava} or newer and none was found under ${jvmRoot}. ` +
+        `Install one (for example a Temurin JDK) or point ${variable} at it, or set ${urlEnv} to use an existing cluster.`,
     );
   }
   return best.home;

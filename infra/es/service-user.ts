@@ -1,11 +1,11 @@
-/** Elasticsearch refuses to run as root: as root, the node runs as a system user of its own. */
+/** Elasticsearch and OpenSearch refuse to run as root: as root, the node runs as a system user of its own. */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { cacheDir, type LocalNode } from './node.js';
 
 const SERVICE_USER = 'eslocks';
-/** What the node's start script needs; runuser starts from a clean environment. */
-const PASSED_ENV = ['ES_JAVA_HOME', 'ES_PATH_CONF', 'ES_TMPDIR', 'ES_JAVA_OPTS', 'PATH', 'LANG'];
+/** Besides the distribution's own variables: runuser starts from a clean environment. */
+const ALWAYS_PASSED = ['PATH', 'LANG'];
 
 /** The user to run the node as (created when missing), or undefined when we are not root. */
 export function serviceUserFor(node: LocalNode): string | undefined {
@@ -20,9 +20,9 @@ export function serviceUserFor(node: LocalNode): string | undefined {
   return SERVICE_USER;
 }
 
-/** The argv that runs `command` as `user` (or as we are) with `env`. */
-export function commandAs(user: string | undefined, env: NodeJS.ProcessEnv, command: string[]): string[] {
+/** The argv that runs `command` as `user` (or as we are) with `env`, of which `user` gets `passed` (plus PATH and LANG). */
+export function commandAs(user: string | undefined, env: NodeJS.ProcessEnv, command: string[], passed: string[]): string[] {
   if (!user) return command;
-  const pairs = PASSED_ENV.filter((key) => env[key] !== undefined).map((key) => `${key}=${env[key]}`);
+  const pairs = [...passed, ...ALWAYS_PASSED].filter((key) => env[key] !== undefined).map((key) => `${key}=${env[key]}`);
   return ['runuser', '-u', user, '--', 'env', ...pairs, ...command];
 }
