@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLockIndex } from '../functions/store/index.js';
+import { createLockEngine, createSearchClient, deleteLockIndex, ensureLockIndex } from '../functions/store/index.js';
 import { type ClusterNode, waitForNodes } from '../infra/es/cluster.js';
 import { behaviourOf, type Fault } from './catalog.js';
 import { checkHistory } from './checker.js';
@@ -46,9 +46,13 @@ export interface RunResult {
   historyFile?: string;
 }
 
+/** A client for the cluster, of the product its nodes run. */
+const clusterClient = (nodes: readonly ClusterNode[], requestTimeoutMs: number) =>
+  createSearchClient({ product: nodes[0]!.distribution.name, url: nodes.map((node) => node.url), requestTimeoutMs });
+
 /** Lock indices that an interrupted earlier run left on the cluster (a run deletes its own at its end): they only take the nodes' memory. */
 export async function removeLeftoverIndices(nodes: readonly ClusterNode[], log: (line: string) => void): Promise<void> {
-  const client = createElasticsearchClient({ url: nodes.map((node) => node.url), requestTimeoutMs: 30_000 });
+  const client = clusterClient(nodes, 30_000);
   try {
     const names = Object.keys(await client.indices.get({ index: 'faults-*', expand_wildcards: 'all', allow_no_indices: true, ignore_unavailable: true }));
     if (names.length === 0) return;
@@ -61,7 +65,7 @@ export async function removeLeftoverIndices(nodes: readonly ClusterNode[], log: 
 
 export async function runFault(fault: Fault, settings: RunSettings, nodes: readonly ClusterNode[], log: (line: string) => void): Promise<RunResult> {
   const behaviour = behaviourOf(fault);
-  const client = createElasticsearchClient({ url: nodes.map((node) => node.url), requestTimeoutMs: 5_000 });
+  const client = clusterClient(nodes, 5_000);
   const index = `faults-${fault}-${randomBytes(3).toString('hex')}`;
   await ensureLockIndex(client, index);
   await client.cluster.health({ index, wait_for_status: 'green', timeout: '60s' });

@@ -18,8 +18,11 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { SearchProduct } from '../functions/store/search-client.js';
 import { clusterNodes, startCluster, stopCluster } from '../infra/es/cluster.js';
+import { ELASTICSEARCH, OPENSEARCH } from '../infra/es/distribution.js';
 import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../infra/lib/cli.js';
+import { chooseStore, STORE_FLAG, STORE_RULE } from '../infra/lib/store-target.js';
 import { DESCRIPTIONS, EXPECTED_TO_BREAK, FAULTS, type Fault, isPartition, SHORT_FAULTS } from './catalog.js';
 import { type RunResult, removeLeftoverIndices, runFault } from './fault-run.js';
 import { type Firewall, openFirewall } from './partition.js';
@@ -32,9 +35,10 @@ const SOAK_FAULTS = FAULTS.filter((fault) => !EXPECTED_TO_BREAK.includes(fault))
 
 const USAGE = `usage: npm run faults [-- options]
 
-Drives the engine against the project's 3-node cluster while injecting one fault per run, checks the
-history (mutual exclusion, lost grants, fencing order, forged tokens) and prints a table. Needs the
-project's own nodes: with ES_URL set it does nothing. The partitions need iptables and root (the
+Drives the engine against the project's 3-node cluster (Elasticsearch, or OpenSearch with --store
+opensearch) while injecting one fault per run, checks the history (mutual exclusion, lost grants,
+fencing order, forged tokens) and prints a table. Needs the project's own nodes: with ES_URL (or, for
+OpenSearch, OPENSEARCH_URL) set it does nothing. The partitions need iptables and root (the
 runner installs iptables with apt-get when missing); without them they are skipped, saying why.
   --faults LIST        comma-separated, from:
 ${FAULTS.map((fault) => `                         ${fault.padEnd(18)} ${DESCRIPTIONS[fault]}`).join('\n')}
@@ -47,12 +51,14 @@ ${FAULTS.map((fault) => `                         ${fault.padEnd(18)} ${DESCRIPT
   --soak               run the faults round and round until --cycles lock cycles are done, with progress
                        lines and the figures at the end; stops after a run with a violation
   --cycles N           the soak's target (default 100000; only with --soak)
+  --store S            ${STORE_RULE}
   --stop-after         stop the cluster at the end
   --verbose            print stack traces on errors (also DEBUG=1)
 Results: results/faults/<time>/: each run's history (the soak's: only runs with a violation) and the table.
 Exit codes: 0 no violation (clock-skew-beyond's are expected), 1 a violation or a failure, 2 a usage mistake.`;
 
 interface Options {
+  store: SearchProduct;
   faults: Fault[];
   durationS: number;
   clients: number;
@@ -72,6 +78,7 @@ function parseOptions(argv: string[]): Options | undefined {
     soak: { type: 'boolean' },
     cycles: { type: 'string' },
     'stop-after': { type: 'boolean' },
+    ...STORE_FLAG,
   });
   if (printHelp(values, USAGE)) return undefined;
   const value = (flag: string): string | undefined => values[flag.slice(2)] as string | undefined;
@@ -89,6 +96,7 @@ function parseOptions(argv: string[]): Options | undefined {
   const granularity = (value('--granularity') ?? 'mixed') as WorkloadGranularity;
   if (!GRANULARITIES.includes(granularity)) throw new UsageError(`--granularity: must be ${GRANULARITIES.join(', ')} (got "${granularity}")`);
   return {
+    store: chooseStore(values.store),
     faults: faults as Fault[],
     durationS: integer('--duration', short ? 30 : 60, 10),
     clients: integer('--clients', soaking ? 24 : 8, 1),
@@ -106,12 +114,14 @@ async function main(argv: string[]): Promise<number> {
   const options = parseOptions(argv);
   if (!options) return 0;
   const log = (line: string): void => console.error(`[faults] ${line}`);
-  if (process.env.ES_URL) {
-    log("skipped: ES_URL is set, and the fault runner kills, pauses and cuts off nodes, so it runs only on the project's own cluster");
+  const distribution = options.store === 'opensearch' ? OPENSEARCH : ELASTICSEARCH;
+  if (process.env[distribution.urlEnv]) {
+    log(`skipped: ${distribution.urlEnv} is set, and the fault runner kills, pauses and cuts off nodes, so it runs only on the project's own cluster`);
     return 0;
   }
-  const nodes = clusterNodes(3);
-  await startCluster(3, (line) => log(line));
+  log(`${distribution.product} ${distribution.version}, 3 nodes`);
+  const nodes = clusterNodes(3, undefined, distribution);
+  await startCluster(3, (line) => log(line), distribution);
   await removeLeftoverIndices(nodes, log);
   const dir = join('results', 'faults', new Date().toISOString().replace(/[:.]/g, '-'));
   mkdirSync(dir, { recursive: true });
@@ -141,7 +151,7 @@ async function main(argv: string[]): Promise<number> {
         const settings = { durationS: options.durationS, clients: options.clients, workload: options.workload, firewall, tally: emptyTally() };
         results.push(await runFault(fault, { ...settings, results: { dir, name: fault, keep: 'always' } }, nodes, log));
       }
-      const table = renderTable(results, skipped);
+      const table = [`${distribution.product} ${distribution.version}, 3 nodes`, ...renderTable(results, skipped)];
       console.log(`\n${table.join('\n')}`);
       writeFileSync(join(dir, 'table.txt'), `${table.join('\n')}\n`);
       ok = !results.some(failsRun);
@@ -149,8 +159,9 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     firewall?.close();
   }
-  if (options.stopAfter) await stopCluster(nodes.length);
-  console.log(`\nresults: ${dir}/${options.stopAfter ? '' : '; the cluster keeps running (npm run cluster:stop)'}`);
+  if (options.stopAfter) await stopCluster(nodes.length, distribution);
+  const stopCommand = options.store === 'opensearch' ? 'npm run opensearch-cluster:stop' : 'npm run cluster:stop';
+  console.log(`\nresults: ${dir}/${options.stopAfter ? '' : `; the cluster keeps running (${stopCommand})`}`);
   return ok ? 0 : 1;
 }
 
