@@ -54,7 +54,7 @@ export function createOpenSearchClient(connection: SearchConnection): SearchClie
 
 /** Exported for a caller that built its own OpenSearch client (its own transport, its own signer). */
 export function adapt(client: OpenSearch): SearchClient {
-  const api = client as unknown as Record<string, Call> & { indices: Record<string, Call>; cluster: Record<string, Call> };
+  const api = client as unknown as Record<string, Call> & { indices: Record<string, Call>; cluster: Record<string, Call>; nodes: Record<string, Call> };
   const answer =
     (call: Call, translate: (params: Params) => Params = (params) => params) =>
     async (params?: Params, options?: Options): Promise<unknown> =>
@@ -90,6 +90,7 @@ export function adapt(client: OpenSearch): SearchClient {
       updateAliases: on(api.indices, 'updateAliases', ({ actions, ...params }) => ({ ...params, body: { actions } })),
     },
     cluster: { health: on(api.cluster, 'health') },
+    nodes: { info: on(api.nodes, 'info') },
     diagnostic: {
       on: (event: string, listener: (...args: unknown[]) => void) => client.on(event as never, listener as never),
       off: (event: string, listener: (...args: unknown[]) => void) => client.off(event as never, listener as never),

@@ -30,6 +30,8 @@ export type SearchClient = Methods<
   indices: Client['indices'];
   /** Whole, likewise: the project calls health. */
   cluster: Client['cluster'];
+  /** Whole, likewise: the tools call info (the server's version, where GET / has no handler: Elastic's test build). */
+  nodes: Client['nodes'];
   /** Request and response events (the correlation-id test, request counting). */
   diagnostic: Methods<Client['diagnostic'], 'on' | 'off'>;
   /** Which product answers: the store names it in messages, the tools in their reports. */

@@ -6,22 +6,23 @@
 import { MAX_EPOCH } from '../../functions/core/fencing.js';
 import {
   adoptLockIndex,
-  createElasticsearchClient,
   ensureLockIndex,
   epochOfIncarnation,
   IncarnationEpochError,
   lockIndexIncarnation,
   REGISTRY_INDEX,
 } from '../../functions/store/index.js';
-import { resolveElasticsearch } from '../es/target.js';
 import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../lib/cli.js';
+import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE } from '../lib/store-target.js';
 
-const USAGE = `usage: npm run index:create [-- --index NAME] [--first | --epoch N | --adopt INDEX [--epoch N]]
+const USAGE = `usage: npm run index:create [-- --store S] [--index NAME] [--first | --epoch N | --adopt INDEX [--epoch N]]
 
 Creates the lock index (an alias over one concrete index, its incarnation) if it does not exist, on
-ES_URL (with ES_API_KEY) or the project's own node (started if needed). Each incarnation gets a fencing
-epoch one above every earlier incarnation's (recorded in the hidden index ${REGISTRY_INDEX}), so that
-its fencing tokens start above every token an earlier one issued (docs/lock-index.md).
+ES_URL (with ES_API_KEY), OPENSEARCH_URL (--store opensearch; SigV4 for *.amazonaws.com, or
+OPENSEARCH_AUTH) or the project's own node of that product (started if needed). Each incarnation gets
+a fencing epoch one above every earlier incarnation's (recorded in the hidden index ${REGISTRY_INDEX}),
+so that its fencing tokens start above every token an earlier one issued (docs/lock-index.md).
+  --store S       ${STORE_RULE}
   --index NAME    the alias (default LOCK_INDEX, else locks)
   --first         a brand-new lock index: start at epoch 1 when nothing records an earlier incarnation
   --epoch N       the new incarnation's epoch (1..${MAX_EPOCH}) when the registry was lost: above the epoch of
@@ -29,7 +30,7 @@ its fencing tokens start above every token an earlier one issued (docs/lock-inde
   --adopt INDEX   make INDEX (a lock index restored from a snapshot under that name) the lock index: copy it
                   into a new incarnation with the next epoch, point the alias at the copy, delete INDEX
   --verbose       print stack traces on errors (also DEBUG=1)
-Exit codes: 0 done, 1 failed (e.g. Elasticsearch unreachable), 2 a usage mistake.`;
+Exit codes: 0 done, 1 failed (e.g. the server unreachable), 2 a usage mistake.`;
 
 const INDEX_NAME = /^[a-z0-9][a-z0-9._-]*$/;
 
@@ -51,8 +52,15 @@ function asUsage(error: IncarnationEpochError, index: string): UsageError | Inca
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, { index: { type: 'string' }, first: { type: 'boolean' }, epoch: { type: 'string' }, adopt: { type: 'string' } });
+  const { values } = parseFlags(argv, {
+    ...STORE_FLAG,
+    index: { type: 'string' },
+    first: { type: 'boolean' },
+    epoch: { type: 'string' },
+    adopt: { type: 'string' },
+  });
   if (printHelp(values, USAGE)) return 0;
+  const product = chooseStore(values.store);
   const index = (values.index as string | undefined) ?? process.env.LOCK_INDEX ?? 'locks';
   const from = values.index !== undefined ? '--index' : 'LOCK_INDEX';
   if (!INDEX_NAME.test(index)) throw new UsageError(`${from}: must be an index name: lowercase letters, digits, ".", "_", "-" (got "${index}")`);
@@ -65,15 +73,17 @@ async function main(argv: string[]): Promise<number> {
     if (adopt === index) throw new UsageError(`--adopt: "${adopt}" is the lock index's alias itself; name the restored concrete index`);
   }
 
-  const target = await resolveElasticsearch();
-  const client = createElasticsearchClient({ url: target.url.split(','), ...(target.apiKey ? { apiKey: target.apiKey } : {}) });
+  const target = await resolveStore(product);
+  const client = target.client();
   try {
     if (adopt !== undefined) {
       if (!(await client.indices.exists({ index: adopt })) || (await client.indices.existsAlias({ name: adopt }))) {
         throw new UsageError(`--adopt: there is no concrete index "${adopt}" at ${target.url} (restore the snapshot under that name first)`);
       }
       const adopted = await adoptLockIndex(client, index, adopt, epoch !== undefined ? { epoch } : {});
-      console.log(`lock index ${index} at ${target.url}: now incarnation ${adopted.index} (epoch ${adopted.epoch}), a copy of ${adopt} (deleted)`);
+      console.log(
+        `lock index ${index} at ${target.name} ${target.url}: now incarnation ${adopted.index} (epoch ${adopted.epoch}), a copy of ${adopt} (deleted)`,
+      );
       if (adopted.detached.length > 0) {
         console.log(`  no longer behind ${index}: ${adopted.detached.join(', ')} (delete them when you no longer need to look at them)`);
       }
@@ -81,7 +91,9 @@ async function main(argv: string[]): Promise<number> {
     }
     const result = await ensureLockIndex(client, index, { unknownHistory: values.first ? 'first' : 'refuse', ...(epoch !== undefined ? { epoch } : {}) });
     const incarnation = await lockIndexIncarnation(client, index);
-    console.log(`lock index ${index} (incarnation ${incarnation}, epoch ${incarnation ? epochOfIncarnation(incarnation) : '?'}) at ${target.url}: ${result}`);
+    console.log(
+      `lock index ${index} (incarnation ${incarnation}, epoch ${incarnation ? epochOfIncarnation(incarnation) : '?'}) at ${target.name} ${target.url}: ${result}`,
+    );
     if (result === 'exists' && (epoch !== undefined || values.first))
       console.log(`  it existed already: ${epoch !== undefined ? '--epoch' : '--first'} was not used`);
   } catch (error) {
