@@ -307,15 +307,30 @@ export class ElasticsearchLockStore implements LockStore {
     }
   }
 
+  /**
+   * The primary copy as last seen. A copy keeps its allocation id for life, is never demoted to a
+   * replica and gets a new id when it moves: so a copy seen as the primary at some earlier time and
+   * again after the search was the primary throughout, and the lookup before the search can be an
+   * earlier one. One lookup per search, then, instead of two.
+   */
+  private knownPrimary: { node: string; allocationId: string } | undefined;
+
   private async searchBelowOnPrimary(query: BelowQuery): Promise<BelowResult> {
-    const primary = await this.primaryCopy();
+    const primary = this.knownPrimary ?? (await this.primaryCopy());
     try {
       await this.client.indices.refresh({ index: this.index }, readOptions());
     } catch (error) {
       throw this.translate(error, 'refresh before search below', this.index);
     }
-    const result = await this.searchBelow(query, `_only_nodes:${primary.node}`);
+    let result: BelowResult;
+    try {
+      result = await this.searchBelow(query, `_only_nodes:${primary.node}`);
+    } catch (error) {
+      this.knownPrimary = undefined;
+      throw error;
+    }
     const after = await this.primaryCopy();
+    this.knownPrimary = after;
     if (after.allocationId !== primary.allocationId) {
       throw new PrimaryUnsettledError(`The lock index's primary shard moved during the search below ${query.path ?? query.namespace}`, {
         operation: 'search below',

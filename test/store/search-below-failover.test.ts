@@ -88,6 +88,22 @@ describe('the search below a directory while the primary fails over', () => {
     expect(calls()).toBe(3);
   });
 
+  it('a later search on the same store looks the primary up once, after the search: the copy seen before and after was the primary throughout', async () => {
+    const { store, calls } = storeSeeing((primary) => primary);
+    expect(keysOf(await store.findLiveBelow(query))).toEqual(expected);
+    expect(calls()).toBe(2);
+    expect(keysOf(await store.findLiveBelow(query))).toEqual(expected);
+    expect(calls()).toBe(3);
+  });
+
+  it('the primary moved away from the copy seen at the last search: the lookup after this search tells, and it is searched again on the new one', async () => {
+    const { store, calls } = storeSeeing((primary, call) => (call === 3 ? { ...primary, allocation_id: { id: 'after-a-failover' } } : primary));
+    expect(keysOf(await store.findLiveBelow(query))).toEqual(expected);
+    // The next search trusts the copy seen last, the lookup after it disagrees, and the search is made again.
+    expect(keysOf(await store.findLiveBelow(query))).toEqual(expected);
+    expect(calls()).toBe(5);
+  });
+
   it('the primary moved between the lookups before and after the search: searched again', async () => {
     const { store, calls } = storeSeeing((primary, call) => (call === 2 ? { ...primary, allocation_id: { id: 'promoted-replica' } } : primary));
     expect(keysOf(await store.findLiveBelow(query))).toEqual(expected);
