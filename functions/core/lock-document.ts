@@ -145,8 +145,14 @@ export function replaceOp(
  *   holder is put back in the same write, so the key is never free while the earlier delivery holds it.
  * - Our lease already gone, taken over by a later delivery of the call: that delivery must no longer
  *   give the key back to us, since we are giving it up (the write clears its note of us).
+ * - `clearMark` (a release): an exclusive holder alone on a `lockedBelow` document, inserted by the
+ *   very version this write replaces, also clears the mark (the document goes). Nothing was written
+ *   there since our insertion, so every lock below that read the document meanwhile saw us live and
+ *   backed off: one that found us run out writes the document first (scope.ts, checkAbove), and then
+ *   this conditional write fails. The locks below from before our insertion were searched for and
+ *   waited out before our grant. So no lock below lives that has not written the mark itself.
  */
-export function removeLeaseOp(existing: StoredLock, leaseId: string, now: number, skewMs: number, giveBack = false): WriteOp | undefined {
+export function removeLeaseOp(existing: StoredLock, leaseId: string, now: number, skewMs: number, giveBack = false, clearMark = false): WriteOp | undefined {
   const settled = settleFences(existing);
   const ours = settled.find((holder) => holder.lease === leaseId);
   // Our lease leaves every note too, however deep: a holder given back later carries the notes it
@@ -159,7 +165,10 @@ export function removeLeaseOp(existing: StoredLock, leaseId: string, now: number
   const remaining = others.filter((holder) => isLive(holder, now, skewMs));
   const earlier = giveBack ? notesWithout(ours.restores, leaseId) : null;
   if (earlier && isLive(earlier, now, skewMs) && !remaining.some((holder) => holder.lease === earlier.lease)) remaining.push(earlier);
-  return replaceOp(existing, { ...existing.body, docId: existing.docId }, remaining, now);
+  // Our fence is still pending only in the version that inserted us: nothing has written the document since.
+  const insertedByThisVersion = existing.body.holders.some((holder) => holder.lease === leaseId && holder.fence === null);
+  const unmark = clearMark && existing.body.lockedBelow === true && ours.mode === 'X' && remaining.length === 0 && insertedByThisVersion;
+  return replaceOp(existing, { ...existing.body, docId: existing.docId }, remaining, now, existing.body.lockedBelow === true && !unmark);
 }
 
 /** The note of `leaseId` somewhere in the chain of holders that `note` would give the key back to. */

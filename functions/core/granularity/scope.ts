@@ -205,8 +205,17 @@ async function checkAbove(context: EngineContext, hold: ScopeHold, readAlong?: M
           lock?.body.holders.filter(
             (holder) => holder.lease !== hold.leaseId && isLive(holder, now, settings.maxClockSkewMs) && !compatible(intention, holder.mode),
           ) ?? [];
+        // Passed only because they ran out: we write the document (dropping them) rather than only read it,
+        // so that a release of theirs landing after us, on the version we read, cannot clear the mark under us.
+        const ranOut =
+          lock?.body.holders.filter(
+            (holder) => holder.lease !== hold.leaseId && !isLive(holder, now, settings.maxClockSkewMs) && !compatible(intention, holder.mode),
+          ) ?? [];
         if (blocking.length > 0) blocked.push(conflictOf(key.key, key.granularity, intention, blocking, now, settings.maxClockSkewMs));
-        else if (lock?.body.lockedBelow) observe(lock);
+        else if (lock?.body.lockedBelow && ranOut.length > 0) {
+          const live = settleFences(lock).filter((holder) => !ranOut.some((gone) => gone.lease === holder.lease));
+          writes.push({ item: key, op: replaceOp(lock, { ...lock.body, docId: lock.docId }, live, now, true) });
+        } else if (lock?.body.lockedBelow) observe(lock);
         else
           writes.push({
             item: key,

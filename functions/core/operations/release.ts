@@ -36,7 +36,9 @@ export async function release(context: EngineContext, token: OwnedToken): Promis
     const afterRead = context.settings.now();
     // Documents that lost the lease to a later delivery of its call are passed too: that delivery must
     // not give the key back to a lease that has been released.
-    const result = await removeLease(context, [...owned, ...without], token.leaseId);
+    // A directory (or namespace root) that its exclusive holder leaves as it found it loses its mark, so
+    // that the next lock on it skips the search below (removeLeaseOp says why that is safe).
+    const result = await removeLease(context, [...owned, ...without], token.leaseId, false, true);
     // Judged on the holders the conditional deletes removed (the primary's versions), not on the read, which a lagging copy may have answered.
     expired ||= result.removed.some((holder) => holder.expiresAt <= afterRead);
     missing = [...new Set([...missingKeys, ...result.missing])];

@@ -8,13 +8,15 @@ import { type EngineContext, keepingBudget } from './context.js';
 /**
  * Removes the lease from each document, re-reading from the primary the ones that changed under us
  * ("gone" must not come from a stale copy that has not seen our lease yet). Returns the holders
- * removed and the keys the lease was not on.
+ * removed and the keys the lease was not on. `clearMark`: a release, which may clear a `lockedBelow`
+ * mark that no longer guards anything (removeLeaseOp says when).
  */
 export async function removeLease(
   context: EngineContext,
   locks: readonly StoredLock[],
   leaseId: string,
   giveBack = false,
+  clearMark = false,
 ): Promise<{ removed: StoredHolder[]; missing: string[] }> {
   const removed: StoredHolder[] = [];
   const missingKeys = new Set<string>();
@@ -22,7 +24,7 @@ export async function removeLease(
   await writeUntilSettled(context, keepingBudget(context.settings), locks, {
     decide: (pending, now) =>
       pending.flatMap((lock) => {
-        const op = removeLeaseOp(lock, leaseId, now, context.settings.maxClockSkewMs, giveBack);
+        const op = removeLeaseOp(lock, leaseId, now, context.settings.maxClockSkewMs, giveBack, clearMark);
         if (!lock.body.holders.some((holder) => holder.lease === leaseId)) missingKeys.add(lock.body.key);
         return op ? [{ item: lock, op }] : [];
       }),
