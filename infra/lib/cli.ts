@@ -251,46 +251,98 @@ const sameHostPort = (a: string, b: string): boolean => {
   }
 };
 
+/** What a person sets or runs to reach each search server, so that a failure's fix names the server that failed. */
+interface ServerHints {
+  name: string;
+  /** The variable that names the user's own server. */
+  urlEnv: string;
+  /** The project's own node. */
+  localUrl: string;
+  /** `npm run <script>:start` starts that node. */
+  script: string;
+  /** What to check on a 401; `own` is what to set with the URL when pointing at a server of one's own. */
+  unauthorized: () => string;
+  forbidden: string;
+  own: string;
+  /** How a command comes back to the project's own node once the URL variable is gone. */
+  ownNode: string;
+}
+
+const ELASTICSEARCH_HINTS: ServerHints = {
+  name: 'Elasticsearch',
+  urlEnv: 'ES_URL',
+  localUrl: LOCAL_ES_URL,
+  script: 'es',
+  unauthorized: () =>
+    process.env.ES_API_KEY
+      ? 'check ES_API_KEY: the cluster does not accept it (expired, revoked, or for another cluster)'
+      : 'set ES_API_KEY to an API key of that cluster',
+  forbidden: "check ES_API_KEY's privileges: it needs to read and write the lock index (and create it, for index:create)",
+  own: 'ES_URL (and ES_API_KEY)',
+  ownNode: "or unset ES_URL to use the project's own node (`npm run es:start`)",
+};
+
+const OPENSEARCH_HINTS: ServerHints = {
+  name: 'OpenSearch',
+  urlEnv: 'OPENSEARCH_URL',
+  localUrl: `http://127.0.0.1:${process.env.OPENSEARCH_LOCAL_PORT ?? 9250}`,
+  script: 'opensearch',
+  unauthorized: () =>
+    'check the credentials: user:password in OPENSEARCH_URL, or the AWS credentials SigV4 signs with (OPENSEARCH_AUTH=sigv4, OPENSEARCH_REGION)',
+  forbidden: 'check the privileges of that user or role: it needs to read and write the lock index (and create it, for index:create)',
+  own: 'OPENSEARCH_URL',
+  // Without OPENSEARCH_URL the commands default to Elasticsearch again: the flag keeps them on OpenSearch.
+  ownNode: "or unset OPENSEARCH_URL and give --store opensearch to use the project's own node (`npm run opensearch:start`)",
+};
+
+/** The server whose variable or local node names the failure's address; Elasticsearch for a client error that names none. */
+function serverOf(failure: Failure): ServerHints | undefined {
+  const at = failure.url;
+  const named = (hints: ServerHints): boolean =>
+    at !== undefined && [process.env[hints.urlEnv] ?? '', hints.localUrl].some((list) => list.split(',').some((one) => sameHostPort(one, at)));
+  return [OPENSEARCH_HINTS, ELASTICSEARCH_HINTS].find(named) ?? (failure.elasticsearch ? ELASTICSEARCH_HINTS : undefined);
+}
+
+/** What to do about `failure` on `server`. */
+function serverFix(failure: Failure, server: ServerHints): string[] {
+  const given = process.env[server.urlEnv];
+  const now = given ? ` (now ${given})` : '';
+  switch (failure.kind) {
+    case 'unauthorized':
+      return [server.unauthorized()];
+    case 'forbidden':
+      return [server.forbidden];
+    case 'tls':
+      return [
+        `check the scheme and certificate of ${server.urlEnv}${now}: http:// for a node without TLS, https:// with a certificate this machine trusts (NODE_EXTRA_CA_CERTS)`,
+      ];
+    case 'not-elasticsearch':
+      return [`check ${server.urlEnv}${now}: it should name an ${server.name} node, not another service`];
+    default:
+      return given
+        ? [`check ${server.urlEnv}${now}: is that cluster up${failure.kind === 'timeout' ? ', not overloaded,' : ''} and reachable from here?`, server.ownNode]
+        : [
+            `start the project's node with \`npm run ${server.script}:start\` (status: \`npm run ${server.script}:status\`)`,
+            `or set ${server.own} to a cluster of your own`,
+          ];
+  }
+}
+
 /**
- * An Elasticsearch client error (ConnectionError, TimeoutError, ResponseError 401/403, also wrapped
- * in the store's errors) or a failed fetch, as a ServiceError saying what to do; undefined otherwise.
+ * A search client's error (ConnectionError, TimeoutError, ResponseError 401/403, also wrapped in the
+ * store's errors) or a failed fetch, as a ServiceError saying what to do; undefined otherwise.
  */
 export function explainServiceError(error: unknown): ServiceError | undefined {
   if (error instanceof ServiceError) return error;
   const failure = findFailure(error);
   if (!failure) return undefined;
-  const esUrl = process.env.ES_URL;
-  const isEs =
-    failure.elasticsearch ||
-    (failure.url !== undefined && [esUrl ?? '', LOCAL_ES_URL].some((es) => es.split(',').some((one) => sameHostPort(one, failure.url!))));
-  const url = failure.url ?? (isEs ? (esUrl ?? LOCAL_ES_URL) : undefined);
+  const server = serverOf(failure);
+  const url = failure.url ?? (server ? (process.env[server.urlEnv] ?? server.localUrl) : undefined);
   const where = url ? ` at ${url}` : '';
-  const what = isEs ? 'Elasticsearch' : 'the service';
-  const fix: string[] = [];
-  if (isEs) {
-    if (failure.kind === 'unauthorized')
-      fix.push(
-        process.env.ES_API_KEY
-          ? 'check ES_API_KEY: the cluster does not accept it (expired, revoked, or for another cluster)'
-          : 'set ES_API_KEY to an API key of that cluster',
-      );
-    else if (failure.kind === 'forbidden')
-      fix.push("check ES_API_KEY's privileges: it needs to read and write the lock index (and create it, for index:create)");
-    else if (failure.kind === 'tls')
-      fix.push(
-        `check the scheme and certificate of ES_URL${esUrl ? ` (now ${esUrl})` : ''}: http:// for a node without TLS, https:// with a certificate this machine trusts (NODE_EXTRA_CA_CERTS)`,
-      );
-    else if (failure.kind === 'not-elasticsearch')
-      fix.push(`check ES_URL${esUrl ? ` (now ${esUrl})` : ''}: it should name an Elasticsearch node, not another service`);
-    else if (esUrl)
-      fix.push(
-        `check ES_URL (now ${esUrl}): is that cluster up${failure.kind === 'timeout' ? ', not overloaded,' : ''} and reachable from here?`,
-        "or unset ES_URL to use the project's own node (`npm run es:start`)",
-      );
-    else fix.push("start the project's node with `npm run es:start` (status: `npm run es:status`)", 'or set ES_URL (and ES_API_KEY) to a cluster of your own');
-  } else {
-    fix.push(failure.kind === 'timeout' ? `check that the service${where} is up and not overloaded` : `start the service${where}, or check the URL you gave`);
-  }
+  const what = server?.name ?? 'the service';
+  const fix = server
+    ? serverFix(failure, server)
+    : [failure.kind === 'timeout' ? `check that the service${where} is up and not overloaded` : `start the service${where}, or check the URL you gave`];
   const verb =
     failure.kind === 'unauthorized' || failure.kind === 'forbidden'
       ? 'refused by'

@@ -22,7 +22,7 @@ import { type FlagSpec, UsageError } from './cli.js';
 export const STORE_FLAG = { store: { type: 'string' } } as const satisfies FlagSpec;
 
 /** The flag's rule in words, for a command's usage text. */
-export const STORE_RULE = `${SEARCH_PRODUCTS.join(' or ')}: the server of the lock index (default: LOCK_STORE, else opensearch when only OPENSEARCH_URL is set, else elasticsearch)`;
+export const STORE_RULE = `${SEARCH_PRODUCTS.join(' or ')} (default: LOCK_STORE, or opensearch when only OPENSEARCH_URL is set)`;
 
 type Env = Record<string, string | undefined>;
 
@@ -48,6 +48,8 @@ export interface StoreEndpoint {
   readonly name: string;
   /** One URL, or several separated by commas. */
   readonly url: string;
+  /** How a client reaches it (for createLockEngine, openEngineTarget). */
+  connection(options?: { requestTimeoutMs?: number }): SearchConnection;
   /** A new client for it (the caller closes it). */
   client(options?: { requestTimeoutMs?: number }): SearchClient;
   /** LOCK_STORE and the variables the functions reach this server with. */
@@ -125,17 +127,18 @@ function openSearchAccess(url: string, env: Env): Access {
 export function storeAt(product: SearchProduct, url: string, env: Env = {}): StoreEndpoint {
   const ways = WAYS[product];
   const access = ways.access(url, env);
+  const connection = (options: { requestTimeoutMs?: number } = {}): SearchConnection => ({
+    product,
+    url: url.split(',').map((one) => one.trim()),
+    ...access,
+    ...(options.requestTimeoutMs !== undefined ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+  });
   return {
     product,
     name: ways.distribution.product,
     url,
-    client: (options = {}) =>
-      createSearchClient({
-        product,
-        url: url.split(',').map((one) => one.trim()),
-        ...access,
-        ...(options.requestTimeoutMs !== undefined ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
-      }),
+    connection,
+    client: (options) => createSearchClient(connection(options)),
     functionEnv: () => ({ LOCK_STORE: product, [ways.distribution.urlEnv]: url, ...ways.accessEnv(access) }),
     check: () => ways.check(url, access),
   };
@@ -147,9 +150,24 @@ export function givenStore(product: SearchProduct): StoreEndpoint | undefined {
   return url === undefined ? undefined : storeAt(product, url, process.env);
 }
 
-/** The server the product's URL variable names, else the project's own node of that product (started when it does not run). */
-export async function resolveStore(product: SearchProduct, log?: (line: string) => void): Promise<StoreTarget> {
+/** How the project runs its own nodes of `product` (single node, 3-node cluster). */
+export const storeDistribution = (product: SearchProduct): Distribution => WAYS[product].distribution;
+
+/** The variable that names the user's own server of `product` (ES_URL, OPENSEARCH_URL). */
+export const storeUrlVariable = (product: SearchProduct): string => WAYS[product].distribution.urlEnv;
+
+/** How log lines about the product's own node are tagged ("[es] starting ..."). */
+export const storeLogTag = (product: SearchProduct): string => WAYS[product].distribution.single.logTag;
+
+/**
+ * The server the product's URL variable names, else the project's own node of that product (started
+ * when it does not run). `overrides` win over the environment: a caller's own ES_URL (with ES_API_KEY)
+ * or OPENSEARCH_URL, which nobody here starts or stops.
+ */
+export async function resolveStore(product: SearchProduct, log?: (line: string) => void, overrides: Env = {}): Promise<StoreTarget> {
   const ways = WAYS[product];
+  const override = overrides[ways.distribution.urlEnv];
+  if (override) return { ...storeAt(product, override, overrides), ownNode: false, stop: async () => {} };
   const given = serverUrlFromEnv(ways.distribution) !== undefined;
   const target = await ways.resolve(log);
   return { ...storeAt(product, target.url, given ? process.env : {}), ownNode: !given, stop: () => target.stop() };

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createElasticsearchClient, deleteLockIndex } from '../../functions/store/index.js';
+import { type EsTarget, resolveOpenSearch } from '../../infra/es/target.js';
 import {
   briefly,
   childFailed,
@@ -24,14 +25,19 @@ import {
   ServiceError,
   UsageError,
 } from '../../infra/lib/cli.js';
+import { describeServer } from '../../infra/lib/server-info.js';
+import { chooseStore, storeAt } from '../../infra/lib/store-target.js';
 import { ROOT } from '../loadtest/run.js';
 
 const TSX = join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 
-/** The environment of a new user: no ES_URL, no DEBUG (unless given). */
+/** What a new user has not set: no server of their own, no store choice, no DEBUG. */
+const USER_SETTINGS = ['ES_URL', 'ES_API_KEY', 'OPENSEARCH_URL', 'LOCK_STORE', 'DEBUG', 'PORT', 'LAMBDA_PORT', 'BENCH_ROUNDS'];
+
+/** The environment of a new user (see USER_SETTINGS), with `env` on top. */
 function command(script: string, args: string[], env: Record<string, string> = {}): { code: number | null; stderr: string; stdout: string } {
   const base = { ...process.env };
-  for (const name of ['ES_URL', 'ES_API_KEY', 'DEBUG', 'PORT', 'LAMBDA_PORT', 'BENCH_ROUNDS']) delete base[name];
+  for (const name of USER_SETTINGS) delete base[name];
   const result = spawnSync(process.execPath, [TSX, script, ...args], { cwd: ROOT, env: { ...base, ...env }, encoding: 'utf8', timeout: 60_000 });
   return { code: result.status, stderr: result.stderr, stdout: result.stdout };
 }
@@ -39,7 +45,7 @@ function command(script: string, args: string[], env: Record<string, string> = {
 /** The same, without blocking this process: for commands that talk to a fake server running here. */
 function commandAsync(script: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string; stdout: string }> {
   const base = { ...process.env };
-  for (const name of ['ES_URL', 'ES_API_KEY', 'DEBUG', 'PORT', 'LAMBDA_PORT', 'BENCH_ROUNDS']) delete base[name];
+  for (const name of USER_SETTINGS) delete base[name];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [TSX, script, ...args], { cwd: ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -126,10 +132,33 @@ describe('usage mistakes: one line naming the flag and the rule, exit 2', () => 
     { script: 'scripts/dev.ts', args: ['--bogus'], says: /^error: --bogus: unknown flag/ },
     { script: 'scripts/dev.ts', args: [], env: { PORT: 'abc' }, says: /^error: PORT: must be a whole number from 1 to 65535/ },
     { script: 'scripts/k6.ts', args: ['--bogus'], says: /^error: --bogus: unknown flag/ },
+    // --store: the same rule in every command that picks the lock store.
+    ...['infra/index/cli.ts', 'scripts/loadtest.ts', 'bench/engine.ts', 'scripts/dev.ts', 'scripts/loadtest-model.ts', 'scripts/loadtest-engine.ts'].map(
+      (script) => ({
+        script,
+        args: ['--store', 'elastic'],
+        says: /^error: --store: must be elasticsearch or opensearch \(got "elastic"\)/,
+      }),
+    ),
+    { script: 'infra/index/cli.ts', args: [], env: { LOCK_STORE: 'os' }, says: /^error: LOCK_STORE: must be elasticsearch or opensearch \(got "os"\)/ },
+    { script: 'scripts/loadtest.ts', args: ['--store'], says: /^error: --store: needs a value/ },
+    {
+      script: 'infra/index/cli.ts',
+      args: ['--store', 'opensearch'],
+      env: { OPENSEARCH_URL: 'localhost:9250' },
+      says: /^error: OPENSEARCH_URL: must be an http\(s\) URL such as http:\/\/127\.0\.0\.1:9250/,
+    },
+    {
+      script: 'infra/index/cli.ts',
+      args: [],
+      env: { OPENSEARCH_URL: 'http://127.0.0.1:9250', OPENSEARCH_AUTH: 'sigv4' },
+      says: /^error: OPENSEARCH_URL: must be https:\/\/ with OPENSEARCH_AUTH=sigv4/,
+    },
   ];
   for (const { script, args, env, says } of cases) {
-    it(`${script} ${args.join(' ')}${env ? ` (${Object.entries(env).map(([k, v]) => `${k}=${v}`)})` : ''}`, () => {
-      const run = command(script, args, env);
+    // Spawned without blocking: a minute of back-to-back spawnSync starves vitest's worker RPC (onTaskUpdate times out).
+    it(`${script} ${args.join(' ')}${env ? ` (${Object.entries(env).map(([k, v]) => `${k}=${v}`)})` : ''}`, async () => {
+      const run = await commandAsync(script, args, env);
       expect(run.code, run.stderr).toBe(2);
       expect(run.stderr.trimEnd().split('\n'), run.stderr).toHaveLength(1);
       expect(run.stderr.trimEnd()).toMatch(says);
@@ -202,6 +231,15 @@ describe('an unreachable Elasticsearch: what was tried, what failed, what to do;
     }
   }, 120_000);
 
+  it('on OpenSearch, the fix names OPENSEARCH_URL and the OpenSearch node (OPENSEARCH_URL alone picks the store)', () => {
+    const run = command('infra/index/cli.ts', [], { OPENSEARCH_URL: 'http://127.0.0.1:9999' });
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toMatch(/^error: cannot reach OpenSearch at http:\/\/127\.0\.0\.1:9999$/m);
+    expect(run.stderr).toMatch(/to fix: check OPENSEARCH_URL \(now http:\/\/127\.0\.0\.1:9999\)/);
+    expect(run.stderr).toMatch(/--store opensearch .*npm run opensearch:start/);
+    expect(run.stderr).not.toMatch(/ES_URL|es:start/);
+  });
+
   it('cold-start says so before a minute of packaging', () => {
     const started = Date.now();
     const run = command('scripts/cold-start.ts', ['--runs', '1'], { ES_URL: 'http://127.0.0.1:9999' });
@@ -235,6 +273,71 @@ describe('index:create on the real node: the epoch of a new incarnation', () => 
     const again = await commandAsync('infra/index/cli.ts', ['--index', alias, '--epoch', '1'], env());
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/: exists\n {2}it existed already: --epoch was not used/);
+  });
+});
+
+describe('index:create --store opensearch on a real OpenSearch', () => {
+  const alias = `locks-test-cli-os-${randomBytes(4).toString('hex')}`;
+  // OPENSEARCH_URL when set, else the project's node (started here if it was not running, and then stopped here).
+  let opensearch: EsTarget;
+  beforeAll(async () => {
+    opensearch = await resolveOpenSearch((line) => console.log(`[opensearch] ${line}`));
+  });
+  afterAll(async () => {
+    const client = storeAt('opensearch', opensearch.url).client();
+    await deleteLockIndex(client, alias).catch(() => {});
+    await client.close();
+    await opensearch?.stop();
+  });
+
+  it('creates the lock index there, names the server, and GET / names OpenSearch and its version', async () => {
+    const made = await commandAsync('infra/index/cli.ts', ['--store', 'opensearch', '--index', alias, '--first'], { OPENSEARCH_URL: opensearch.url });
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stdout).toMatch(new RegExp(`lock index ${alias} \\(incarnation ${alias}-e001-\\d{8}-[0-9a-f]{8}, epoch 1\\) at OpenSearch .*: created`));
+    const client = storeAt('opensearch', opensearch.url).client();
+    try {
+      expect(await client.indices.existsAlias({ name: alias })).toBe(true);
+      expect(await describeServer(client)).toEqual({ product: 'OpenSearch', version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('which store a command picks', () => {
+  it('--store, else LOCK_STORE, else opensearch when only OPENSEARCH_URL is set, else elasticsearch', () => {
+    expect(chooseStore(undefined, {})).toBe('elasticsearch');
+    expect(chooseStore(undefined, { OPENSEARCH_URL: 'http://os:9200' })).toBe('opensearch');
+    expect(chooseStore(undefined, { OPENSEARCH_URL: 'http://os:9200', ES_URL: 'http://es:9200' })).toBe('elasticsearch');
+    expect(chooseStore(undefined, { LOCK_STORE: 'opensearch' })).toBe('opensearch');
+    expect(chooseStore('elasticsearch', { LOCK_STORE: 'opensearch', OPENSEARCH_URL: 'http://os:9200' })).toBe('elasticsearch');
+    expect(() => chooseStore('OpenSearch', {})).toThrow(UsageError);
+  });
+
+  it('what the functions get: LOCK_STORE and the server, signed for an Amazon OpenSearch Service domain', () => {
+    expect(storeAt('elasticsearch', 'http://es:9200', { ES_API_KEY: 'k' }).functionEnv()).toEqual({
+      LOCK_STORE: 'elasticsearch',
+      ES_URL: 'http://es:9200',
+      ES_API_KEY: 'k',
+    });
+    expect(storeAt('opensearch', 'http://127.0.0.1:9250').functionEnv()).toEqual({
+      LOCK_STORE: 'opensearch',
+      OPENSEARCH_URL: 'http://127.0.0.1:9250',
+      OPENSEARCH_AUTH: 'none',
+      ES_API_KEY: '',
+    });
+    const domain = storeAt('opensearch', 'https://vpc-locks-abc.eu-west-1.es.amazonaws.com');
+    expect(domain.connection()).toMatchObject({ product: 'opensearch', sigv4: { region: 'eu-west-1', service: 'es' } });
+    expect(domain.functionEnv()).toMatchObject({ OPENSEARCH_AUTH: 'sigv4', OPENSEARCH_REGION: 'eu-west-1' });
+  });
+
+  it("the server's product and version, also where GET / has no handler (Elastic's test build)", async () => {
+    const client = createElasticsearchClient({ url: inject('esUrl').split(','), ...(inject('esApiKey') ? { apiKey: inject('esApiKey') } : {}) });
+    try {
+      expect(await describeServer(client)).toEqual({ product: 'Elasticsearch', version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+    } finally {
+      await client.close();
+    }
   });
 });
 
