@@ -6,18 +6,20 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { lockDocId } from '../functions/core/keys.js';
-import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLockIndex } from '../functions/store/index.js';
-import type { SearchClient } from '../functions/store/search-client.js';
-import { resolveElasticsearch } from '../infra/es/target.js';
+import { createLockEngine, deleteLockIndex, ensureLockIndex } from '../functions/store/index.js';
 import { numberFlag, parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
+import { describeServer, serverLabel } from '../infra/lib/server-info.js';
+import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE } from '../infra/lib/store-target.js';
 import { seedsTreeRecipe } from './seeds-tree-recipe.js';
 
-const USAGE = `usage: npm run bench:engine [-- --verbose]
+const USAGE = `usage: npm run bench:engine [-- --store S] [--verbose]
 
-Lock cycles per second of the engine against raw Elasticsearch (ES_URL, or the project's own node),
-rows interleaved over rounds. Settings by environment: BENCH_CONCURRENCY (default 16 workers),
-BENCH_SECONDS (default 3 per slice), BENCH_ROUNDS (default 6). Writes results/bench/.
-Exit codes: 0 done, 1 failed (e.g. Elasticsearch unreachable), 2 a usage mistake.`;
+Lock cycles per second of the engine against the raw requests of its server (ES_URL, OPENSEARCH_URL,
+or the project's own node of that product), rows interleaved over rounds. Settings by environment:
+BENCH_CONCURRENCY (default 16 workers), BENCH_SECONDS (default 3 per slice), BENCH_ROUNDS (default 6).
+Writes results/bench/engine.{json,svg} (engine-opensearch.* on OpenSearch), naming the server's version.
+  --store S    ${STORE_RULE}
+Exit codes: 0 done, 1 failed (e.g. the server unreachable), 2 a usage mistake.`;
 
 const positiveInteger = { integer: true, min: 1 } as const;
 let CONCURRENCY = 16;
@@ -41,13 +43,18 @@ async function measure(cycle: Cycle, seconds: number): Promise<number> {
 }
 
 async function main(argv: string[]): Promise<number | undefined> {
-  const { values } = parseFlags(argv, {});
+  const { values } = parseFlags(argv, STORE_FLAG);
   if (printHelp(values, USAGE)) return 0;
+  const product = chooseStore(values.store);
   CONCURRENCY = numberFlag('BENCH_CONCURRENCY', process.env.BENCH_CONCURRENCY, positiveInteger, CONCURRENCY);
   SECONDS_PER_SLICE = numberFlag('BENCH_SECONDS', process.env.BENCH_SECONDS, { min: 0, exclusiveMin: true }, SECONDS_PER_SLICE);
   ROUNDS = numberFlag('BENCH_ROUNDS', process.env.BENCH_ROUNDS, positiveInteger, ROUNDS);
-  const es = await resolveElasticsearch((line) => console.log(`[es] ${line}`));
-  const client: SearchClient = createElasticsearchClient({ url: es.url, ...(es.apiKey ? { apiKey: es.apiKey } : {}), requestTimeoutMs: 30_000 });
+  const store = await resolveStore(product, (line) => console.log(`[${product}] ${line}`));
+  const client = store.client({ requestTimeoutMs: 30_000 });
+  // Figures from two products, or two versions of one, are not comparable: the report names the one measured.
+  const server = await describeServer(client);
+  console.log(`server: ${serverLabel(server)} at ${store.url}`);
+  const raw = server.product === 'Elasticsearch' ? 'raw ES' : `raw ${server.product}`;
   const run = randomBytes(3).toString('hex');
   // One index per row, all with the lock index definition: no row pays for another's segments and merges.
   const indices = ['raw', 'signed', 'unsigned', 'tree', 'recipe', 'rawcond', 'hot', 'spread', 'mix2', 'mix5', 'rawnest'].map((row) => `bench-${row}-${run}`);
@@ -84,7 +91,7 @@ async function main(argv: string[]): Promise<number | undefined> {
   const directoryLatencies = new Map<string, number[]>([0.02, 0.05].map((share) => [`engine tree, hot top directory, ${share * 100}% directory locks`, []]));
   const rows: Array<{ name: string; cycle: Cycle }> = [
     {
-      name: 'raw ES create + delete (same lock document)',
+      name: `${raw} create + delete (same lock document)`,
       cycle: async (worker, i) => {
         const id = `${worker}-${i % 50}`;
         await client.create({ index: rawIndex, id, document: rawLockDocument(id, worker) });
@@ -93,7 +100,7 @@ async function main(argv: string[]): Promise<number | undefined> {
     },
     {
       // What the engine asks of Elasticsearch, without the engine: its ids, a create, a conditional delete.
-      name: 'raw ES create + conditional delete, engine ids',
+      name: `${raw} create + conditional delete, engine ids`,
       cycle: async (worker, i) => {
         const id = lockDocId('bench', 'document', `${worker}-${i % 50}`);
         const created = await client.create({ index: rawCondIndex, id, document: rawLockDocument(id, worker) }, { maxRetries: 0 });
@@ -102,7 +109,7 @@ async function main(argv: string[]): Promise<number | undefined> {
     },
     {
       // The same, with what nesting adds: the namespace's root read from the primary in the create's bulk.
-      name: 'raw ES create with a root read in its bulk + conditional delete, engine ids',
+      name: `${raw} create with a root read in its bulk + conditional delete, engine ids`,
       cycle: async (worker, i) => {
         const id = lockDocId('bench', 'document', `${worker}-${i % 50}`);
         const response = await client.bulk(
@@ -218,9 +225,9 @@ async function main(argv: string[]): Promise<number | undefined> {
   const seconds = ROUNDS * SECONDS_PER_SLICE;
   const rate = (name: string) => totals.get(name)! / seconds;
   const byName = (prefix: string): number => rate(rows.find((row) => row.name.startsWith(prefix))!.name);
-  const raw = byName('raw ES create + delete');
-  const rawCond = byName('raw ES create + conditional');
-  const rawNested = byName('raw ES create with a root read');
+  const rawRow = byName(`${raw} create + delete`);
+  const rawCond = byName(`${raw} create + conditional`);
+  const rawNested = byName(`${raw} create with a root read`);
   const signedRow = byName('engine document acquire + release (signed');
   const unsignedRow = byName('engine document acquire + release (unsigned');
   const hotRow = byName('engine tree, distinct files under one hot');
@@ -229,7 +236,7 @@ async function main(argv: string[]): Promise<number | undefined> {
   const recipeRow = byName("seeds' tree recipe");
   const cpuPerCycle = (name: string) => clientCpu.get(name)! / totals.get(name)!;
 
-  console.log(`\nEngine benchmark: ${CONCURRENCY} workers, ${ROUNDS} interleaved rounds of ${SECONDS_PER_SLICE}s per row\n`);
+  console.log(`\nEngine benchmark on ${serverLabel(server)}: ${CONCURRENCY} workers, ${ROUNDS} interleaved rounds of ${SECONDS_PER_SLICE}s per row\n`);
   const width = Math.max(...rows.map((row) => row.name.length));
   const top = Math.max(...rows.map((row) => rate(row.name)));
   for (const row of rows) {
@@ -239,8 +246,8 @@ async function main(argv: string[]): Promise<number | undefined> {
     );
   }
   const ratios = [
-    { label: 'engine document (signed) / raw create+delete', value: signedRow / raw, target: 0.9 },
-    { label: 'engine document (unsigned) / raw create+delete', value: unsignedRow / raw },
+    { label: 'engine document (signed) / raw create+delete', value: signedRow / rawRow, target: 0.9 },
+    { label: 'engine document (unsigned) / raw create+delete', value: unsignedRow / rawRow },
     { label: 'engine document (signed) / raw create+conditional delete, same ids', value: signedRow / rawCond },
     { label: 'raw with the root read (nesting) / raw create+conditional delete', value: rawNested / rawCond, target: 0.95 },
     { label: 'engine document (signed) / raw with the root read, same requests', value: signedRow / rawNested },
@@ -266,11 +273,20 @@ async function main(argv: string[]): Promise<number | undefined> {
   }
   const outDir = join('results', 'bench');
   mkdirSync(outDir, { recursive: true });
-  writeFileSync(join(outDir, 'engine.svg'), barChart(rows.map((row) => ({ label: row.name, value: rate(row.name) }))));
+  // Elasticsearch keeps the files' old names; another product's run sits beside them, not over them.
+  const stem = product === 'elasticsearch' ? 'engine' : `engine-${product}`;
   writeFileSync(
-    join(outDir, 'engine.json'),
+    join(outDir, `${stem}.svg`),
+    barChart(
+      rows.map((row) => ({ label: row.name, value: rate(row.name) })),
+      serverLabel(server),
+    ),
+  );
+  writeFileSync(
+    join(outDir, `${stem}.json`),
     JSON.stringify(
       {
+        server: { ...server, url: store.url },
         concurrency: CONCURRENCY,
         seconds,
         rows: rows.map((row) => ({ name: row.name, cyclesPerSecond: rate(row.name), clientCpuMicrosPerCycle: cpuPerCycle(row.name) })),
@@ -281,11 +297,11 @@ async function main(argv: string[]): Promise<number | undefined> {
       2,
     ),
   );
-  console.log(`\nchart: ${join(outDir, 'engine.svg')}`);
+  console.log(`\nchart: ${join(outDir, `${stem}.svg`)}`);
 
   for (const index of indices) await deleteLockIndex(client, index);
   await client.close();
-  await es.stop();
+  await store.stop();
   return undefined;
 }
 
@@ -315,7 +331,7 @@ function rawLockDocument(id: string, worker: number) {
   };
 }
 
-function barChart(bars: Array<{ label: string; value: number }>): string {
+function barChart(bars: Array<{ label: string; value: number }>, server: string): string {
   const max = Math.max(...bars.map((bar) => bar.value));
   const rowHeight = 34;
   const labelWidth = 390;
@@ -329,7 +345,7 @@ function barChart(bars: Array<{ label: string; value: number }>): string {
       return `<text x="${labelWidth - 8}" y="${y + 17}" text-anchor="end">${escapeXml(bar.label)}</text><rect x="${labelWidth}" y="${y + 4}" width="${width.toFixed(1)}" height="20" fill="#3b7dd8"/><text x="${labelWidth + width + 6}" y="${y + 18}">${bar.value.toFixed(0)}/s</text>`;
     })
     .join('');
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${labelWidth + plotWidth + 80}" height="${height}" font-family="sans-serif" font-size="13"><text x="10" y="22" font-weight="bold">Lock cycles per second (${CONCURRENCY} concurrent workers)</text>${rows}</svg>\n`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${labelWidth + plotWidth + 80}" height="${height}" font-family="sans-serif" font-size="13"><text x="10" y="22" font-weight="bold">Lock cycles per second on ${escapeXml(server)} (${CONCURRENCY} concurrent workers)</text>${rows}</svg>\n`;
 }
 
 runCli(main);
