@@ -1,36 +1,43 @@
 /**
- * `npm run dev`: Elasticsearch + the lock functions behind serverless-offline on this machine.
+ * `npm run dev`: the lock store (Elasticsearch, or OpenSearch with --store opensearch) + the lock
+ * functions behind serverless-offline on this machine.
  * HTTP API on http://localhost:3000 (PORT), Lambda invoke API on http://localhost:3002 (LAMBDA_PORT).
  * Function logs are printed; Ctrl-C stops everything this started.
  */
+import type { SearchProduct } from '../functions/store/search-client.js';
 import { describeFailure, isVerbose, numberFlag, parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
+import { chooseStore, STORE_FLAG, STORE_RULE } from '../infra/lib/store-target.js';
 import { startStack } from './stack.js';
 
-const USAGE = `usage: npm run dev [-- --quiet]
+const USAGE = `usage: npm run dev [-- --store S] [--quiet]
 
-Elasticsearch (ES_URL, or the project's own node) + the lock index + the functions behind
-serverless-offline: HTTP API on PORT (default 3000), Lambda invoke API on LAMBDA_PORT (default 3002).
+The lock store (ES_URL, OPENSEARCH_URL, or the project's own node of that product) + the lock index +
+the functions behind serverless-offline, told which store to use (LOCK_STORE and its URL): HTTP API
+on PORT (default 3000), Lambda invoke API on LAMBDA_PORT (default 3002).
+  --store S    ${STORE_RULE}
   --quiet      do not print the functions' logs
   --verbose    print stack traces on errors (also DEBUG=1)
-Exit codes: 0 stopped with Ctrl-C, 1 could not start (e.g. Elasticsearch unreachable), 2 a usage mistake.`;
+Exit codes: 0 stopped with Ctrl-C, 1 could not start (e.g. the store unreachable), 2 a usage mistake.`;
 
 runCli(async (argv) => {
-  const { values } = parseFlags(argv, { quiet: { type: 'boolean' } });
+  const { values } = parseFlags(argv, { ...STORE_FLAG, quiet: { type: 'boolean' } });
   if (printHelp(values, USAGE)) return 0;
+  const store = chooseStore(values.store);
   const port = numberFlag('PORT', process.env.PORT, { integer: true, min: 1, max: 65535 }, 3000);
   const lambdaPort = numberFlag('LAMBDA_PORT', process.env.LAMBDA_PORT, { integer: true, min: 1, max: 65535 }, 3002);
-  await serve(port, lambdaPort, values.quiet === true);
+  await serve(store, port, lambdaPort, values.quiet === true);
   return undefined;
 });
 
-async function serve(port: number, lambdaPort: number, quiet: boolean): Promise<void> {
+async function serve(store: SearchProduct, port: number, lambdaPort: number, quiet: boolean): Promise<void> {
   const env: Record<string, string> = { POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'INFO' };
   for (const name of ['LOCK_INDEX', 'LOCK_TOKEN_SIGNING_KEY', 'SWEEP_RATE', 'POWERTOOLS_METRICS_DISABLED']) {
     if (process.env[name]) env[name] = process.env[name]!;
   }
 
-  console.log("starting Elasticsearch (ES_URL, or the project's own node) and serverless-offline; the first run bundles the functions...");
+  console.log(`starting the lock store (${store}) and serverless-offline; the first run bundles the functions...`);
   const stack = await startStack({
+    store,
     port,
     lambdaPort,
     portNames: { port: 'PORT', lambdaPort: 'LAMBDA_PORT' },
@@ -46,7 +53,7 @@ async function serve(port: number, lambdaPort: number, quiet: boolean): Promise<
 Lock service ready.
   HTTP API          ${base}   (POST /acquire /renew /release, GET /inspect /locks /health)
   Lambda invoke API http://localhost:${lambdaPort}   (functions ${stack.functionName('<name>')}: acquire, renew, release, inspect, list, health, sweeper)
-  Elasticsearch     ${stack.esUrl}   index ${stack.lockIndex}
+  ${stack.store.name.padEnd(17)} ${stack.store.url}   index ${stack.lockIndex}
 
 Try:
   curl -s ${base}/health

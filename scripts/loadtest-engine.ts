@@ -3,11 +3,13 @@
  *
  * The lock layer alone: per strategy, the kit's capacity search (capacity.ts) with the engine driver
  * (loadtest/engine-driver.ts: the k6 iteration through the engine in this process, no HTTP, no
- * serverless-offline) on ES_URL or the project's own node, then a table of capacities. The default
+ * serverless-offline) on the lock store of --store (ES_URL, OPENSEARCH_URL or the project's own node),
+ * then a table of capacities. The default
  * workload, retry policy, TTL, VU ceiling, objective and search are the kit's (defaults.ts, config.ts).
  */
-import { checkElasticsearch, resolveElasticsearch } from '../infra/es/target.js';
 import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../infra/lib/cli.js';
+import { describeServer, serverLabel } from '../infra/lib/server-info.js';
+import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE, storeLogTag } from '../infra/lib/store-target.js';
 import { STRATEGIES, type Strategy, validateWorkload } from '../loadtests/lib/workload.js';
 import type { Bracket } from './loadtest/capacity.js';
 import { parseMix } from './loadtest/cli.js';
@@ -21,7 +23,8 @@ const USAGE = `usage: npm run loadtest:engine -- [options]
 
 Capacity of each lock strategy through the engine alone (no HTTP, no serverless-offline): the
 load test's workload and capacity search, its operations sent to a lock engine in this process on
-ES_URL (+ ES_API_KEY) or the project's own node, each probe's critical sections safety-checked.
+ES_URL (+ ES_API_KEY), OPENSEARCH_URL or the project's own node, each probe's critical sections safety-checked.
+  --store S            ${STORE_RULE}
   --strategies LIST    default ${config.strategies.join(',')}
   --trials N           searches per strategy, interleaved; capacity as median and range (default ${config.engine.trials})
   --probe-seconds S    length of each probe (default ${config.engine.probeS})
@@ -30,7 +33,7 @@ ES_URL (+ ES_API_KEY) or the project's own node, each probe's critical sections 
   --mix R/E/N[/C/D]    weights of read/edit/rename/create/delete, e.g. 67/23/5/3/2 or
                        read=70,edit=25,rename=5 (default 67/23/5/3/2)
   --verbose            stack traces on errors (also DEBUG=1)
-Exit codes: 0 done, 1 failed (Elasticsearch unreachable, or a safety violation), 2 a usage mistake.`;
+Exit codes: 0 done, 1 failed (the lock store unreachable, or a safety violation), 2 a usage mistake.`;
 
 const say = (line: string): void => console.log(`[engine] ${line}`);
 
@@ -87,6 +90,7 @@ function table(strategies: Strategy[], results: Map<Strategy, EngineCapacity[]>,
 
 async function main(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, {
+    ...STORE_FLAG,
     strategies: { type: 'string' },
     trials: { type: 'string' },
     'probe-seconds': { type: 'string' },
@@ -95,6 +99,7 @@ async function main(argv: string[]): Promise<number> {
     mix: { type: 'string' },
   });
   if (printHelp(values, USAGE)) return 0;
+  const product = chooseStore(values.store);
   const text = (name: string): string | undefined => values[name] as string | undefined;
   const strategies = text('strategies') !== undefined ? parseStrategies(text('strategies')!) : config.strategies;
   const trials = numberFlag('--trials', text('trials'), { integer: true, min: 1, max: 20 }, config.engine.trials);
@@ -110,9 +115,10 @@ async function main(argv: string[]): Promise<number> {
   if (problems.length > 0) throw new UsageError(`--mix: ${problems.join('; ')}`);
   const runConfig = { ...config, capacity: { ...config.capacity, objective, search } };
 
-  const es = await resolveElasticsearch((line) => console.log(`[es] ${line}`));
-  await checkElasticsearch(es.url, es.apiKey);
-  const target = await openEngineTarget({ url: es.url.split(','), ...(es.apiKey ? { apiKey: es.apiKey } : {}) });
+  const store = await resolveStore(product, (line) => console.log(`[${storeLogTag(product)}] ${line}`));
+  await store.check();
+  const target = await openEngineTarget({ connection: store.connection() });
+  const server = serverLabel(await describeServer(target.client));
   const interrupted = (): void => {
     void target.close().finally(() => process.exit(130));
   };
@@ -121,7 +127,7 @@ async function main(argv: string[]): Promise<number> {
   const results = new Map<Strategy, EngineCapacity[]>();
   const brackets = new Map<Strategy, Bracket>();
   say(
-    `${strategies.join(', ')} on ${es.url} (lock index ${target.index}), ${trials} trial(s), ${probeS} s probes, ` +
+    `${strategies.join(', ')} on ${server} at ${store.url} (lock index ${target.index}), ${trials} trial(s), ${probeS} s probes, ` +
       `objective: goodput >= ${objective.goodputRatio * 100}%, acquire p99 <= ${objective.p99Ms} ms, errors < ${objective.errorRate * 100}%`,
   );
   try {
@@ -142,10 +148,10 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     process.off('SIGINT', interrupted);
     await target.close();
-    await es.stop();
+    await store.stop();
   }
   console.log('');
-  console.log(`Capacity through the engine alone (workload ${workload.name}, mix ${Object.values(workload.mix).join('/')}):`);
+  console.log(`Capacity through the engine alone on ${server} (workload ${workload.name}, mix ${Object.values(workload.mix).join('/')}):`);
   console.log('');
   console.log(table(strategies, results, trials));
   const unsafe = [...results.values()].flat().some((result) => !result.safetyOk);

@@ -2,8 +2,8 @@
  * npm run loadtest:model [-- --strategies global,document,tree --trials 5 --probe-seconds 3 --keep-cluster]
  *
  * Checks the deployment model (scripts/loadtest/model.ts) against a cluster it did not see:
- * calibrates every strategy with the engine-only layer on the single local node, predicts its
- * capacity on a 3-node local cluster (one replica; the nodes share this machine), and measures that
+ * calibrates every strategy with the engine-only layer on the single local node (Elasticsearch, or
+ * OpenSearch with --store opensearch), predicts its capacity on a 3-node local cluster of that product (one replica; the nodes share this machine), and measures that
  * cluster. The cluster enters the model only as how much longer each kind of request takes on it
  * (request-latency.ts, no locks involved), measured in every trial on both sides. Both are up at
  * once and the searches alternate between them, trial after trial, so the machine's noise falls on
@@ -13,11 +13,11 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createElasticsearchClient } from '../functions/store/index.js';
-import { CLUSTER_NAME, clusterNodes, startCluster, stopCluster } from '../infra/es/cluster.js';
+import { clusterNodes, startCluster, stopCluster } from '../infra/es/cluster.js';
 import { isRunning } from '../infra/es/probe.js';
-import { resolveElasticsearch } from '../infra/es/target.js';
 import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../infra/lib/cli.js';
+import { describeServer, serverLabel } from '../infra/lib/server-info.js';
+import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE, type StoreEndpoint, storeAt, storeDistribution, storeLogTag } from '../infra/lib/store-target.js';
 import { defaultWorkload } from '../loadtests/lib/defaults.js';
 import type { Strategy } from '../loadtests/lib/workload.js';
 import { type Bracket, DEFAULT_OBJECTIVE, DEFAULT_SEARCH } from './loadtest/capacity.js';
@@ -30,23 +30,24 @@ import { addedLatency, DEFAULT_LATENCY_ROUNDS, measureRequestLatency } from './l
 
 const USAGE = `usage: npm run loadtest:model -- [options]
 
-Predicts each strategy's capacity on a 3-node local cluster from the single local node (or ES_URL),
-measures the cluster, and prints predicted against measured (results/model-<time>/). Both are up
-at once; the searches alternate between them over the trials.
+Predicts each strategy's capacity on a 3-node local cluster from the single local node (or ES_URL,
+OPENSEARCH_URL), measures the cluster, and prints predicted against measured (results/model-<time>/).
+Both are up at once; the searches alternate between them over the trials.
+  --store S             ${STORE_RULE}
   --strategies LIST     default global,document,tree
   --trials N            searches per strategy on each side, medians compared (default 5)
   --probe-seconds S     length of each capacity probe (default 3)
-  --keep-cluster        leave the 3-node cluster running (npm run cluster:stop)
+  --keep-cluster        leave the 3-node cluster running (npm run cluster:stop, opensearch-cluster:stop)
   --verbose             stack traces on errors (also DEBUG=1)
-Exit codes: 0 done, 1 failed (e.g. Elasticsearch unreachable), 2 a usage mistake.`;
+Exit codes: 0 done, 1 failed (e.g. the server unreachable), 2 a usage mistake.`;
 
 type Side = 'single' | 'cluster';
 const perKindText = (values: PerKind): string => REQUEST_KINDS.map((kind) => `${kind} ${values[kind].toFixed(1)}`).join(', ');
 const WARM_UP_RATE = 20;
 const SIDE_LABEL: Record<Side, string> = { single: '1 node', cluster: '3 nodes' };
 
-async function openLayer(url: string, side: Side): Promise<EngineLayer> {
-  const client = createElasticsearchClient({ url, ...(process.env.ES_API_KEY ? { apiKey: process.env.ES_API_KEY } : {}), requestTimeoutMs: 10_000 });
+async function openLayer(store: StoreEndpoint, side: Side): Promise<EngineLayer> {
+  const client = store.client({ requestTimeoutMs: 10_000 });
   await client.cluster.health({ wait_for_status: 'green', timeout: '60s' }).catch(() => {});
   return EngineLayer.open(client, defaultConfig(), `model${side}${Date.now().toString(36)}`, () => client.close());
 }
@@ -90,32 +91,37 @@ async function warmUpSide(layer: EngineLayer, side: Side, strategies: Strategy[]
 
 async function main(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, {
+    ...STORE_FLAG,
     strategies: { type: 'string' },
     trials: { type: 'string' },
     'probe-seconds': { type: 'string' },
     'keep-cluster': { type: 'boolean' },
   });
   if (printHelp(values, USAGE)) return 0;
+  const product = chooseStore(values.store);
+  const distribution = storeDistribution(product);
   const strategies = String(values.strategies ?? 'global,document,tree').split(',') as Strategy[];
   const unknown = strategies.find((s) => !['global', 'document', 'tree'].includes(s));
   if (unknown !== undefined) throw new UsageError(`--strategies: unknown strategy "${unknown}" (global, document, tree)`);
   const trials = numberFlag('--trials', values.trials as string | undefined, { integer: true, min: 1, max: 20 }, 5);
   const probeS = numberFlag('--probe-seconds', values['probe-seconds'] as string | undefined, { integer: true, min: 1, max: 60 }, 3);
 
-  const single = await resolveElasticsearch((line) => console.log(`[es] ${line}`));
-  const nodes = clusterNodes(3);
-  const alreadyUp = await isRunning(nodes[0]!, CLUSTER_NAME);
+  const single = await resolveStore(product, (line) => console.log(`[${storeLogTag(product)}] ${line}`));
+  const nodes = clusterNodes(3, undefined, distribution);
+  const alreadyUp = await isRunning(nodes[0]!, distribution.cluster.clusterName);
   if (!alreadyUp) {
-    console.log('[model] starting the 3-node cluster (about a minute)');
-    await startCluster(3, (line) => console.log(`[cluster] ${line}`));
+    console.log(`[model] starting the 3-node ${single.name} cluster (about a minute)`);
+    await startCluster(3, (line) => console.log(`[${distribution.cluster.logTag}] ${line}`), distribution);
   }
+  let server = single.name;
   const layers: Partial<Record<Side, EngineLayer>> = {};
   const done: CheckTrial[] = [];
   const latencies: Array<Record<Side, PerKind>> = [];
   try {
-    layers.single = await openLayer(single.url, 'single');
-    layers.cluster = await openLayer(nodes[0]!.url, 'cluster');
-    console.log(`[model] ${strategies.join(', ')} x ${trials} trial(s), alternating between ${single.url} (1 node) and ${nodes[0]!.url} (3 nodes)`);
+    layers.single = await openLayer(single, 'single');
+    layers.cluster = await openLayer(storeAt(product, nodes[0]!.url), 'cluster');
+    server = serverLabel(await describeServer(layers.single.client));
+    console.log(`[model] ${server}: ${strategies.join(', ')} x ${trials} trial(s), alternating between ${single.url} (1 node) and ${nodes[0]!.url} (3 nodes)`);
     for (const side of ['single', 'cluster'] as const) await warmUpSide(layers[side]!, side, strategies, probeS);
     const started = Date.now();
     const total = trials * strategies.length * 2;
@@ -143,7 +149,7 @@ async function main(argv: string[]): Promise<number> {
           console.log(
             `[model] trial ${trial}/${trials} ${SIDE_LABEL[side]} ${strategy}: capacity ${calibration.capacity} ops/s (missed at ${failedAt ?? '-'}), ` +
               `${calibration.requestsPerOp.toFixed(2)} requests/op (${Math.round(calibration.writeShare * 100)}% writes), ` +
-              `${calibration.esMsPerOp.toFixed(1)} ms in Elasticsearch per op at a light load ` +
+              `${calibration.esMsPerOp.toFixed(1)} ms in ${single.name} per op at a light load ` +
               `(${searches}/${total}, ${formatSeconds(elapsedS)} elapsed, ~${formatSeconds((elapsedS / searches) * (total - searches))} left)`,
           );
         }
@@ -153,7 +159,7 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     await layers.single?.close();
     await layers.cluster?.close();
-    if (!alreadyUp && !values['keep-cluster']) await stopCluster(3);
+    if (!alreadyUp && !values['keep-cluster']) await stopCluster(3, distribution);
     await single.stop(); // only if this command started it, as npm run loadtest does
   }
 
@@ -172,6 +178,8 @@ async function main(argv: string[]): Promise<number> {
   const text = [
     '# Deployment model, checked on a 3-node cluster',
     '',
+    `Server: ${server} (single node ${single.url}, cluster ${nodes[0]!.url}).`,
+    '',
     `Capacity (ops/s) of the engine-only layer, default workload, objective: goodput >= 95%, acquire p99 <= 250 ms; median (range) of ${trials} search(es) on each side, alternating between them. Predicted from the single node's median calibration and the cluster's request latencies (measured without locks), never from the cluster's lock figures.`,
     '',
     checkTable(rows),
@@ -183,7 +191,7 @@ async function main(argv: string[]): Promise<number> {
     '',
   ].join('\n');
   writeFileSync(join(dir, 'model.md'), text);
-  writeFileSync(join(dir, 'model.json'), `${JSON.stringify({ deployment, latencies, trials: done, rows }, null, 2)}\n`);
+  writeFileSync(join(dir, 'model.json'), `${JSON.stringify({ server, deployment, latencies, trials: done, rows }, null, 2)}\n`);
   console.log(`\n${text}\nwritten to ${dir}`);
   return 0;
 }

@@ -1,8 +1,8 @@
 /**
  * npm run loadtest [-- options]   (see --help)
  *
- * Starts Elasticsearch + the lock index + serverless-offline (scripts/stack.ts) unless --target is
- * given, seeds the file tree, runs the k6 workload once per strategy with the same offered load,
+ * Starts the lock store (--store: Elasticsearch or OpenSearch) + the lock index + serverless-offline
+ * (scripts/stack.ts) unless --target is given, seeds the file tree, runs the k6 workload once per strategy with the same offered load,
  * checks every run's critical sections for safety, writes results/<timestamp>/ and prints a table
  * and a recommendation. Stops what it started on success, failure and Ctrl-C.
  *
@@ -11,9 +11,9 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { createElasticsearchClient } from '../functions/store/index.js';
-import { checkElasticsearch, esUrlFromEnv } from '../infra/es/target.js';
 import { runCli } from '../infra/lib/cli.js';
+import { describeServer, serverLabel } from '../infra/lib/server-info.js';
+import { givenStore, type StoreEndpoint } from '../infra/lib/store-target.js';
 import { ensureK6, K6_VERSION } from './k6.js';
 import { parseCli, USAGE } from './loadtest/cli.js';
 import { type LoadtestConfig, plannedSeconds } from './loadtest/config.js';
@@ -23,7 +23,7 @@ import { log, phase, warn } from './loadtest/log.js';
 import { consoleReport } from './loadtest/render/console.js';
 import { writeReports } from './loadtest/render/files.js';
 import { formatSeconds } from './loadtest/render/format.js';
-import type { ReportInput } from './loadtest/render/report-input.js';
+import type { ReportInput, RunInfo } from './loadtest/render/report-input.js';
 import { nameRun, type RunName } from './loadtest/results-dir.js';
 import { type RunOutcome, runAll } from './loadtest/run.js';
 import { openService } from './loadtest/service.js';
@@ -35,9 +35,9 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  // A wrong or silent ES_URL fails here, before k6 is built and the stack started.
-  const givenEs = esUrlFromEnv();
-  if (givenEs && !config.target) await checkElasticsearch(givenEs, process.env.ES_API_KEY);
+  // A wrong or silent ES_URL (OPENSEARCH_URL) fails here, before k6 is built and the stack started.
+  const given = givenStore(config.store);
+  if (given && !config.target) await given.check();
   const run = nameRun(config.resultsDir);
   const interrupt = new Interrupt();
   interrupt.install();
@@ -48,15 +48,15 @@ async function main(argv: string[]): Promise<number> {
   const k6 = await ensureK6(log);
   log(`k6 ${K6_VERSION}: ${k6}`);
 
-  // The user's paths and trace go to the results folder; paths from an index once Elasticsearch answers.
+  // The user's paths and trace go to the results folder; paths from an index once the lock store answers.
   mkdirSync(run.outDir, { recursive: true });
   const { user } = config;
   const userNotes = user && !user.index ? applyUserWorkload(config, user, run.outDir) : [];
   const fromIndex = user?.index
-    ? async (esUrl: string): Promise<string[]> => {
-        const client = createElasticsearchClient({ url: esUrl, ...(process.env.ES_API_KEY ? { apiKey: process.env.ES_API_KEY } : {}) });
+    ? async (store: StoreEndpoint): Promise<string[]> => {
+        const client = store.client();
         try {
-          user.paths = await readIndexPaths(client, esUrl, user.index!);
+          user.paths = await readIndexPaths(client, store.url, user.index!);
           checkUserWorkload(user);
         } finally {
           await client.close();
@@ -68,21 +68,35 @@ async function main(argv: string[]): Promise<number> {
   service.notes.unshift(...userNotes);
   let outcome: RunOutcome;
   let engine: EngineLayer | undefined;
+  let server: RunInfo['server'];
   try {
+    server = service.store ? await describeStore(service.store) : undefined;
+    if (server) log(`lock store: ${server.label} at ${server.url}`);
     mkdirSync(run.outDir, { recursive: true });
-    writeFileSync(join(run.outDir, 'config.json'), `${JSON.stringify({ runId: run.runId, baseUrl: service.baseUrl, ...config }, null, 2)}\n`);
-    engine = config.engine.enabled && service.esUrl ? await openEngineLayer(service.esUrl, run.runId, config) : undefined;
-    if (config.engine.enabled && !engine) service.notes.push('the engine-only layer was not measured: set ES_URL to the cluster the stage uses');
+    writeFileSync(join(run.outDir, 'config.json'), `${JSON.stringify({ runId: run.runId, baseUrl: service.baseUrl, server, ...config }, null, 2)}\n`);
+    engine = config.engine.enabled && service.store ? await openEngineLayer(service.store, run.runId, config) : undefined;
+    if (config.engine.enabled && !engine)
+      service.notes.push('the engine-only layer was not measured: set ES_URL or OPENSEARCH_URL to the cluster the stage uses');
     outcome = await runAll({ config, k6, runId: run.runId, baseUrl: service.baseUrl, outDir: run.outDir, interrupt, ...(engine ? { engine } : {}) });
   } finally {
     await engine?.close();
     await service.close();
   }
-  return report(config, run, { ...outcome, notes: [...service.notes, ...outcome.notes] }, service.baseUrl, interrupt.interrupted);
+  return report(config, run, { ...outcome, notes: [...service.notes, ...outcome.notes] }, service.baseUrl, server, interrupt.interrupted);
+}
+
+/** The server and version the report names: figures from another product or version are not comparable. */
+async function describeStore(store: StoreEndpoint): Promise<NonNullable<RunInfo['server']>> {
+  const client = store.client();
+  try {
+    return { label: serverLabel(await describeServer(client)), url: store.url };
+  } finally {
+    await client.close();
+  }
 }
 
 /** Writes the reports, prints the table and the recommendation, and turns the outcome into the exit code. */
-function report(config: LoadtestConfig, run: RunName, outcome: RunOutcome, baseUrl: string, interrupted: boolean): number {
+function report(config: LoadtestConfig, run: RunName, outcome: RunOutcome, baseUrl: string, server: RunInfo['server'], interrupted: boolean): number {
   const interruptedCode = 130;
   if (outcome.results.length === 0) {
     warn('no strategy produced results');
@@ -96,6 +110,7 @@ function report(config: LoadtestConfig, run: RunName, outcome: RunOutcome, baseU
       baseUrl,
       mode: config.target ? 'target' : 'local',
       k6: `k6 ${K6_VERSION}`,
+      ...(server ? { server } : {}),
       config,
       notes: outcome.notes,
     },

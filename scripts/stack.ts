@@ -1,16 +1,18 @@
 /**
- * The whole service on this machine: Elasticsearch (ES_URL, or the project's own node), the lock
- * index, and the functions behind serverless-offline (HTTP API on `port`, the Lambda invoke API on
- * `lambdaPort`). Used by `npm run dev`, the end-to-end tests and the load-test kit.
+ * The whole service on this machine: the lock store (Elasticsearch or OpenSearch: ES_URL,
+ * OPENSEARCH_URL, or the project's own node), the lock index, and the functions behind
+ * serverless-offline (HTTP API on `port`, the Lambda invoke API on `lambdaPort`). Used by `npm run
+ * dev`, the end-to-end tests and the load-test kit.
  *
  *   const stack = await startStack({ port: 3000 });
  *   await fetch(`${stack.baseUrl}/health`);
  *   await stack.stop();
  */
 
+import type { SearchProduct } from '../functions/store/search-client.js';
 import { portAnswers } from '../infra/es/probe.js';
-import { resolveElasticsearch } from '../infra/es/target.js';
 import { answers200 } from '../infra/lib/http-probe.js';
+import { resolveStore, type StoreEndpoint, storeLogTag } from '../infra/lib/store-target.js';
 import { waitUntil } from '../infra/lib/wait.js';
 import { functionEnv } from './stack/function-env.js';
 import { prepareLockIndex } from './stack/lock-index.js';
@@ -19,13 +21,18 @@ import { startOffline } from './stack/offline.js';
 export { ROOT } from './lib/root.js';
 
 export interface StackOptions {
+  /** The server of the lock index (default elasticsearch). */
+  store?: SearchProduct;
   /** HTTP API port (default 3000). */
   port?: number;
   /** Lambda invoke API port (default 3002). */
   lambdaPort?: number;
   /** Receives every line serverless-offline prints (function logs included). Default: kept quiet. */
   log?: (line: string) => void;
-  /** Extra environment for the functions (LOCK_INDEX, POWERTOOLS_LOG_LEVEL, LOCK_TOKEN_SIGNING_KEY, ...). */
+  /**
+   * Extra environment for the functions (LOCK_INDEX, POWERTOOLS_LOG_LEVEL, LOCK_TOKEN_SIGNING_KEY, ...).
+   * The store's URL variable here (ES_URL with ES_API_KEY, OPENSEARCH_URL) names its server.
+   */
   env?: Record<string, string>;
   /** How long to wait for GET /health to answer 200 (default 180 s: the first run bundles the functions). */
   readyTimeoutMs?: number;
@@ -43,7 +50,8 @@ export interface StackOptions {
 
 export interface Stack {
   baseUrl: string;
-  esUrl: string;
+  /** The server that holds the lock index, as the functions reach it. */
+  store: StoreEndpoint;
   stop(): Promise<void>;
 }
 
@@ -68,24 +76,22 @@ export async function startStack(options: StackOptions = {}): Promise<StackDetai
       throw new Error(`port ${taken} is already in use (something listens there): set ${name} to a free port, or stop that process`);
   }
 
-  // An explicit ES_URL in options.env wins; otherwise ES_URL from the environment, else the project's own node.
-  const ownEs = !options.env?.ES_URL;
-  const es = ownEs
-    ? await resolveElasticsearch(log ? (line) => log(`[es] ${line}`) : undefined)
-    : { url: options.env!.ES_URL!, ...(options.env!.ES_API_KEY ? { apiKey: options.env!.ES_API_KEY } : {}), stop: async () => {} };
-  const env = functionEnv(es, options.env);
+  // The store's URL in options.env wins; otherwise its URL variable in the environment, else the project's own node.
+  const product = options.store ?? 'elasticsearch';
+  const store = await resolveStore(product, log ? (line) => log(`[${storeLogTag(product)}] ${line}`) : undefined, options.env);
+  const env = functionEnv(store.functionEnv(), options.env);
   try {
     // On the project's own node a lock index left by an earlier version of this kit is replaced once idle.
-    await prepareLockIndex(env, { replaceIdleLegacyIndex: ownEs && !process.env.ES_URL });
+    await prepareLockIndex(store, env.LOCK_INDEX!, { replaceIdleLegacyIndex: store.ownNode });
   } catch (error) {
-    await es.stop();
+    await store.stop();
     throw error;
   }
 
   const offline = startOffline({ port, lambdaPort, env, watch: options.watch, inProcess: options.inProcess, onLine: log });
   const stop = async (): Promise<void> => {
     await offline.stop();
-    await es.stop();
+    await store.stop();
   };
   const baseUrl = `http://127.0.0.1:${port}`;
   const health = await waitUntil(() => answers200(`${baseUrl}/health`), {
@@ -104,7 +110,7 @@ export async function startStack(options: StackOptions = {}): Promise<StackDetai
 
   return {
     baseUrl,
-    esUrl: env.ES_URL!,
+    store,
     lambdaUrl: `http://127.0.0.1:${lambdaPort}`,
     functionName: (name) => `es-lease-locks-local-${name}`,
     lockIndex: env.LOCK_INDEX!,

@@ -5,6 +5,7 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { describeRule, joinNegativeValues, meetsRule, type NumberRule, usageErrorFromParseArgs } from '../../infra/lib/cli.js';
+import { chooseStore, STORE_RULE } from '../../infra/lib/store-target.js';
 import { defaultRetry, defaultSchedule, defaultWorkload, smokeSchedule } from '../../loadtests/lib/defaults.js';
 import { type Mix, mixWeights, type Skew, type WorkloadConfig } from '../../loadtests/lib/workload.js';
 import { DEFAULT_OBJECTIVE, DEFAULT_SEARCH } from './capacity.js';
@@ -17,12 +18,13 @@ export const USAGE = `usage: npm run loadtest -- [options]
 Runs the k6 lock workload under each strategy (global, document, tree): the expected rate, then a
 search for the capacity (the highest rate meeting the latency objective), in --trials interleaved
 trials; checks every critical section for safety, and writes results/<timestamp>/ (report.md,
-report.html, charts, k6 summaries). Without --target it starts Elasticsearch and serverless-offline.
-The defaults take about 8 minutes here.
+report.html, charts, k6 summaries). Without --target it starts the lock store (--store) and
+serverless-offline. The defaults take about 8 minutes here.
 
   --config FILE        JSON file with any of: strategies, workload, workloads[], steady, ramp, vus,
                        retry, ttlMs, target, resultsDir, seed, port, warmup (flags override it)
   --target URL         run against a deployed stage; start nothing
+  --store S            ${STORE_RULE}
   --smoke              a few seconds per strategy (what CI runs)
   --strategies LIST    e.g. global,document,tree
   --rate N             expected offered load, operations/s (default ${defaultSchedule().steady.rate})
@@ -44,7 +46,7 @@ The defaults take about 8 minutes here.
   --mix R/E/N[/C/D]    weights of read/edit/rename/create/delete, e.g. 67/23/5/3/2 or
                        read=70,edit=25,rename=5,create=3 (default 67/23/5/3/2)
   --paths FILE         your tree: one absolute path per line (files; directories are their ancestors)
-  --from-index NAME    your tree from an Elasticsearch index (ES_URL, or the local node) ...
+  --from-index NAME    your tree from an index of the lock store (ES_URL, OPENSEARCH_URL, or the local node) ...
   --path-field FIELD   ... and the field of its documents that holds the path (default path)
   --max-paths N        read at most this many paths (default 20000)
   --trace FILE         replay your operations: JSON lines {"op":"edit","target":"/a/b.txt","time":12.5}
@@ -60,7 +62,7 @@ The defaults take about 8 minutes here.
   --port N             serverless-offline port when started here
   --warmup N           concurrent acquire/release pairs that warm the functions before each run
                        (default: --max-vus; 0 disables)
-  --no-seed            do not write the tree into an Elasticsearch data index
+  --no-seed            do not write the tree into a data index of the lock store
   --verbose            print stack traces on errors (also DEBUG=1)
   --help
 
@@ -149,6 +151,7 @@ const flagsSchema = z
   .strictObject({
     config: z.string(),
     target: targetSchema,
+    store: z.string(),
     smoke: z.boolean(),
     strategies: z
       .string()
@@ -221,6 +224,7 @@ function applyFlags(base: LoadtestConfig, flags: Flags): LoadtestConfig {
   const config = structuredClone(base);
   const { schedule } = config;
   if (flags.target !== undefined) config.target = flags.target;
+  config.store = chooseStore(flags.store);
   if (flags.strategies !== undefined) config.strategies = flags.strategies;
   if (flags.rate !== undefined) schedule.steady.rate = flags.rate;
   if (flags.duration !== undefined) schedule.steady.durationS = flags.duration;

@@ -3,6 +3,7 @@
  * flags; see cli.ts and config-file.ts) and the checks that span several settings.
  */
 import type { z } from 'zod';
+import type { SearchProduct } from '../../functions/store/search-client.js';
 import { UsageError } from '../../infra/lib/cli.js';
 import { defaultRetry, defaultSchedule, defaultWorkload, RAMP_PAUSE_S, type Schedule } from '../../loadtests/lib/defaults.js';
 import { type RetryPolicy, STRATEGIES, type Strategy, validateWorkload, type WorkloadConfig } from '../../loadtests/lib/workload.js';
@@ -33,10 +34,12 @@ export interface LoadtestConfig {
   ttlMs: number;
   /** Base URL of a deployed stage; when set nothing is started locally. */
   target?: string;
+  /** The server of the lock index (--store): the one the local stack starts, or the one ES_URL / OPENSEARCH_URL names with --target. */
+  store: SearchProduct;
   /** Results go to <resultsDir>/<timestamp>/. */
   resultsDir: string;
   smoke: boolean;
-  /** Write the tree's documents into an Elasticsearch data index (local mode only). */
+  /** Write the tree's documents into a data index of the lock store (local mode only). */
   seed: boolean;
   /** The user's own tree and trace (--paths, --from-index, --trace). */
   user?: UserWorkload;
@@ -71,6 +74,7 @@ export function defaultConfig(): LoadtestConfig {
     deployment: { functions: 50, nodes: 3, replicas: 1, hopMs: 1 },
     retry: defaultRetry(),
     ttlMs: 15_000,
+    store: 'elasticsearch',
     resultsDir: 'results',
     smoke: false,
     seed: true,

@@ -1,11 +1,11 @@
 /**
  * The engine driver: the lock layer measured alone. The kit's workload, operation for operation as
  * the k6 script (loadtests/locks.ts) runs it, but through a LockEngine in this process (no HTTP, no
- * serverless-offline) on the same Elasticsearch. Its probes are judged by the same objective
- * (capacity.ts `judge`), its critical sections by the same safety checker (hold lines in the k6
- * format, read back with `parseHoldLog` and judged by `checkHolds`), and `engineProbe` plugs into the
- * same `searchCapacity`, so a report can set the capacity the locks allow beside the capacity through
- * the functions on the local HTTP stack.
+ * serverless-offline) on the same lock store (Elasticsearch or OpenSearch). Its probes are judged
+ * by the same objective (capacity.ts `judge`), its critical sections by the same safety checker
+ * (hold lines in the k6 format, read back with `parseHoldLog` and judged by `checkHolds`), and
+ * `engineProbe` plugs into the same `searchCapacity`, so a report can set the capacity the locks
+ * allow beside the capacity through the functions on the local HTTP stack.
  *
  * Decisions (each mirrors the HTTP layer unless said otherwise):
  *
@@ -27,7 +27,7 @@
  *              api.ts classifies the status: 409 or a 503 LockContentionError is a conflict (retried,
  *              gave-up at the budget), any other 503 is unavailable (retried, an error at the budget),
  *              anything else an error; the Retry-After hint comes from the body or the header alike.
- *   client     one Elasticsearch client for every operation, set like the functions' (request timeout
+ *   client     one search client for every operation, set like the functions' (request timeout
  *              3 s, no client retries, no compression), and a lock engine with a token-signing key as
  *              the local stack gives the functions (a signed token lets release delete without reading
  *              first). The local stack runs the handlers inside one serverless-offline process with
@@ -52,8 +52,8 @@ import { readFileSync } from 'node:fs';
 import type { LockEngine } from '../../functions/core/engine.js';
 import type { Grant } from '../../functions/core/model.js';
 import { errorReply } from '../../functions/runtime/errors.js';
-import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLockIndex } from '../../functions/store/index.js';
-import type { SearchClient } from '../../functions/store/search-client.js';
+import { createLockEngine, createSearchClient, deleteLockIndex, ensureLockIndex } from '../../functions/store/index.js';
+import type { SearchClient, SearchConnection } from '../../functions/store/search-client.js';
 import { backoffDelayMs, retryDelayMs } from '../../loadtests/lib/backoff.js';
 import { parsePathList, parseTrace, traceOperations, treeFromPaths, treeFromTrace } from '../../loadtests/lib/user-workload.js';
 import {
@@ -101,10 +101,10 @@ export interface EngineTarget {
 }
 
 export interface EngineTargetOptions {
-  /** A client to use (not closed on close); otherwise one is made for `url`. */
+  /** A client to use (not closed on close); otherwise one is made for `connection`. */
   client?: SearchClient;
-  url?: string | string[];
-  apiKey?: string;
+  /** Elasticsearch or OpenSearch, as the store reaches it (StoreEndpoint.connection()); default the local Elasticsearch. */
+  connection?: SearchConnection;
   /** The kit's lock index, kept on close; default: an index of this driver's own, deleted on close. */
   index?: string;
   /** A name for the driver's own index (lowercase); default random. */
@@ -125,17 +125,13 @@ export function requestKind(method: string, path: string): RequestKind | undefin
 }
 
 /**
- * An engine on Elasticsearch for the driver: the functions' client settings, a fresh token-signing
+ * An engine on the lock store for the driver: the functions' client settings, a fresh token-signing
  * key (as the local stack gives the functions) and a lock index (its own unless `index` is given).
  */
 export async function openEngineTarget(options: EngineTargetOptions): Promise<EngineTarget> {
   const made = options.client
     ? undefined
-    : createElasticsearchClient({
-        url: options.url ?? 'http://127.0.0.1:9200',
-        ...(options.apiKey ? { apiKey: options.apiKey } : {}),
-        requestTimeoutMs: FUNCTION_ES_TIMEOUT_MS,
-      });
+    : createSearchClient({ url: 'http://127.0.0.1:9200', ...options.connection, requestTimeoutMs: FUNCTION_ES_TIMEOUT_MS });
   const client = options.client ?? made!;
   const own = options.index === undefined;
   const index = options.index ?? options.ownIndexName ?? `lt-engine-locks-${randomBytes(4).toString('hex')}`;

@@ -5,6 +5,7 @@
  * operation, through the engine in this process, open model, same objective and safety checker.
  */
 import type { SearchClient } from '../../functions/store/search-client.js';
+import type { StoreEndpoint } from '../../infra/lib/store-target.js';
 import type { Strategy, WorkloadConfig } from '../../loadtests/lib/workload.js';
 import { type Bracket, type Objective, type SearchSettings, searchCapacity } from './capacity.js';
 import type { LoadtestConfig } from './config.js';
@@ -31,7 +32,7 @@ export interface EngineSearchOptions {
 /** One probe's figures (the driver's full result). */
 export type EngineProbeRun = EngineProbeResult;
 
-/** The engine-only layer over one Elasticsearch client: a lock index of its own, dropped on close. */
+/** The engine-only layer over one search client: a lock index of its own, dropped on close. */
 export class EngineLayer {
   constructor(
     private readonly target: EngineTarget,
@@ -44,7 +45,7 @@ export class EngineLayer {
     return new EngineLayer(target, config, runId);
   }
 
-  /** The Elasticsearch client the engine uses. */
+  /** The search client the engine uses. */
   get client(): SearchClient {
     return this.target.client;
   }
@@ -121,17 +122,13 @@ function calibrationOf(strategy: Strategy, workload: WorkloadConfig, light: Engi
   };
 }
 
-/** The engine-only layer on `esUrl` (ES_API_KEY if set), with a client of its own; undefined when it cannot be opened. */
-export async function openEngineLayer(esUrl: string, runId: string, config: LoadtestConfig): Promise<EngineLayer | undefined> {
+/** The engine-only layer on the lock store, with a client of its own; undefined when it cannot be opened. */
+export async function openEngineLayer(store: StoreEndpoint, runId: string, config: LoadtestConfig): Promise<EngineLayer | undefined> {
   try {
-    const target = await openEngineTarget({
-      url: esUrl.split(','),
-      ...(process.env.ES_API_KEY ? { apiKey: process.env.ES_API_KEY } : {}),
-      ownIndexName: `lt-engine-locks-${runId.toLowerCase()}`,
-    });
+    const target = await openEngineTarget({ connection: store.connection(), ownIndexName: `lt-engine-locks-${runId.toLowerCase()}` });
     return new EngineLayer(target, config, runId);
   } catch (error) {
-    log(`the engine-only layer could not start on ${esUrl}: ${(error as Error).message}`);
+    log(`the engine-only layer could not start on ${store.name} ${store.url}: ${(error as Error).message}`);
     return undefined;
   }
 }

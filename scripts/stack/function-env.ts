@@ -1,12 +1,11 @@
-/** The environment the functions get on a local stack: quiet logs, a fresh signing key, the caller's overrides. */
+/** The environment the functions get on a local stack: quiet logs, a fresh signing key, the caller's overrides, and the store they reach. */
 import { randomBytes } from 'node:crypto';
 
-export interface EsConnection {
-  url: string;
-  apiKey?: string;
-}
-
-export function functionEnv(es: EsConnection, overrides: Record<string, string> = {}): Record<string, string> {
+/**
+ * `storeEnv` (LOCK_STORE and the variables of its server, StoreEndpoint.functionEnv) comes last: the
+ * functions must reach the server the stack prepared the lock index on, whatever else is set.
+ */
+export function functionEnv(storeEnv: Record<string, string>, overrides: Record<string, string> = {}): Record<string, string> {
   return {
     LOCK_INDEX: process.env.LOCK_INDEX ?? 'locks',
     // A new key per stack: tokens of an earlier stack must not verify on this one.
@@ -15,7 +14,6 @@ export function functionEnv(es: EsConnection, overrides: Record<string, string> 
     POWERTOOLS_METRICS_DISABLED: 'true',
     POWERTOOLS_TRACE_ENABLED: 'false',
     ...overrides,
-    ES_URL: overrides.ES_URL ?? es.url,
-    ...(es.apiKey && !overrides.ES_API_KEY ? { ES_API_KEY: es.apiKey } : {}),
+    ...storeEnv,
   };
 }

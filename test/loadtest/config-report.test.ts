@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { UsageError } from '../../infra/lib/cli.js';
 import type { Strategy } from '../../loadtests/lib/workload.js';
 import { parseGoVersion } from '../../scripts/k6.js';
 import { parseCli, parseMix, parseSkew, renameSweep } from '../../scripts/loadtest/cli.js';
@@ -72,6 +73,13 @@ describe('config', () => {
     expect(() => parseCli(['--depth', '5', '--fanout', '4', '--files', '10'])).toThrow(ConfigError);
     expect(() => parseCli(['--mix', 'lots'])).toThrow(/--mix/);
     expect(() => parseCli(['--bogus'])).toThrow();
+  });
+
+  it('--store picks the lock store; any other value is a usage mistake naming the flag and the rule', () => {
+    expect(parseCli(['--store', 'opensearch', '--smoke']).config.store).toBe('opensearch');
+    expect(parseCli(['--store', 'elasticsearch']).config.store).toBe('elasticsearch');
+    expect(() => parseCli(['--store', 'os'])).toThrow(UsageError);
+    expect(() => parseCli(['--store', 'os'])).toThrow(/^--store: must be elasticsearch or opensearch \(got "os"\)$/);
   });
 
   it('refuses a config file with unknown keys or wrong types, naming the place', () => {
@@ -322,10 +330,25 @@ describe('report', () => {
       ...trials('tree', [100, 110, 105], [15, 16, 15]),
     ];
     const input = {
-      info: { runId: 'r1', startedAt: 'a', finishedAt: 'b', baseUrl: 'http://x', mode: 'local' as const, k6: 'k6 v1.8.1', config, notes: [] },
+      info: {
+        runId: 'r1',
+        startedAt: 'a',
+        finishedAt: 'b',
+        baseUrl: 'http://x',
+        mode: 'local' as const,
+        k6: 'k6 v1.8.1',
+        server: { label: 'OpenSearch 3.8.0', url: 'http://127.0.0.1:9250' },
+        config,
+        notes: [],
+      },
       results: measured,
     };
     const markdown = renderMarkdown(input, { goodput: 'goodput.svg', capacity: 'capacity.svg' });
+    expect(markdown).toContain('- lock store: OpenSearch 3.8.0 at http://127.0.0.1:9250');
+    expect(renderHtml(input)).toContain('<li>lock store: OpenSearch 3.8.0 at http://127.0.0.1:9250</li>');
+    expect(renderMarkdown({ ...input, info: { ...input.info, server: undefined } }, { goodput: 'g.svg' })).toContain(
+      '- lock store: not known here (--target without ES_URL or OPENSEARCH_URL)',
+    );
     for (const strategy of ['global', 'document', 'tree']) expect(markdown).toMatch(new RegExp(`\\| ${strategy} \\|`));
     expect(markdown).toContain('![goodput against offered load](goodput.svg)');
     expect(markdown).toContain('![capacity per strategy, with the range over trials](capacity.svg)');

@@ -42,6 +42,8 @@ describe('npm run loadtest -- --smoke', () => {
     const reportFile = join(run.resultDir!, 'report.md');
     expect(existsSync(reportFile)).toBe(true);
     const report = readFileSync(reportFile, 'utf8');
+    // Which server and version the figures come from.
+    expect(report).toMatch(/^- lock store: Elasticsearch \d+\.\d+\.\d+ at http/m);
     for (const strategy of ['global', 'document', 'tree']) {
       expect(report).toContain(`| ${strategy} |`);
       expect(run.output).toMatch(new RegExp(`safety ${strategy}/default: OK`));

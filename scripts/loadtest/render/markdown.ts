@@ -24,7 +24,7 @@ export function renderMarkdown(input: ReportInput, charts: { goodput: string; ca
     const layers = layersTable(results);
     if (layers) {
       lines.push(
-        'Two layers (capacity by the same search and objective): the engine alone, called in process on the same Elasticsearch, against the functions through HTTP on the local stack:',
+        'Two layers (capacity by the same search and objective): the engine alone, called in process on the same lock store, against the functions through HTTP on the local stack:',
         '',
         layers,
         '',

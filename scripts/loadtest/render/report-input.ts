@@ -12,6 +12,8 @@ export interface RunInfo {
   baseUrl: string;
   mode: 'local' | 'target';
   k6: string;
+  /** The lock store's server and version, when known here (not with --target unless ES_URL / OPENSEARCH_URL names it). */
+  server?: { label: string; url: string };
   config: LoadtestConfig;
   seeded?: { index: string; documents: number };
   /** Extra notes (e.g. an interrupted run). */
@@ -36,6 +38,7 @@ export function settingsLines(info: RunInfo): string[] {
   const { objective, search } = capacity;
   return [
     `- run ${info.runId}, ${info.startedAt} to ${info.finishedAt}, ${info.mode === 'target' ? `against ${info.baseUrl}` : `local stack at ${info.baseUrl}`}, ${info.k6}`,
+    `- lock store: ${info.server ? `${info.server.label} at ${info.server.url}` : 'not known here (--target without ES_URL or OPENSEARCH_URL)'}`,
     `- ${trials} trial${trials === 1 ? '' : 's'} per strategy, interleaved (trial 1 of every strategy, then trial 2...); figures are medians, ranges in brackets`,
     `- expected rate: constant-arrival-rate ${schedule.steady.rate} ops/s for ${schedule.steady.durationS} s` +
       (schedule.ramp.levels.length > 0 ? `, then a ramp through ${schedule.ramp.levels.join(', ')} ops/s, ${schedule.ramp.stepS} s per level` : ''),
@@ -50,7 +53,7 @@ export function settingsLines(info: RunInfo): string[] {
     `- client: retries 409/503 with exponential backoff ${retry.baseDelayMs}-${retry.maxDelayMs} ms and jitter` +
       `${retry.honourRetryAfter ? ', waiting at least retryAfterMs (capped at the backoff maximum)' : ''}; gives up after ${retry.budgetMs} ms; lease TTL ${info.config.ttlMs} ms`,
     "- goodput = operations that acquired, ran their critical section and released; a strategy wins only where its range does not overlap the others'",
-    ...(info.seeded ? [`- tree seeded into Elasticsearch index \`${info.seeded.index}\` (${info.seeded.documents} documents)`] : []),
+    ...(info.seeded ? [`- tree seeded into index \`${info.seeded.index}\` (${info.seeded.documents} documents)`] : []),
     ...info.notes.map((note) => `- note: ${note}`),
   ];
 }
