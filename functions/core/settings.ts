@@ -31,6 +31,14 @@ export interface LockSettings {
   };
   sweep: { batchSize: number; maxBatches: number };
   /**
+   * How a lock with locks below it (a marked directory, a namespace's root) makes its own write
+   * searchable before it searches below. Unset: it forces a refresh of the lock index. Set to the lock
+   * index's `refresh_interval` (in ms, which the operator sets to this value): it waits for the
+   * scheduled refresh instead, one shared by every lock then searching, polling its search a few
+   * times per interval and forcing a refresh only after two intervals without one.
+   */
+  scheduledRefreshMs?: number;
+  /**
    * Optional HMAC key. When set, lease tokens carry a signed note of the holder's last write so that
    * release of an exclusive lease is one conditional delete instead of a read plus a delete.
    */
@@ -83,6 +91,9 @@ export function resolveSettings(overrides: SettingsOverrides = {}): Readonly<Loc
     throw new RangeError(`ttl settings must satisfy 1 <= minMs <= defaultMs <= maxMs (got ${JSON.stringify(ttl)})`);
   }
   if (settings.maxClockSkewMs < 0) throw new RangeError('maxClockSkewMs must be >= 0');
+  if (settings.scheduledRefreshMs !== undefined && !(settings.scheduledRefreshMs >= 1 && settings.scheduledRefreshMs <= 60_000)) {
+    throw new RangeError('scheduledRefreshMs must be between 1 and 60000 (the lock index refresh_interval, in ms)');
+  }
   if (settings.tokenSigningKey && settings.tokenSigningKey.byteLength < 16) {
     throw new RangeError('tokenSigningKey must be at least 16 bytes');
   }

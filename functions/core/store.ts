@@ -60,6 +60,12 @@ export interface BelowQuery {
   selfDocId: string;
   /** Only documents with a holder whose lease ends after this instant. */
   liveAfter: number;
+  /**
+   * false: search the lock index as its last refresh left it, without forcing one (the caller checks
+   * `self` and asks again until the index's scheduled refresh, shared by every caller, has made its
+   * write searchable). Default: force a refresh first.
+   */
+  refresh?: boolean;
 }
 
 export interface BelowResult {
@@ -96,7 +102,7 @@ export interface LockStore {
   findExpired(before: number, size: number, after?: unknown): Promise<ExpiredPage>;
   list(query: ListQuery): Promise<StoredLock[]>;
   /**
-   * Makes every write searchable (a refresh of the lock index), then finds the tree documents below
+   * Makes every write searchable (a refresh of the lock index, unless `query.refresh` is false), then finds the tree documents below
    * a path that have a live holder, on the primary: every write the primary applied before the
    * caller's own is there. `self` shows whether the answering copy had the caller's write (a copy
    * that is no longer the primary, cut off from the cluster, may not).

@@ -317,10 +317,12 @@ export class ElasticsearchLockStore implements LockStore {
 
   private async searchBelowOnPrimary(query: BelowQuery): Promise<BelowResult> {
     const primary = this.knownPrimary ?? (await this.primaryCopy());
-    try {
-      await this.client.indices.refresh({ index: this.index }, readOptions());
-    } catch (error) {
-      throw this.translate(error, 'refresh before search below', this.index);
+    if (query.refresh !== false) {
+      try {
+        await this.client.indices.refresh({ index: this.index }, readOptions());
+      } catch (error) {
+        throw this.translate(error, 'refresh before search below', this.index);
+      }
     }
     let result: BelowResult;
     try {

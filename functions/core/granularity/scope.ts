@@ -96,6 +96,8 @@ export function scopeHold<G extends Granularity>(
 
 /** A search that does not show our own acknowledged write came from a copy that lags: ask again, a few times. */
 const SEARCH_ATTEMPTS = 5;
+/** Waiting for the scheduled refresh (settings.scheduledRefreshMs): searches per refresh interval. */
+const SCHEDULED_POLLS_PER_INTERVAL = 4;
 
 /**
  * Returns our documents as they stand when the lock may be granted. Each one's fencing token is our
@@ -258,12 +260,17 @@ async function waitForLocksBelow(context: EngineContext, hold: ScopeHold, own: S
     locks.map((lock) => conflictOf(lock.body.key, lock.body.granularity, mode, blockingIn(lock, now), now, skew));
 
   let below: StoredLock[] | undefined;
-  for (let attempt = 0; attempt < SEARCH_ATTEMPTS && below === undefined; attempt++) {
+  // Waiting for the scheduled refresh: a few polls per interval, for two intervals; then refreshes are forced.
+  const interval = settings.scheduledRefreshMs;
+  const polls = interval === undefined ? 0 : SCHEDULED_POLLS_PER_INTERVAL * 2;
+  for (let attempt = 0; attempt < polls + SEARCH_ATTEMPTS && below === undefined; attempt++) {
+    const scheduled = attempt < polls;
     const found = await store.findLiveBelow({
       namespace: hold.namespace,
       ...(where.path !== undefined ? { path: where.path } : {}),
       selfDocId: own.docId,
       liveAfter: settings.now() - skew,
+      ...(scheduled ? { refresh: false } : {}),
     });
     // Only a copy that shows our own latest write (or a later one) has everything acknowledged before
     // it. Our lease alone is not enough: an earlier write of ours (before a reissue or an extension)
@@ -271,7 +278,8 @@ async function waitForLocksBelow(context: EngineContext, hold: ScopeHold, own: S
     const self = found.self;
     const current = self?.body.holders.some((holder) => holder.lease === hold.leaseId) === true && notBefore(self!, own);
     if (current) below = found.below;
-    else await contentionPause(settings, attempt);
+    else if (scheduled) await settings.sleep(interval! / SCHEDULED_POLLS_PER_INTERVAL);
+    else await contentionPause(settings, attempt - polls);
   }
   if (below === undefined) {
     throw new StoreUnavailableError(`The search for locks below ${hold.label} kept answering from a copy that had not seen this acquire's write`, {

@@ -1,0 +1,103 @@
+/**
+ * npm run bench:directories — how a directory lock makes its own write searchable before it searches
+ * below, side by side in one run: a forced refresh per directory lock (the engine's default) against
+ * waiting for the lock index's scheduled refresh (settings.scheduledRefreshMs, the index's
+ * refresh_interval shortened to match), on the mixed workload of bench:engine (16 workers writing
+ * files under one hot directory, a share of them locking its subdirectories). Rows are interleaved
+ * over rounds; the ratios and the directory locks' latency are the result.
+ */
+import { randomBytes } from 'node:crypto';
+import { LockEngine } from '../functions/core/engine.js';
+import { deleteLockIndex, ElasticsearchLockStore, ensureLockIndex } from '../functions/store/index.js';
+import { numberFlag, parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
+import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE } from '../infra/lib/store-target.js';
+
+const USAGE = `usage: npm run bench:directories [-- --store S] [-- --verbose]
+
+Directory locks with a forced refresh each against waiting for the scheduled refresh, on one hot
+directory, rows interleaved over rounds.
+  --store S   ${STORE_RULE}
+Settings by environment: BENCH_SHARE (share of directory locks, default 0.05), BENCH_CONCURRENCY
+(default 16), BENCH_SECONDS (default 3 per slice), BENCH_ROUNDS (default 4).
+Exit codes: 0 done, 1 failed, 2 a usage mistake.`;
+
+interface Design {
+  name: string;
+  /** The lock index's refresh_interval, in ms (default 1 s). */
+  indexRefreshMs?: number;
+  /** The engine waits for the scheduled refresh instead of forcing one. */
+  scheduled?: boolean;
+}
+
+const DESIGNS: Design[] = [
+  { name: 'forced refresh per directory lock (index refresh 1 s)' },
+  { name: 'forced refresh per directory lock (index refresh 50 ms)', indexRefreshMs: 50 },
+  { name: 'scheduled refresh, shared (index refresh 50 ms)', indexRefreshMs: 50, scheduled: true },
+  { name: 'scheduled refresh, shared (index refresh 20 ms)', indexRefreshMs: 20, scheduled: true },
+];
+
+async function main(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, { ...STORE_FLAG });
+  if (printHelp(values, USAGE)) return 0;
+  const share = numberFlag('BENCH_SHARE', process.env.BENCH_SHARE, { min: 0, max: 1 }, 0.05);
+  const concurrency = numberFlag('BENCH_CONCURRENCY', process.env.BENCH_CONCURRENCY, { integer: true, min: 1 }, 16);
+  const seconds = numberFlag('BENCH_SECONDS', process.env.BENCH_SECONDS, { min: 0, exclusiveMin: true }, 3);
+  const rounds = numberFlag('BENCH_ROUNDS', process.env.BENCH_ROUNDS, { integer: true, min: 1 }, 4);
+  const target = await resolveStore(chooseStore(values.store), (line) => console.log(line));
+  const client = target.client({ requestTimeoutMs: 30_000 });
+  const run = randomBytes(3).toString('hex');
+  const rows = await Promise.all(
+    DESIGNS.map(async (design, position) => {
+      const index = `bench-directories-${position}-${run}`;
+      await ensureLockIndex(client, index);
+      if (design.indexRefreshMs) await client.indices.putSettings({ index, settings: { refresh_interval: `${design.indexRefreshMs}ms` } });
+      const settings = design.scheduled ? { scheduledRefreshMs: design.indexRefreshMs! } : {};
+      return { design, index, engine: new LockEngine(new ElasticsearchLockStore(client, index), settings), cycles: 0, directoryMs: [] as number[] };
+    }),
+  );
+  type Row = (typeof rows)[number];
+  const slice = async (row: Row, sliceSeconds: number, record: boolean): Promise<void> => {
+    const end = Date.now() + sliceSeconds * 1_000;
+    await Promise.all(
+      Array.from({ length: concurrency }, async (_, worker) => {
+        for (let iteration = 0; Date.now() < end; iteration++) {
+          const directory = Math.random() < share;
+          const path = directory ? `/hot/d${iteration % 4}` : `/hot/d${worker % 4}/f${worker}-${iteration % 50}`;
+          const started = performance.now();
+          const grant = await row.engine.acquire({ namespace: 'bench', granularity: 'tree', path, owner: `w${worker}`, waitMs: 10_000 });
+          if (record && directory) row.directoryMs.push(performance.now() - started);
+          await row.engine.release({ leaseToken: grant.leaseToken });
+          if (record) row.cycles++;
+        }
+      }),
+    );
+  };
+  try {
+    console.log(`${target.name}, ${concurrency} workers, ${share * 100} % directory locks; warming up...`);
+    for (const row of rows) await slice(row, 1, false);
+    for (let round = 1; round <= rounds; round++) {
+      for (const row of round % 2 === 1 ? rows : [...rows].reverse()) {
+        process.stdout.write(`round ${round}/${rounds}: ${row.design.name}... `);
+        const before = row.cycles;
+        await slice(row, seconds, true);
+        console.log(`${((row.cycles - before) / seconds).toFixed(0)} cycles/s`);
+      }
+    }
+    const baseline = rows[0]!.cycles;
+    console.log('');
+    for (const row of rows) {
+      const sorted = [...row.directoryMs].sort((a, b) => a - b);
+      const at = (q: number): string => (sorted.length > 0 ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]!.toFixed(0) : '-');
+      console.log(
+        `${row.design.name.padEnd(56)} ${(row.cycles / (rounds * seconds)).toFixed(0).padStart(5)} cycles/s  ${(row.cycles / baseline).toFixed(2)} of the first  directory lock p50 ${at(0.5)} ms, p95 ${at(0.95)} ms (${sorted.length})`,
+      );
+    }
+  } finally {
+    for (const row of rows) await deleteLockIndex(client, row.index);
+    await client.close();
+    await target.stop();
+  }
+  return 0;
+}
+
+runCli(main);
