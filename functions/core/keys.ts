@@ -1,5 +1,5 @@
 /** From a lock target to the lock documents it needs, in the one order every caller uses. */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { rulesFor } from './granularity/index.js';
 import type { Granularity, LockTarget, PlannedKey, RequestedMode } from './model.js';
 
@@ -15,7 +15,7 @@ export function lockDocId(namespace: string, granularity: Granularity, key: stri
   const tag = rulesFor(granularity).tag;
   const readable = `${namespace}|${tag}|${key}`;
   if (Buffer.byteLength(readable, 'utf8') <= MAX_ID_BYTES) return readable;
-  return `${namespace}|${tag.toUpperCase()}|${createHash('sha256').update(key).digest('base64url')}`;
+  return `${namespace}|${tag.toUpperCase()}|${hash('sha256', key, 'base64url')}`;
 }
 
 export function planKeys(target: LockTarget, mode: RequestedMode): PlannedKey[] {

@@ -7,7 +7,7 @@
  * engine trust the payload's `hints` (the seq_no/primary_term of the holder's last write) and
  * release a lease it holds alone with one round of conditional deletes.
  */
-import { createHash, createHmac, createSecretKey, type KeyObject, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, hash, type KeyObject, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ValidationError } from './errors.js';
 import { rulesFor } from './granularity/index.js';
 import type { Granularity, LockTarget, RequestedMode } from './model.js';
@@ -71,9 +71,9 @@ export function newLease(): NewLease {
   return { leaseId, secret, proof: proofOf(leaseId, secret) };
 }
 
-/** What the index stores instead of the secret. */
+/** What the index stores instead of the secret. (One-shot `hash`: no Hash object per lease, a third of createHash's cost.) */
 export function proofOf(leaseId: string, secret: string): string {
-  return createHash('sha256').update(`${leaseId}.${secret}`).digest('base64url');
+  return hash('sha256', `${leaseId}.${secret}`, 'base64url');
 }
 
 export function proofMatches(stored: string, leaseId: string, secret: string): boolean {

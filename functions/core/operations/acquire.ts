@@ -2,7 +2,7 @@
  * Acquire: take every key of the target in its planned mode, or none. A free exclusive key costs one
  * create; anything with holders is read first and written conditionally on what was read.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { allExclusive } from '../compatibility.js';
 import { FencingRangeError, LockContentionError, LockHeldError, LockOutcomeUnknownError, StoreUnavailableError } from '../errors.js';
 import { encodable, maxFencingToken } from '../fencing.js';
@@ -361,8 +361,9 @@ async function abandon(
 /** What makes two acquires the same call: target, mode and owner. */
 function callFingerprint(request: AcquireRequest): string {
   const { target } = request;
-  return createHash('sha256')
-    .update(JSON.stringify([target.namespace, target.granularity, rulesFor(target.granularity).identity(target), request.mode, request.owner]))
-    .digest('base64url')
-    .slice(0, 22);
+  return hash(
+    'sha256',
+    JSON.stringify([target.namespace, target.granularity, rulesFor(target.granularity).identity(target), request.mode, request.owner]),
+    'base64url',
+  ).slice(0, 22);
 }
