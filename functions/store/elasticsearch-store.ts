@@ -6,18 +6,23 @@ import type { BelowQuery, BelowResult, ExpiredPage, ListQuery, LockStore, Stored
 import { opaqueIdOption } from './correlation.js';
 import { isIndexNotFound, isNoCopyOnNode, missingLockIndex, responseFailure, translateError } from './errors.js';
 import { epochOfIncarnation } from './incarnation.js';
+import { namespaceRouting, routingOf } from './routing.js';
 import { productOf, type SearchClient } from './search-client.js';
 
 /** Writes are never resent by the client: a resent write is ambiguous, and the engine resolves that by reading back. */
 const writeOptions = () => ({ maxRetries: 0, ...opaqueIdOption() });
 const readOptions = () => ({ maxRetries: 1, ...opaqueIdOption() });
 
-const primaryReadItem = (docId: string): unknown[] => [{ update: { _id: docId } }, { doc: {}, detect_noop: true }];
+// Every request that names a lock document is routed by its namespace (routing.ts): one shard per namespace.
+const primaryReadItem = (docId: string): unknown[] => [{ update: { _id: docId, routing: routingOf(docId) } }, { doc: {}, detect_noop: true }];
+
+const routedDoc = (docId: string) => ({ _id: docId, routing: routingOf(docId) });
 
 function writeItem(op: WriteOp): unknown[] {
-  if (op.kind === 'create') return [{ create: { _id: op.docId } }, op.body];
-  if (op.kind === 'replace') return [{ index: { _id: op.docId, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm } }, op.body];
-  return [{ delete: { _id: op.docId, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm, ...(op.index ? { _index: op.index } : {}) } }];
+  const routing = routingOf(op.docId);
+  if (op.kind === 'create') return [{ create: { _id: op.docId, routing } }, op.body];
+  if (op.kind === 'replace') return [{ index: { _id: op.docId, routing, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm } }, op.body];
+  return [{ delete: { _id: op.docId, routing, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm, ...(op.index ? { _index: op.index } : {}) } }];
 }
 
 /**
@@ -31,6 +36,18 @@ class PrimaryUnsettledError extends StoreUnavailableError {}
 
 const primaryUnsettled = (error: unknown): boolean =>
   error instanceof PrimaryUnsettledError || (error instanceof StoreUnavailableError && isNoCopyOnNode(error.cause));
+
+/**
+ * The primary copies last seen by the search below, one per routing (namespace): its shard's. Bounded,
+ * so that a function that sees many namespaces keeps a few thousand small entries at most (a namespace
+ * dropped from it costs one more search_shards at its next search below).
+ */
+const KNOWN_PRIMARIES = 4_096;
+
+interface PrimaryCopy {
+  node: string;
+  allocationId: string;
+}
 
 /** A lock on a directory waits for at most this many live locks below it (pages of search_after). */
 const BELOW_PAGE_SIZE = 1_000;
@@ -70,7 +87,7 @@ export class ElasticsearchLockStore implements LockStore {
     try {
       if (docIds.length === 1) {
         const docId = docIds[0]!;
-        const response = await this.client.get<LockDocument>({ index: this.index, id: docId }, { ...readOptions(), ignore: [404] });
+        const response = await this.client.get<LockDocument>({ index: this.index, id: docId, routing: routingOf(docId) }, { ...readOptions(), ignore: [404] });
         // With 404 ignored, a missing index comes back as an error body, not as "no such document".
         const error = (response as unknown as { error?: { type?: string } }).error;
         if (error)
@@ -80,7 +97,7 @@ export class ElasticsearchLockStore implements LockStore {
         found.set(docId, this.toStored(response));
         return found;
       }
-      const response = await this.client.mget<LockDocument>({ index: this.index, ids: [...docIds] }, readOptions());
+      const response = await this.client.mget<LockDocument>({ index: this.index, docs: docIds.map(routedDoc) }, readOptions());
       for (const doc of response.docs) {
         if ('error' in doc) {
           if (isIndexNotFound(doc.error.type)) throw missingLockIndex(this.index, 'read');
@@ -131,8 +148,9 @@ export class ElasticsearchLockStore implements LockStore {
   }
 
   /**
-   * One bulk: the writes, then a no-op update per read. One shard executes the items in order on
-   * the primary, so each read sees the primary after the writes; a read item that failed is left out.
+   * One bulk: the writes, then a no-op update per read. The items of one namespace go to one shard
+   * (routing), whose primary executes them in order, so each read sees the primary after the writes
+   * of its namespace (a lock's documents are all in one namespace); a read item that failed is left out.
    */
   async writeThenRead(ops: readonly WriteOp[], docIds: readonly string[]): Promise<{ outcomes: WriteOutcome[]; read: Map<string, StoredLock | null> }> {
     const response = await this.bulk([...ops.flatMap(writeItem), ...docIds.flatMap(primaryReadItem)], 'bulk write', true);
@@ -184,14 +202,22 @@ export class ElasticsearchLockStore implements LockStore {
     try {
       const response =
         op.kind === 'create'
-          ? await this.client.create({ index: this.index, id: op.docId, document: op.body, require_alias: true }, writeOptions())
+          ? await this.client.create({ index: this.index, id: op.docId, routing: routingOf(op.docId), document: op.body, require_alias: true }, writeOptions())
           : op.kind === 'replace'
             ? await this.client.index(
-                { index: this.index, id: op.docId, document: op.body, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm, require_alias: true },
+                {
+                  index: this.index,
+                  id: op.docId,
+                  routing: routingOf(op.docId),
+                  document: op.body,
+                  if_seq_no: op.ifSeqNo,
+                  if_primary_term: op.ifPrimaryTerm,
+                  require_alias: true,
+                },
                 writeOptions(),
               )
             : await this.client.delete(
-                { index: op.index ?? this.index, id: op.docId, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm },
+                { index: op.index ?? this.index, id: op.docId, routing: routingOf(op.docId), if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm },
                 writeOptions(),
               );
       return this.outcome(op, {
@@ -257,6 +283,7 @@ export class ElasticsearchLockStore implements LockStore {
     });
   }
 
+  /** Every shard: the sweeper looks at every namespace. */
   async findExpired(before: number, size: number, after?: unknown): Promise<ExpiredPage> {
     const hits = await this.search('sweep search', {
       query: { range: { minExpiresAt: { lt: before } } },
@@ -278,15 +305,23 @@ export class ElasticsearchLockStore implements LockStore {
       const prefix = query.pathPrefix.replace(/\/+$/, '');
       filter.push({ bool: { should: [{ term: { key: prefix } }, { prefix: { key: `${prefix}/` } }], minimum_should_match: 1 } });
     }
-    const hits = await this.search('list', { query: { bool: { filter } }, sort: [{ key: 'asc' }], size: query.limit });
+    // One namespace lives on one shard; without one, every shard is searched.
+    const hits = await this.search('list', {
+      query: { bool: { filter } },
+      sort: [{ key: 'asc' }],
+      size: query.limit,
+      ...(query.namespace ? { routing: namespaceRouting(query.namespace) } : {}),
+    });
     return hits.map((hit) => hit.lock);
   }
 
   /**
    * Searched on the primary copy only (`_only_nodes`, one copy of a shard per node), which applied
    * every write in sequence-number order: a replica may have received a later write before an
-   * earlier one. The primary must be the same copy before and after, or the answer is refused.
-   * A primary that failed over or moved meanwhile is looked up again (see PRIMARY_SETTLE).
+   * earlier one. The search is routed by the namespace, so it reaches the one shard that holds the
+   * namespace's documents, and the primary looked up is that shard's. The primary must be the same
+   * copy before and after, or the answer is refused. A primary that failed over or moved meanwhile is
+   * looked up again (see PRIMARY_SETTLE).
    */
   async findLiveBelow(query: BelowQuery): Promise<BelowResult> {
     const giveUpAt = Date.now() + PRIMARY_SETTLE.budgetMs;
@@ -308,15 +343,18 @@ export class ElasticsearchLockStore implements LockStore {
   }
 
   /**
-   * The primary copy as last seen. A copy keeps its allocation id for life, is never demoted to a
-   * replica and gets a new id when it moves: so a copy seen as the primary at some earlier time and
-   * again after the search was the primary throughout, and the lookup before the search can be an
-   * earlier one. One lookup per search, then, instead of two.
+   * The primary copy of each routing's shard as last seen. A copy keeps its allocation id for life,
+   * is never demoted to a replica and gets a new id when it moves: so a copy seen as the primary of a
+   * shard at some earlier time and again after the search was that shard's primary throughout, and
+   * the lookup before the search can be an earlier one. One lookup per search, then, instead of two.
+   * Per routing, because each namespace's search must be judged against its own shard's primary:
+   * the entry of a routing is only ever its shard's (both lookups are routed the same way).
    */
-  private knownPrimary: { node: string; allocationId: string } | undefined;
+  private readonly knownPrimaries = new Map<string, PrimaryCopy>();
 
   private async searchBelowOnPrimary(query: BelowQuery): Promise<BelowResult> {
-    const primary = this.knownPrimary ?? (await this.primaryCopy());
+    const routing = namespaceRouting(query.namespace);
+    const primary = this.knownPrimaries.get(routing) ?? (await this.primaryCopy(routing));
     if (query.refresh !== false) {
       try {
         await this.client.indices.refresh({ index: this.index }, readOptions());
@@ -326,13 +364,15 @@ export class ElasticsearchLockStore implements LockStore {
     }
     let result: BelowResult;
     try {
-      result = await this.searchBelow(query, `_only_nodes:${primary.node}`);
+      result = await this.searchBelow(query, routing, `_only_nodes:${primary.node}`);
     } catch (error) {
-      this.knownPrimary = undefined;
+      this.knownPrimaries.delete(routing);
       throw error;
     }
-    const after = await this.primaryCopy();
-    this.knownPrimary = after;
+    const after = await this.primaryCopy(routing);
+    this.knownPrimaries.delete(routing);
+    if (this.knownPrimaries.size >= KNOWN_PRIMARIES) this.knownPrimaries.delete(this.knownPrimaries.keys().next().value!);
+    this.knownPrimaries.set(routing, after);
     if (after.allocationId !== primary.allocationId) {
       throw new PrimaryUnsettledError(`The lock index's primary shard moved during the search below ${query.path ?? query.namespace}`, {
         operation: 'search below',
@@ -341,18 +381,24 @@ export class ElasticsearchLockStore implements LockStore {
     return result;
   }
 
-  private async primaryCopy(): Promise<{ node: string; allocationId: string }> {
+  /**
+   * The primary copy of the shard that `routing` leads to. With the routing, `_search_shards` answers
+   * that one shard's copies (any lock index, one shard or several); a namespace must live on exactly
+   * one shard with exactly one primary, whose writes share one sequence.
+   */
+  private async primaryCopy(routing: string): Promise<PrimaryCopy> {
     let response: estypes.SearchShardsResponse;
     try {
-      response = await this.client.searchShards({ index: this.index }, readOptions());
+      response = await this.client.searchShards({ index: this.index, routing }, readOptions());
     } catch (error) {
       throw this.translate(error, 'search shards', this.index);
     }
-    const primaries = response.shards.flat().filter((copy) => copy.primary);
+    const primaries = response.shards.length === 1 ? response.shards[0]!.filter((copy) => copy.primary) : [];
     if (primaries.length !== 1) {
-      throw new StoreRejectedError(`The lock index must have exactly one primary shard (found ${primaries.length}): its writes must share one sequence`, {
-        operation: 'search shards',
-      });
+      throw new StoreRejectedError(
+        `A namespace of the lock index must live on exactly one shard with one primary (found ${response.shards.length} shards, ${response.shards.flat().filter((copy) => copy.primary).length} primaries for routing "${routing}"): its writes must share one sequence`,
+        { operation: 'search shards' },
+      );
     }
     const copy = primaries[0]!;
     const node = copy.node;
@@ -363,7 +409,7 @@ export class ElasticsearchLockStore implements LockStore {
     return { node, allocationId };
   }
 
-  private async searchBelow(query: BelowQuery, preference: string): Promise<BelowResult> {
+  private async searchBelow(query: BelowQuery, routing: string, preference: string): Promise<BelowResult> {
     const below: StoredLock[] = [];
     let self: StoredLock | null = null;
     let after: estypes.SortResults | undefined;
@@ -391,6 +437,7 @@ export class ElasticsearchLockStore implements LockStore {
         },
         sort: [{ lockId: 'asc' }],
         size: BELOW_PAGE_SIZE,
+        routing,
         preference,
         ...(after ? { search_after: after } : {}),
       });

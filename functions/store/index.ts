@@ -19,8 +19,19 @@ export {
   incarnationRecord,
   REGISTRY_INDEX,
 } from './incarnation.js';
-export { type AdoptedIncarnation, adoptLockIndex, deleteLockIndex, type EnsureLockIndexOptions, ensureLockIndex, lockIndexIncarnation } from './lock-index.js';
+export {
+  type AdoptedIncarnation,
+  adoptLockIndex,
+  deleteLockIndex,
+  type EnsureLockIndexOptions,
+  ensureLockIndex,
+  lockIndexDefinition,
+  lockIndexIncarnation,
+  lockIndexShards,
+  MAX_LOCK_INDEX_SHARDS,
+} from './lock-index.js';
 export { adapt as adaptOpenSearchClient } from './opensearch-client.js';
+export { namespaceRouting, routingOf } from './routing.js';
 export { createSearchClient, productOf, SEARCH_PRODUCTS, type SearchClient, type SearchConnection, type SearchProduct } from './search-client.js';
 
 export function createLockEngine(options: { client?: SearchClient; connection?: SearchConnection; index: string; settings?: SettingsOverrides }): {

@@ -50,6 +50,42 @@ export interface EnsureLockIndexOptions {
   unknownHistory?: EpochChoice['unknownHistory'];
   /** The registry of incarnations (default REGISTRY_INDEX); tests use one of their own. */
   registry?: string;
+  /**
+   * Primary shards of a NEW incarnation (default 1; 1 to MAX_LOCK_INDEX_SHARDS). The store routes every
+   * lock document by its namespace (functions/store/routing.ts), so a namespace lives on one shard and
+   * its fencing tokens stay monotonic, while namespaces spread over the shards. An existing lock index
+   * keeps its shard count (Elasticsearch cannot change it in place).
+   */
+  shards?: number;
+}
+
+/** Elasticsearch's own ceiling for one index (`index.number_of_shards`, without changing its limits). */
+export const MAX_LOCK_INDEX_SHARDS = 1_024;
+
+/**
+ * The settings and mappings of a new incarnation with `shards` primary shards. With one, exactly the
+ * definition (infra/index/lock-index.json). With several, routing is also required
+ * (`_routing.required`): a request without it would put or look for a document on the shard its id
+ * hashes to, not its namespace's, so Elasticsearch refuses it instead of answering "not found".
+ */
+export function lockIndexDefinition(shards = 1): typeof definition & { mappings: { _routing?: { required: boolean } } } {
+  if (!Number.isInteger(shards) || shards < 1 || shards > MAX_LOCK_INDEX_SHARDS) {
+    throw new RangeError(`shards: must be a whole number from 1 to ${MAX_LOCK_INDEX_SHARDS} (got ${shards})`);
+  }
+  if (shards === 1) return definition;
+  return {
+    settings: { index: { ...definition.settings.index, number_of_shards: shards } },
+    mappings: { ...definition.mappings, _routing: { required: true } },
+  };
+}
+
+/** The number of primary shards of the lock index behind the alias, or undefined when there is no such alias. */
+export async function lockIndexShards(client: SearchClient, alias: string): Promise<number | undefined> {
+  const incarnation = await lockIndexIncarnation(client, alias);
+  if (!incarnation) return undefined;
+  const found = await client.indices.get({ index: incarnation });
+  const shards = Object.values(found)[0]?.settings?.index?.number_of_shards;
+  return shards === undefined ? undefined : Number(shards);
 }
 
 /**
@@ -66,6 +102,8 @@ const CLAIM_ATTEMPTS = 5;
  * for the alias.
  */
 export async function ensureLockIndex(client: SearchClient, alias: string, options: EnsureLockIndexOptions = {}): Promise<'created' | 'exists'> {
+  // A bad shard count is the caller's mistake, refused before anything is claimed.
+  lockIndexDefinition(options.shards);
   try {
     if (!(await lockIndexIncarnation(client, alias)) && (await createIncarnation(client, alias, options))) return 'created';
     await upgradeMapping(client, alias);
@@ -118,7 +156,7 @@ async function createIncarnation(client: SearchClient, alias: string, options: E
       continue;
     }
     try {
-      await client.indices.create({ index, ...(definition as object), aliases: { [alias]: { is_write_index: true } } });
+      await client.indices.create({ index, ...(lockIndexDefinition(options.shards) as object), aliases: { [alias]: { is_write_index: true } } });
       return true;
     } catch (error) {
       // Another creator won the race (the alias would have two write indices, which Elasticsearch refuses); this epoch stays unused.

@@ -63,7 +63,8 @@ export function adapt(client: OpenSearch): SearchClient {
   const adapted = {
     product: 'opensearch' as const,
     get: on(api, 'get'),
-    mget: on(api, 'mget', (params) => named(params, 'ids', (ids) => ({ ids }))),
+    // By `ids`, or by `docs` (each with its own routing, as the lock store sends them).
+    mget: on(api, 'mget', (params) => ('docs' in params ? named(params, 'docs', (docs) => ({ docs })) : named(params, 'ids', (ids) => ({ ids })))),
     bulk: on(api, 'bulk', (params) => named(params, 'operations')),
     create: on(api, 'create', (params) => named(params, 'document')),
     index: on(api, 'index', (params) => named(params, 'document')),

@@ -1,5 +1,5 @@
 /**
- * npm run index:create [-- --index name] [--first | --epoch N | --adopt INDEX]: creates the lock index
+ * npm run index:create [-- --index name] [--shards N] [--first | --epoch N | --adopt INDEX]: creates the lock index
  * if it does not exist, as a new incarnation whose fencing epoch continues above every earlier one's;
  * or makes an index restored from a snapshot the lock index (a new incarnation too).
  */
@@ -10,12 +10,14 @@ import {
   epochOfIncarnation,
   IncarnationEpochError,
   lockIndexIncarnation,
+  lockIndexShards,
+  MAX_LOCK_INDEX_SHARDS,
   REGISTRY_INDEX,
 } from '../../functions/store/index.js';
 import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../lib/cli.js';
 import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE } from '../lib/store-target.js';
 
-const USAGE = `usage: npm run index:create [-- --store S] [--index NAME] [--first | --epoch N | --adopt INDEX [--epoch N]]
+const USAGE = `usage: npm run index:create [-- --store S] [--index NAME] [--shards N] [--first | --epoch N | --adopt INDEX [--epoch N]]
 
 Creates the lock index (an alias over one concrete index, its incarnation) if it does not exist, on
 ES_URL (with ES_API_KEY), OPENSEARCH_URL (--store opensearch; SigV4 for *.amazonaws.com, or
@@ -24,6 +26,9 @@ a fencing epoch one above every earlier incarnation's (recorded in the hidden in
 so that its fencing tokens start above every token an earlier one issued (docs/lock-index.md).
   --store S       ${STORE_RULE}
   --index NAME    the alias (default LOCK_INDEX, else locks)
+  --shards N      primary shards of a new lock index (1..${MAX_LOCK_INDEX_SHARDS}, default 1): each namespace lives on one
+                  shard (requests are routed by namespace), so its fencing tokens stay monotonic, and namespaces
+                  spread over the shards. An existing lock index keeps its shard count
   --first         a brand-new lock index: start at epoch 1 when nothing records an earlier incarnation
   --epoch N       the new incarnation's epoch (1..${MAX_EPOCH}) when the registry was lost: above the epoch of
                   every fencing token your systems have seen (a token's epoch: its value / 10^16, rounded down)
@@ -58,6 +63,7 @@ async function main(argv: string[]): Promise<number> {
     first: { type: 'boolean' },
     epoch: { type: 'string' },
     adopt: { type: 'string' },
+    shards: { type: 'string' },
   });
   if (printHelp(values, USAGE)) return 0;
   const product = chooseStore(values.store);
@@ -66,11 +72,14 @@ async function main(argv: string[]): Promise<number> {
   if (!INDEX_NAME.test(index)) throw new UsageError(`${from}: must be an index name: lowercase letters, digits, ".", "_", "-" (got "${index}")`);
   const epoch = values.epoch !== undefined ? numberFlag('--epoch', values.epoch as string, { integer: true, min: 1, max: MAX_EPOCH }, 0) : undefined;
   const adopt = values.adopt as string | undefined;
+  const shards =
+    values.shards !== undefined ? numberFlag('--shards', values.shards as string, { integer: true, min: 1, max: MAX_LOCK_INDEX_SHARDS }, 0) : undefined;
   if (values.first && epoch !== undefined) throw new UsageError('--first and --epoch: give one (--epoch says which epoch, --first lets it be 1)');
   if (adopt !== undefined) {
     if (values.first) throw new UsageError('--first: not with --adopt (a restored lock index is not a new one; give --epoch N if the registry was lost)');
     if (!INDEX_NAME.test(adopt)) throw new UsageError(`--adopt: must be an index name: lowercase letters, digits, ".", "_", "-" (got "${adopt}")`);
     if (adopt === index) throw new UsageError(`--adopt: "${adopt}" is the lock index's alias itself; name the restored concrete index`);
+    if (shards !== undefined) throw new UsageError('--shards: not with --adopt (the copy keeps the shard count of the index it adopts)');
   }
 
   const target = await resolveStore(product);
@@ -89,13 +98,21 @@ async function main(argv: string[]): Promise<number> {
       }
       return 0;
     }
-    const result = await ensureLockIndex(client, index, { unknownHistory: values.first ? 'first' : 'refuse', ...(epoch !== undefined ? { epoch } : {}) });
+    const result = await ensureLockIndex(client, index, {
+      unknownHistory: values.first ? 'first' : 'refuse',
+      ...(epoch !== undefined ? { epoch } : {}),
+      ...(shards !== undefined ? { shards } : {}),
+    });
     const incarnation = await lockIndexIncarnation(client, index);
+    const count = await lockIndexShards(client, index);
     console.log(
       `lock index ${index} (incarnation ${incarnation}, epoch ${incarnation ? epochOfIncarnation(incarnation) : '?'}) at ${target.name} ${target.url}: ${result}`,
     );
+    if (count !== undefined && count > 1) console.log(`  ${count} primary shards: each namespace lives on one (requests are routed by namespace)`);
     if (result === 'exists' && (epoch !== undefined || values.first))
       console.log(`  it existed already: ${epoch !== undefined ? '--epoch' : '--first'} was not used`);
+    if (result === 'exists' && shards !== undefined && shards !== count)
+      console.log(`  it existed already with ${count} shard${count === 1 ? '' : 's'}: --shards ${shards} was not used (only a new incarnation takes it)`);
   } catch (error) {
     if (error instanceof IncarnationEpochError) throw asUsage(error, index);
     throw error;

@@ -34,6 +34,7 @@ beforeAll(async () => {
 afterAll(async () => closeTestClient(client));
 
 interface Hold {
+  namespace: string;
   path: string;
   mode: RequestedMode;
   token: string;
@@ -41,9 +42,12 @@ interface Hold {
   to: number;
 }
 
-/** Whether two tree holds may overlap, by the README's table: on one path, only readers; on a path and one below it, only readers too. */
+/**
+ * Whether two tree holds may overlap, by the README's table: on one path, only readers; on a path and one below it, only readers too.
+ * Holds in different namespaces never meet (and their tokens are not ordered: on a lock index with several shards, their namespaces' sequences differ).
+ */
 function compatible(a: Hold, b: Hold): boolean {
-  const related = a.path === b.path || b.path.startsWith(`${a.path}/`) || a.path.startsWith(`${b.path}/`);
+  const related = a.namespace === b.namespace && (a.path === b.path || b.path.startsWith(`${a.path}/`) || a.path.startsWith(`${b.path}/`));
   return !related || (a.mode === 'shared' && b.mode === 'shared');
 }
 
@@ -68,7 +72,7 @@ async function hold(namespace: string, path: string, mode: RequestedMode, holdMs
     const from = performance.now();
     await sleep(holdMs);
     const to = performance.now();
-    holds.push({ path, mode, token: grant.fencingToken, from, to });
+    holds.push({ namespace, path, mode, token: grant.fencingToken, from, to });
     await engine.release({ leaseToken: grant.leaseToken });
     return true;
   } catch (error) {

@@ -12,9 +12,16 @@ export function testClient(): SearchClient {
 
 const createdIndices = new Set<string>();
 
-export async function freshLockIndex(client: SearchClient, label: string): Promise<string> {
+/**
+ * Primary shards of the test lock indices when a test does not say: LOCK_TEST_SHARDS (default 1), so
+ * that the whole engine specification can run on a lock index with several
+ * (`LOCK_TEST_SHARDS=3 npx vitest run test/engine`).
+ */
+const DEFAULT_SHARDS = Number(process.env.LOCK_TEST_SHARDS ?? 1);
+
+export async function freshLockIndex(client: SearchClient, label: string, options: { shards?: number } = {}): Promise<string> {
   const index = `locks-test-${label}-${randomBytes(4).toString('hex')}`;
-  await ensureLockIndex(client, index);
+  await ensureLockIndex(client, index, { shards: options.shards ?? DEFAULT_SHARDS });
   createdIndices.add(index);
   return index;
 }
