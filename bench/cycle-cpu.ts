@@ -13,6 +13,8 @@
  * `--offline`: the engine and the same raw requests against an in-memory primary instead
  * (stub-search-client.ts): the engine and store's own CPU, without the client's transport, the
  * network, or Elasticsearch competing for the cores. Quieter: for comparing changes to the engine.
+ * `--baseline <dir>[,<dir>...]`: adds a row for the engine of each other copy of functions/ (the code
+ * before a change: `git archive <commit> functions infra/index | tar -x -C .cache/before`), interleaved with the others.
  * `--profile`: afterwards, each row runs alone under the V8 sampling profiler; the profiles go to
  * results/bench/cycle-cpu-<row>.cpuprofile and their top self-time functions are printed, by area,
  * by function, and charged to the innermost engine function on the stack. (The profiler samples a
@@ -21,9 +23,10 @@
  * `--summarise <file.cpuprofile>`: only prints that summary (for a profile from `node --cpu-prof`).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { LockEngine } from '../functions/core/engine.js';
 import { lockDocId } from '../functions/core/keys.js';
 import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLockIndex, lockIndexIncarnation } from '../functions/store/index.js';
@@ -32,7 +35,7 @@ import { resolveElasticsearch } from '../infra/es/target.js';
 import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../infra/lib/cli.js';
 import { stubSearchClient } from './stub-search-client.js';
 
-const USAGE = `usage: tsx bench/cycle-cpu.ts [--offline] [--profile] [--summarise <file.cpuprofile>] [--verbose]
+const USAGE = `usage: tsx bench/cycle-cpu.ts [--offline] [--baseline <dir>[,<dir>...]] [--profile] [--summarise <file.cpuprofile>] [--verbose]
 
 Client CPU per document lock cycle, engine against the raw requests. Settings by environment:
 CYCLE_SECONDS (default 2 per slice), CYCLE_ROUNDS (default 6), CYCLE_CONCURRENCY (default 16),
@@ -60,7 +63,12 @@ async function run(cycle: Cycle, workers: number, seconds: number): Promise<numb
 }
 
 async function main(argv: string[]): Promise<number | undefined> {
-  const { values } = parseFlags(argv, { profile: { type: 'boolean' }, offline: { type: 'boolean' }, summarise: { type: 'string' } });
+  const { values } = parseFlags(argv, {
+    profile: { type: 'boolean' },
+    offline: { type: 'boolean' },
+    baseline: { type: 'string' },
+    summarise: { type: 'string' },
+  });
   if (printHelp(values, USAGE)) return 0;
   if (typeof values.summarise === 'string') {
     printSummary(values.summarise, JSON.parse(readFileSync(values.summarise, 'utf8')) as CpuProfile);
@@ -71,19 +79,23 @@ async function main(argv: string[]): Promise<number | undefined> {
   const concurrency = numberFlag('CYCLE_CONCURRENCY', process.env.CYCLE_CONCURRENCY, { integer: true, min: 1 }, 16);
   const profileSeconds = numberFlag('CYCLE_PROFILE_SECONDS', process.env.CYCLE_PROFILE_SECONDS, { min: 0, exclusiveMin: true }, 8);
 
+  const baselines: Baseline[] = [];
+  for (const directory of typeof values.baseline === 'string' ? values.baseline.split(',') : []) baselines.push(await loadBaseline(directory));
+
   if (values.offline) {
-    await measureOffline(seconds, rounds, profileSeconds, values.profile === true);
+    await measureOffline(seconds, rounds, concurrency, profileSeconds, values.profile === true, baselines);
     return undefined;
   }
 
   const es = await resolveElasticsearch((line) => console.log(`[es] ${line}`));
   const client: SearchClient = createElasticsearchClient({ url: es.url, ...(es.apiKey ? { apiKey: es.apiKey } : {}), requestTimeoutMs: 30_000 });
   const runId = randomBytes(3).toString('hex');
-  const indices = ['raw', 'same', 'engine'].map((row) => `cycle-cpu-${row}-${runId}`);
-  const [rawIndex, sameIndex, engineIndex] = indices as [string, string, string];
+  const [rawIndex, sameIndex, engineIndex] = ['raw', 'same', 'engine'].map((row) => `cycle-cpu-${row}-${runId}`) as [string, string, string];
+  const baselineIndices = baselines.map((_, position) => `cycle-cpu-baseline${position}-${runId}`);
+  const indices = [rawIndex, sameIndex, engineIndex, ...baselineIndices];
   for (const index of indices) await ensureLockIndex(client, index);
   const sameIncarnation = (await lockIndexIncarnation(client, sameIndex))!;
-  await client.index({ index: sameIndex, id: ROOT_ID, document: markedRoot(), refresh: true });
+  await client.index({ index: sameIndex, id: ROOT_ID, routing: 'bench', document: markedRoot(), refresh: true });
   const engine = createLockEngine({ client, index: engineIndex, settings: { tokenSigningKey: randomBytes(32) } }).engine;
   const sameCycle = sameRequestsCycle(client, sameIndex, sameIncarnation);
   const stubEngine = createLockEngine({ client: stubSearchClient('cycle-cpu-stub'), index: 'cycle-cpu-stub', settings: { tokenSigningKey: randomBytes(32) } });
@@ -110,6 +122,11 @@ async function main(argv: string[]): Promise<number | undefined> {
         await stubEngineCycle(worker, i);
       },
     },
+    ...baselines.map((baseline, position) => ({
+      name: `engine of ${baseline.name}`,
+      slug: `baseline${position}`,
+      cycle: engineCycle(baseline.engine(client, baselineIndices[position]!)),
+    })),
     { name: 'engine acquire + release (signed)', slug: 'engine', cycle: engineCycle(engine) },
   ];
 
@@ -129,40 +146,78 @@ async function main(argv: string[]): Promise<number | undefined> {
 }
 
 /** The same rows against an in-memory primary (stub-search-client.ts): the engine and store's own CPU, without transport or network. */
-async function measureOffline(seconds: number, rounds: number, profileSeconds: number, profile: boolean): Promise<void> {
+async function measureOffline(
+  seconds: number,
+  rounds: number,
+  concurrency: number,
+  profileSeconds: number,
+  profile: boolean,
+  baselines: Baseline[],
+): Promise<void> {
   const sameClient = stubSearchClient('cycle-cpu-same');
   await sameClient.index({ index: 'cycle-cpu-same', id: ROOT_ID, document: markedRoot() });
   const engineClient = stubSearchClient('cycle-cpu-engine');
   const engine = createLockEngine({ client: engineClient, index: 'cycle-cpu-engine', settings: { tokenSigningKey: randomBytes(32) } }).engine;
   const rows: Row[] = [
     { name: "stub: raw, the engine's requests", slug: 'stub-same', cycle: sameRequestsCycle(sameClient, 'cycle-cpu-same', sameClient.incarnation) },
+    ...baselines.map((baseline, position) => ({
+      name: `stub: engine of ${baseline.name}`,
+      slug: `stub-baseline${position}`,
+      cycle: engineCycle(baseline.engine(stubSearchClient('cycle-cpu-baseline'), 'cycle-cpu-baseline')),
+    })),
     { name: 'stub: engine acquire + release', slug: 'stub-engine', cycle: engineCycle(engine) },
   ];
   console.log('Warming up...');
   for (const row of rows) await run(row.cycle, 1, 1);
   await compare(rows, 'in-memory primary, sequential', 1, seconds, rounds);
+  await compare(rows, `in-memory primary, ${concurrency} concurrent workers`, concurrency, seconds, rounds);
   if (profile) await profileRows(rows, 1, profileSeconds);
 }
 
-/** What one engine cycle sends, without the engine: a create with a primary read of the root in one _bulk, then a conditional delete. */
+/** What one engine cycle sends, without the engine: a create with a primary read of the root in one _bulk, then a conditional delete (routed by namespace). */
 function sameRequestsCycle(client: SearchClient, index: string, incarnation: string): Cycle {
   return async (worker, i) => {
     const id = lockDocId('bench', 'document', `${worker}-${i % 50}`);
     const response = await client.bulk(
       {
         index,
-        operations: [{ create: { _id: id } }, lockDocument(id, worker), { update: { _id: ROOT_ID } }, { doc: {}, detect_noop: true }],
+        operations: [
+          { create: { _id: id, routing: 'bench' } },
+          lockDocument(id, worker),
+          { update: { _id: ROOT_ID, routing: 'bench' } },
+          { doc: {}, detect_noop: true },
+        ],
         require_alias: true,
         _source: true,
       },
       { maxRetries: 0 },
     );
     const created = response.items[0]!.create!;
-    await client.delete({ index: incarnation, id, if_seq_no: created._seq_no!, if_primary_term: created._primary_term! }, { maxRetries: 0 });
+    await client.delete({ index: incarnation, id, routing: 'bench', if_seq_no: created._seq_no!, if_primary_term: created._primary_term! }, { maxRetries: 0 });
   };
 }
 
-function engineCycle(engine: LockEngine): Cycle {
+/** Another copy of functions/ (the code before a change): its folder's name, and how it builds an engine over a client and index. */
+interface Baseline {
+  name: string;
+  engine: (client: SearchClient, index: string) => Pick<LockEngine, 'acquire' | 'release'>;
+}
+
+/**
+ * The engine of a copy of the project's functions/ folder, e.g. the last commit's:
+ * `git archive HEAD functions infra/index | tar -x -C .cache/before` (inside the project, so that its imports find node_modules).
+ */
+async function loadBaseline(directory: string): Promise<Baseline> {
+  const entry = pathToFileURL(resolve(directory, 'functions/store/index.ts')).href;
+  if (!existsSync(fileURLToPath(entry))) throw new UsageError(`--baseline: no functions/store/index.ts in ${directory}`);
+  const module = (await import(entry)) as typeof import('../functions/store/index.js');
+  return {
+    name: basename(resolve(directory)),
+    engine: (client, index) => module.createLockEngine({ client, index, settings: { tokenSigningKey: randomBytes(32) } }).engine,
+  };
+}
+
+function engineCycle(engine: Pick<LockEngine, 'acquire' | 'release'>): Cycle {
   return async (worker, i) => {
     const grant = await engine.acquire({ namespace: 'bench', granularity: 'document', ids: [`${worker}-${i % 50}`], owner: `w${worker}` });
     const released = await engine.release({ leaseToken: grant.leaseToken });
