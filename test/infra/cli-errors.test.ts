@@ -116,6 +116,9 @@ describe('usage mistakes: one line naming the flag and the rule, exit 2', () => 
     { script: 'infra/index/cli.ts', args: ['--adopt', 'restored-locks', '--first'], says: /^error: --first: not with --adopt/ },
     { script: 'infra/index/cli.ts', args: ['--adopt', 'Restored'], says: /^error: --adopt: must be an index name/ },
     { script: 'infra/index/cli.ts', args: ['--adopt', 'locks'], says: /^error: --adopt: "locks" is the lock index's alias itself/ },
+    { script: 'infra/index/cli.ts', args: ['--shards', '0'], says: /^error: --shards: must be a whole number from 1 to 1024 \(got "0"\)/ },
+    { script: 'infra/index/cli.ts', args: ['--shards', '2.5'], says: /^error: --shards: must be a whole number from 1 to 1024 \(got "2.5"\)/ },
+    { script: 'infra/index/cli.ts', args: ['--adopt', 'restored-locks', '--shards', '3'], says: /^error: --shards: not with --adopt/ },
     { script: 'infra/es/cluster-cli.ts', args: ['start', '--nodes', 'x'], says: /^error: --nodes: must be a whole number from 1 to 9 \(got "x"\)/ },
     { script: 'infra/es/cli.ts', args: ['restart'], says: /^error: restart: unknown command; expected start, stop or status/ },
     { script: 'infra/es/cli.ts', args: ['status', '--bogus'], says: /^error: --bogus: unknown flag/ },
@@ -273,6 +276,22 @@ describe('index:create on the real node: the epoch of a new incarnation', () => 
     const again = await commandAsync('infra/index/cli.ts', ['--index', alias, '--epoch', '1'], env());
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/: exists\n {2}it existed already: --epoch was not used/);
+  });
+
+  it('--shards N makes a new incarnation with N primary shards; an existing one keeps its count', async () => {
+    const sharded = `${alias}-sharded`;
+    try {
+      const made = await commandAsync('infra/index/cli.ts', ['--index', sharded, '--first', '--shards', '3'], env());
+      expect(made.code, made.stderr).toBe(0);
+      expect(made.stdout).toMatch(/: created\n {2}3 primary shards: each namespace lives on one/);
+      const again = await commandAsync('infra/index/cli.ts', ['--index', sharded, '--shards', '2'], env());
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toMatch(/: exists\n {2}3 primary shards.*\n {2}it existed already with 3 shards: --shards 2 was not used/);
+    } finally {
+      const client = createElasticsearchClient({ url: inject('esUrl').split(','), ...(inject('esApiKey') ? { apiKey: inject('esApiKey') } : {}) });
+      await deleteLockIndex(client, sharded);
+      await client.close();
+    }
   });
 });
 

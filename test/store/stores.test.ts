@@ -23,6 +23,18 @@ storeContract('Elasticsearch', async () => {
   };
 });
 
+// Every document of the contract is in one namespace or another: with routing by namespace, a lock
+// index with several shards keeps the same contract (a namespace's writes share its shard's sequence).
+storeContract('Elasticsearch, 3 shards', async () => {
+  const index = await freshLockIndex(client, 'contract-shards', { shards: 3 });
+  return {
+    store: new ElasticsearchLockStore(client, index),
+    refresh: async () => void (await client.indices.refresh({ index })),
+    drop: () => deleteLockIndex(client, index),
+    recreate: async () => void (await ensureLockIndex(client, index, { shards: 3 })),
+  };
+});
+
 storeContract('in-memory', async () => {
   const store = new MemoryLockStore();
   return { store, refresh: async () => {}, drop: async () => store.drop(), recreate: async () => store.recreate() };
