@@ -82,7 +82,7 @@ const FUNCTION_ES_TIMEOUT_MS = 3_000;
 export const PROBE_GRACEFUL_STOP_S = 2;
 
 // ---------------------------------------------------------------------------------------------
-// The target: an engine over a lock index, with the Elasticsearch requests it sends counted.
+// The target: an engine over a lock index, with the requests it sends to the lock store counted.
 
 /** One probe at a time per target: the request counts are the client's, whoever sent them. */
 export interface EngineTarget {

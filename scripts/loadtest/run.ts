@@ -168,7 +168,7 @@ export async function runAll(ctx: RunContext): Promise<RunOutcome> {
       log(
         `${strategy} on the engine alone (trial ${trial}): ${engine.capacity.capacity} ops/s` +
           (engine.capacity.failedAt !== null ? `, missed at ${engine.capacity.failedAt}` : '') +
-          `, ${engine.requestsPerOp.toFixed(1)} Elasticsearch requests per operation` +
+          `, ${engine.requestsPerOp.toFixed(1)} requests to the lock store per operation` +
           (engine.safetyOk ? '' : `, SAFETY VIOLATED (${engine.violationCount})`),
       );
     }

@@ -24,7 +24,7 @@ export interface RunContext {
   baseUrl: string;
   outDir: string;
   interrupt: Interrupt;
-  /** The lock layer alone, on the same Elasticsearch (absent: not measured). */
+  /** The lock layer alone, on the same lock store (absent: not measured). */
   engine?: EngineLayer;
 }
 

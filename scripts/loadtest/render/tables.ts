@@ -104,7 +104,7 @@ export function perOperationTable(results: StrategyResult[]): string {
 
 /**
  * The two layers side by side: capacity through the functions (HTTP on the local stack, median over
- * trials) against the engine alone on the same Elasticsearch; empty when the engine was not measured.
+ * trials) against the engine alone on the same lock store; empty when the engine was not measured.
  */
 export function layersTable(results: StrategyResult[]): string {
   const rows = groupTrials(results)
@@ -125,7 +125,7 @@ export function layersTable(results: StrategyResult[]): string {
     });
   if (rows.length === 0) return '';
   return markdownRows(
-    ['strategy', 'engine alone ops/s', 'through the functions ops/s', 'kept', 'taken by the HTTP layer', 'ES requests per op', 'engine safety'],
+    ['strategy', 'engine alone ops/s', 'through the functions ops/s', 'kept', 'taken by the HTTP layer', 'store requests per op', 'engine safety'],
     rows,
   );
 }
