@@ -1,5 +1,5 @@
 /**
- * GET /health: 200 when Elasticsearch answers and the lock index is there, 503 otherwise. The
+ * GET /health: 200 when the lock store (Elasticsearch or OpenSearch) answers and the lock index is there, 503 otherwise. The
  * load-test kit's k6 setup() calls it before it starts. Also answers a direct invocation.
  */
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
@@ -12,6 +12,8 @@ const rt = runtime();
 
 export interface HealthBody {
   status: 'ok';
+  store: { product: 'elasticsearch' | 'opensearch'; status: string; timedOut: boolean };
+  /** Deprecated: `store`'s health under its name from before OpenSearch (whichever product answers). */
   elasticsearch: { status: string; timedOut: boolean };
   index: string;
 }
@@ -28,14 +30,15 @@ export async function handler(event: unknown, context?: Partial<Context>): Promi
       { requestTimeout: Math.min(rt.config.store.requestTimeoutMs, 2_500) },
     );
     if (health.status === 'red') throw Object.assign(new Error(`lock index ${rt.config.lockIndex} is red`), { red: true });
-    const body: HealthBody = { status: 'ok', elasticsearch: { status: health.status, timedOut: health.timed_out }, index: rt.config.lockIndex };
+    const cluster = { status: health.status, timedOut: health.timed_out };
+    const body: HealthBody = { status: 'ok', store: { product: rt.config.store.product, ...cluster }, elasticsearch: cluster, index: rt.config.lockIndex };
     return http ? jsonResponse(200, body, { 'x-correlation-id': correlationId }) : body;
   } catch (error) {
     rt.logger.warn('health check failed', { reason: (error as Error).message });
     const reply = errorReply(error);
     const body = {
       error: 'StoreUnavailableError',
-      message: reply.statusCode === 503 ? reply.body.message : 'Elasticsearch or the lock index is not ready.',
+      message: reply.statusCode === 503 ? reply.body.message : 'The lock store or the lock index is not ready.',
       retryable: true,
       status: 'unavailable',
     };

@@ -7,7 +7,7 @@ import { opaqueIdOption } from './correlation.js';
 import { isIndexNotFound, isNoCopyOnNode, missingLockIndex, responseFailure, translateError } from './errors.js';
 import { epochOfIncarnation } from './incarnation.js';
 import { namespaceRouting, routingOf } from './routing.js';
-import { productOf, type SearchClient } from './search-client.js';
+import { type SearchClient, serverName } from './search-client.js';
 
 /** Writes are never resent by the client: a resent write is ambiguous, and the engine resolves that by reading back. */
 const writeOptions = () => ({ maxRetries: 0, ...opaqueIdOption() });
@@ -75,7 +75,7 @@ export class ElasticsearchLockStore implements LockStore {
 
   /** Elasticsearch or OpenSearch, as messages name it. */
   private get server(): string {
-    return productOf(this.client) === 'opensearch' ? 'OpenSearch' : 'Elasticsearch';
+    return serverName(this.client);
   }
 
   private translate(error: unknown, operation: string, lockIndex?: string, write = false): Error {

@@ -13,7 +13,7 @@
 import { StaleFencingTokenError } from '../core/errors.js';
 import type { FencingToken } from '../core/fencing.js';
 import { responseFailure, translateError } from './errors.js';
-import type { SearchClient } from './search-client.js';
+import { type SearchClient, serverName } from './search-client.js';
 
 export interface FencedWrite<T> {
   index: string;
@@ -42,7 +42,7 @@ export async function writeFenced<T>(client: SearchClient, write: FencedWrite<T>
   } catch (error) {
     if (isVersionConflict(error))
       throw new StaleFencingTokenError(undefined, { index: write.index, id: write.id, fencingToken: write.fencingToken, cause: error });
-    throw translateError(error, `fenced write of ${write.index}/${write.id}`, undefined, true);
+    throw translateError(error, `fenced write of ${write.index}/${write.id}`, undefined, true, serverName(client));
   }
 }
 
@@ -63,6 +63,6 @@ export async function deleteFenced(client: SearchClient, target: Omit<FencedWrit
   } catch (error) {
     if (isVersionConflict(error))
       throw new StaleFencingTokenError(undefined, { index: target.index, id: target.id, fencingToken: target.fencingToken, cause: error });
-    throw translateError(error, `fenced delete of ${target.index}/${target.id}`, undefined, true);
+    throw translateError(error, `fenced delete of ${target.index}/${target.id}`, undefined, true, serverName(client));
   }
 }

@@ -19,7 +19,7 @@ import {
   nextEpoch,
   REGISTRY_INDEX,
 } from './incarnation.js';
-import type { SearchClient } from './search-client.js';
+import { type SearchClient, serverName } from './search-client.js';
 
 export const LOCK_INDEX_DEFINITION = definition;
 
@@ -111,7 +111,7 @@ export async function ensureLockIndex(client: SearchClient, alias: string, optio
   } catch (error) {
     // Its own refusals go out as they are; the client's errors become domain errors.
     if (clientErrorKind(error) === undefined) throw error;
-    throw translateError(error, 'create lock index');
+    throw translateError(error, 'create lock index', undefined, false, serverName(client));
   }
 }
 
@@ -240,7 +240,7 @@ export async function adoptLockIndex(
     }
   } catch (error) {
     if (clientErrorKind(error) === undefined) throw error;
-    throw translateError(error, 'adopt lock index');
+    throw translateError(error, 'adopt lock index', undefined, false, serverName(client));
   }
 }
 

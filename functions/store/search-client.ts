@@ -68,3 +68,6 @@ export function createSearchClient(connection: SearchConnection): SearchClient {
 
 /** The product a client talks to (a client the caller built themselves is an Elasticsearch one unless it says otherwise). */
 export const productOf = (client: SearchClient): SearchProduct => client.product ?? 'elasticsearch';
+
+/** The product as messages name it. */
+export const serverName = (client: SearchClient): string => (productOf(client) === 'opensearch' ? 'OpenSearch' : 'Elasticsearch');

@@ -2,7 +2,7 @@
  * Direct invocation (Step Functions lambda:invoke, EventBridge, SDK invoke): the same JSON as the
  * HTTP body in, the plain result out; refusals are thrown errors whose names a state machine matches.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { LockHeldError } from '../../functions/core/errors.js';
 import { INVOCATION_ERROR_NAMES } from '../../functions/runtime/errors.js';
 import { schemaProblems } from '../support/contract.js';
@@ -84,7 +84,10 @@ describe('direct invocation', () => {
     await client.indices.refresh({ index });
     const listed = await invoke('list', { namespace: 'jobs', owner: 'owner-5' });
     expect(listed.locks.map((lock: { key: string }) => lock.key)).toEqual(['d-5']);
-    expect(schemaProblems('Health', await invoke('health', {}))).toEqual([]);
+    const health = await invoke('health', {});
+    expect(schemaProblems('Health', health)).toEqual([]);
+    // Named after the product that answers, which the test project chose.
+    expect(health.store.product).toBe(inject('searchProduct'));
     await invoke('release', { leaseToken: grant.leaseToken });
   });
 
