@@ -122,6 +122,19 @@ async function main(argv: string[]): Promise<number | undefined> {
         await stubEngineCycle(worker, i);
       },
     },
+    {
+      // The same with a second stub cycle right after the first: the first runs just after the
+      // requests' I/O (cold caches, as the engine's own work does), the second warm. The difference
+      // between the two control rows is the engine's work warm; the first control row minus the raw
+      // row is that work cold.
+      name: 'raw requests + engine on a stub twice',
+      slug: 'control2',
+      cycle: async (worker, i) => {
+        await sameCycle(worker, i);
+        await stubEngineCycle(worker, i);
+        await stubEngineCycle(worker, i + 1);
+      },
+    },
     ...baselines.map((baseline, position) => ({
       name: `engine of ${baseline.name}`,
       slug: `baseline${position}`,
@@ -136,7 +149,13 @@ async function main(argv: string[]): Promise<number | undefined> {
   ];
   console.log('Warming up...');
   for (const mode of modes) for (const row of rows) await run(row.cycle, mode.workers, 1);
-  for (const mode of modes) await compare(rows, mode.label, mode.workers, seconds, rounds);
+  for (const mode of modes) {
+    const perCycle = await compare(rows, mode.label, mode.workers, seconds, rounds);
+    const at = (slug: string) => perCycle.get(slug)!;
+    console.log(
+      `  the engine's work on a stub, between the requests: ${(at('control') - at('same')).toFixed(1)} µs cold (right after their I/O), ${(at('control2') - at('control')).toFixed(1)} µs warm (right after itself)`,
+    );
+  }
   if (values.profile) await profileRows(rows, concurrency, profileSeconds);
 
   for (const index of indices) await deleteLockIndex(client, index);
@@ -226,7 +245,7 @@ function engineCycle(engine: Pick<LockEngine, 'acquire' | 'release'>): Cycle {
 }
 
 /** Interleaved rounds (alternating order); prints each row's CPU per cycle and the last row's against the others. */
-async function compare(rows: Row[], label: string, workers: number, seconds: number, rounds: number): Promise<void> {
+async function compare(rows: Row[], label: string, workers: number, seconds: number, rounds: number): Promise<Map<string, number>> {
   const cycles = new Map(rows.map((row) => [row.slug, 0]));
   const cpu = new Map(rows.map((row) => [row.slug, 0]));
   const perRound = new Map<string, number[]>(rows.map((row) => [row.slug, []]));
@@ -254,6 +273,7 @@ async function compare(rows: Row[], label: string, workers: number, seconds: num
     const extra = perCycle(last.slug) - perCycle(row.slug);
     console.log(`  ${last.name} / ${row.name}: ${(perCycle(last.slug) / perCycle(row.slug)).toFixed(2)}x CPU (${extra >= 0 ? '+' : ''}${extra.toFixed(1)} µs)`);
   }
+  return new Map(rows.map((row) => [row.slug, perCycle(row.slug)]));
 }
 
 /** Each row alone under the V8 sampling profiler (100 µs interval); writes results/bench/cycle-cpu-<slug>.cpuprofile and prints its summary. */
