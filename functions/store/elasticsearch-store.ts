@@ -14,6 +14,8 @@ const writeOptions = () => ({ maxRetries: 0, ...opaqueIdOption() });
 const readOptions = () => ({ maxRetries: 1, ...opaqueIdOption() });
 
 // Every request that names a lock document is routed by its namespace (routing.ts): one shard per namespace.
+// On a lock index of one shard (every one made before shards, and the default) routing changes nothing:
+// every routing leads to that shard, so documents written without routing are found as before.
 const primaryReadItem = (docId: string): unknown[] => [{ update: { _id: docId, routing: routingOf(docId) } }, { doc: {}, detect_noop: true }];
 
 const routedDoc = (docId: string) => ({ _id: docId, routing: routingOf(docId) });
