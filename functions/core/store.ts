@@ -94,7 +94,7 @@ export interface LockStore {
   write(ops: readonly WriteOp[]): Promise<WriteOutcome[]>;
   /**
    * `write`, then a primary read of `docIds` in the same request: each read sees the primary after
-   * the writes (the lock index has one shard, whose primary runs a request's items in order). A
+   * the writes (a request names one namespace, whose keys live on one shard, whose primary runs the items in order). A
    * read that failed on its own is left out of `read`.
    */
   writeThenRead(ops: readonly WriteOp[], docIds: readonly string[]): Promise<{ outcomes: WriteOutcome[]; read: Map<string, StoredLock | null> }>;
