@@ -20,6 +20,8 @@ export interface RunSettings {
   durationS: number;
   clients: number;
   workload: Workload;
+  /** Primary shards of the run's lock index (default 1). */
+  shards?: number;
   /** Where the history goes; `keep: 'violations'` writes it only when the checker found something. */
   results: { dir: string; name: string; keep: 'always' | 'violations' };
   firewall?: Firewall;
@@ -67,7 +69,7 @@ export async function runFault(fault: Fault, settings: RunSettings, nodes: reado
   const behaviour = behaviourOf(fault);
   const client = clusterClient(nodes, 5_000);
   const index = `faults-${fault}-${randomBytes(3).toString('hex')}`;
-  await ensureLockIndex(client, index);
+  await ensureLockIndex(client, index, settings.shards ? { shards: settings.shards } : {});
   await client.cluster.health({ index, wait_for_status: 'green', timeout: '60s' });
   const { engine, store } = createLockEngine({
     client,

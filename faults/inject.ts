@@ -7,16 +7,17 @@ import type { SearchClient } from '../functions/store/search-client.js';
 import { type ClusterNode, signalNode, startNode } from '../infra/es/cluster.js';
 import { DESCRIPTIONS, type Fault, isPartition } from './catalog.js';
 import type { Firewall } from './partition.js';
+import { FAULTS_NAMESPACE } from './workload.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Which cluster node holds the lock index's primary, and which its replica. */
+/** Which cluster node holds the primary of the shard the clients' namespace lives on, and which its replica. */
 export async function shardNodes(
   client: SearchClient,
   index: string,
   nodes: readonly ClusterNode[],
 ): Promise<{ primary?: ClusterNode; replica?: ClusterNode }> {
-  const response = await client.searchShards({ index });
+  const response = await client.searchShards({ index, routing: FAULTS_NAMESPACE });
   const names = new Map(Object.entries(response.nodes).map(([id, node]) => [id, node.name]));
   const copies = response.shards.flat();
   const byCopy = (primary: boolean) =>

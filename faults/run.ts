@@ -52,6 +52,8 @@ ${FAULTS.map((fault) => `                         ${fault.padEnd(18)} ${DESCRIPT
                        lines and the figures at the end; stops after a run with a violation
   --cycles N           the soak's target (default 100000; only with --soak)
   --store S            ${STORE_RULE}
+  --shards N           primary shards of each run's lock index, 1 to 9 (default 1): the clients' namespace
+                       lives on one of them, whose primary the node faults aim at
   --stop-after         stop the cluster at the end
   --verbose            print stack traces on errors (also DEBUG=1)
 Results: results/faults/<time>/: each run's history (the soak's: only runs with a violation) and the table.
@@ -59,6 +61,7 @@ Exit codes: 0 no violation (clock-skew-beyond's are expected), 1 a violation or 
 
 interface Options {
   store: SearchProduct;
+  shards: number;
   faults: Fault[];
   durationS: number;
   clients: number;
@@ -77,6 +80,7 @@ function parseOptions(argv: string[]): Options | undefined {
     short: { type: 'boolean' },
     soak: { type: 'boolean' },
     cycles: { type: 'string' },
+    shards: { type: 'string' },
     'stop-after': { type: 'boolean' },
     ...STORE_FLAG,
   });
@@ -97,6 +101,7 @@ function parseOptions(argv: string[]): Options | undefined {
   if (!GRANULARITIES.includes(granularity)) throw new UsageError(`--granularity: must be ${GRANULARITIES.join(', ')} (got "${granularity}")`);
   return {
     store: chooseStore(values.store),
+    shards: numberFlag('--shards', value('--shards'), { integer: true, min: 1, max: 9 }, 1),
     faults: faults as Fault[],
     durationS: integer('--duration', short ? 30 : 60, 10),
     clients: integer('--clients', soaking ? 24 : 8, 1),
@@ -148,10 +153,20 @@ async function main(argv: string[]): Promise<number> {
     } else {
       const results: RunResult[] = [];
       for (const fault of faults) {
-        const settings = { durationS: options.durationS, clients: options.clients, workload: options.workload, firewall, tally: emptyTally() };
+        const settings = {
+          durationS: options.durationS,
+          clients: options.clients,
+          workload: options.workload,
+          shards: options.shards,
+          firewall,
+          tally: emptyTally(),
+        };
         results.push(await runFault(fault, { ...settings, results: { dir, name: fault, keep: 'always' } }, nodes, log));
       }
-      const table = [`${distribution.product} ${distribution.version}, 3 nodes`, ...renderTable(results, skipped)];
+      const table = [
+        `${distribution.product} ${distribution.version}, 3 nodes, ${options.shards} primary shard${options.shards === 1 ? '' : 's'}`,
+        ...renderTable(results, skipped),
+      ];
       console.log(`\n${table.join('\n')}`);
       writeFileSync(join(dir, 'table.txt'), `${table.join('\n')}\n`);
       ok = !results.some(failsRun);

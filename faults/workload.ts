@@ -15,6 +15,9 @@ import type { HeldKey, HistoryEvent } from './history.js';
 import { interpose } from './interposed-store.js';
 import { skewedClock } from './skew.js';
 
+/** The one namespace the clients lock in (on a lock index with several shards, it lives on one of them). */
+export const FAULTS_NAMESPACE = 'faults';
+
 export type WorkloadGranularity = 'mixed' | 'document' | 'tree';
 
 export interface Workload {
@@ -168,7 +171,7 @@ export async function runClient(context: ClientContext, id: number, clockOffsetM
     let grant: Grant;
     try {
       const acquiring = engine.acquire({
-        namespace: 'faults',
+        namespace: FAULTS_NAMESPACE,
         ...target.request,
         mode: exclusive ? 'exclusive' : 'shared',
         owner: client,
