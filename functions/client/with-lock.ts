@@ -63,6 +63,8 @@ interface Lease {
   leaseToken: string;
   fencingToken: string;
   ttlMs: number;
+  /** The lease's end by the service's clock (epoch ms). */
+  expiresAtMs?: number;
 }
 
 interface Backend {
@@ -80,7 +82,10 @@ function backendOf(locker: Locker): Backend {
     };
   }
   return {
-    acquire: (request) => locker.acquire(request),
+    acquire: async (request) => {
+      const grant = await locker.acquire(request);
+      return { ...grant, expiresAtMs: grant.expiresAt };
+    },
     renew: (leaseToken, ttlMs) => locker.renew({ leaseToken, ttlMs }),
     release: (leaseToken) => locker.release({ leaseToken }),
   };
@@ -122,11 +127,18 @@ export async function withLock<T>(
     slot?.release();
     throw error;
   }
+  const receivedAt = now();
   const ttlMs = grant.ttlMs;
   let token = grant.leaseToken;
-  // Local (monotonic) end of the lease: the server counted its TTL from after our request left.
-  let localExpiry = sentAt + ttlMs;
-  const wallOffset = Date.now() - now();
+  const wallOffset = Date.now() - receivedAt;
+  // Local (monotonic) end of the lease. The service counted its TTL from its grant, which came after our
+  // request left, so sentAt + ttl is a floor. After a wait (waitMs) the grant came later than that: its
+  // expiresAt read by our own clock is then the end, as the lock model has every holder take it (callers'
+  // clocks agree within maxClockSkewMs), and never later than a full TTL from the answer's arrival.
+  let localExpiry = Math.max(
+    sentAt + ttlMs,
+    grant.expiresAtMs === undefined ? Number.NEGATIVE_INFINITY : Math.min(grant.expiresAtMs - wallOffset, receivedAt + ttlMs),
+  );
   slot?.leaseEndsAt(Math.round(localExpiry + wallOffset));
 
   const controller = new AbortController();

@@ -96,6 +96,13 @@ describe.each([
     expect(await holders(locker(), 'throws')).toEqual([]);
   });
 
+  it('waits longer than its own TTL for a lock held by another, and works on a lease that starts at the grant', async () => {
+    const grant = await locker().acquire({ ...target('long-wait', 10_000), owner: 'other' });
+    setTimeout(() => void locker().release({ leaseToken: grant.leaseToken }), 1_500);
+    const outcome = await withLock(locker(), target('long-wait', 1_000), async ({ signal }) => (signal.aborted ? 'lost' : 'got it'), { waitMs: 5_000 });
+    expect(outcome).toBe('got it');
+  });
+
   it('fails at once with LockHeldError when the lock is taken, or waits with waitMs', async () => {
     const grant = await locker().acquire({ ...target('busy', 10_000), owner: 'other' });
     await expect(withLock(locker(), target('busy'), async () => 'never')).rejects.toBeInstanceOf(LockHeldError);
