@@ -33,6 +33,7 @@ import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLoc
 import type { SearchClient } from '../functions/store/search-client.js';
 import { resolveElasticsearch } from '../infra/es/target.js';
 import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../infra/lib/cli.js';
+import { rawLockDocument } from './lib/workers.js';
 import { stubSearchClient } from './stub-search-client.js';
 
 const USAGE = `usage: tsx bench/cycle-cpu.ts [--offline] [--baseline <dir>[,<dir>...]] [--profile] [--summarise <file.cpuprofile>] [--verbose]
@@ -107,7 +108,7 @@ async function main(argv: string[]): Promise<number | undefined> {
       slug: 'raw',
       cycle: async (worker, i) => {
         const id = `${worker}-${i % 50}`;
-        await client.create({ index: rawIndex, id, document: lockDocument(id, worker) });
+        await client.create({ index: rawIndex, id, document: rawLockDocument(id, worker) });
         await client.delete({ index: rawIndex, id });
       },
     },
@@ -202,7 +203,7 @@ function sameRequestsCycle(client: SearchClient, index: string, incarnation: str
         index,
         operations: [
           { create: { _id: id, routing: 'bench' } },
-          lockDocument(id, worker),
+          rawLockDocument(id, worker),
           { update: { _id: ROOT_ID, routing: 'bench' } },
           { doc: {}, detect_noop: true },
         ],
@@ -299,34 +300,7 @@ async function profileRows(rows: Row[], workers: number, seconds: number): Promi
 const ROOT_ID = lockDocId('bench', 'global', '*');
 
 /** The namespace's root as document locks find it once the first of them has marked it: no holders, lockedBelow. */
-const markedRoot = () => ({ ...lockDocument(ROOT_ID, 0), holders: [], lockedBelow: true });
-
-/** The document the engine stores for one exclusive holder, so that the raw rows index the same data. */
-function lockDocument(id: string, worker: number) {
-  const now = Date.now();
-  return {
-    namespace: 'bench',
-    granularity: 'document',
-    key: id,
-    lockId: id,
-    holders: [
-      {
-        lease: randomBytes(16).toString('base64url'),
-        proof: randomBytes(32).toString('base64url'),
-        owner: `w${worker}`,
-        mode: 'X',
-        expiresAt: now + 30_000,
-        grantedAt: now,
-        fence: null,
-        request: null,
-        call: null,
-      },
-    ],
-    minExpiresAt: now + 30_000,
-    maxExpiresAt: now + 30_000,
-    updatedAt: now,
-  };
-}
+const markedRoot = () => ({ ...rawLockDocument(ROOT_ID, 0), holders: [], lockedBelow: true });
 
 interface CpuProfile {
   nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number }; children?: number[] }>;

@@ -10,6 +10,7 @@ import { createLockEngine, deleteLockIndex, ensureLockIndex } from '../functions
 import { numberFlag, parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
 import { describeServer, serverLabel } from '../infra/lib/server-info.js';
 import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE } from '../infra/lib/store-target.js';
+import { type Cycle, measure, rawLockDocument } from './lib/workers.js';
 import { seedsTreeRecipe } from './seeds-tree-recipe.js';
 
 const USAGE = `usage: npm run bench:engine [-- --store S] [--verbose]
@@ -25,22 +26,6 @@ const positiveInteger = { integer: true, min: 1 } as const;
 let CONCURRENCY = 16;
 let SECONDS_PER_SLICE = 3;
 let ROUNDS = 6;
-
-type Cycle = (worker: number, iteration: number) => Promise<void>;
-
-async function measure(cycle: Cycle, seconds: number): Promise<number> {
-  let completed = 0;
-  const end = Date.now() + seconds * 1_000;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async (_, worker) => {
-      for (let iteration = 0; Date.now() < end; iteration++) {
-        await cycle(worker, iteration);
-        completed++;
-      }
-    }),
-  );
-  return completed;
-}
 
 async function main(argv: string[]): Promise<number | undefined> {
   const { values } = parseFlags(argv, STORE_FLAG);
@@ -205,7 +190,7 @@ async function main(argv: string[]): Promise<number | undefined> {
   }
 
   console.log(`Warming up (${CONCURRENCY} concurrent workers per row)...`);
-  for (const row of rows) await measure(row.cycle, 1);
+  for (const row of rows) await measure(row.cycle, 1, CONCURRENCY);
   const totals = new Map(rows.map((row) => [row.name, 0]));
   // This process's CPU per cycle: on this machine the client shares two cores with Elasticsearch,
   // while deployed the engine runs in Lambda and only its requests reach the cluster.
@@ -215,7 +200,7 @@ async function main(argv: string[]): Promise<number | undefined> {
     for (const row of round % 2 === 1 ? rows : [...rows].reverse()) {
       process.stdout.write(`round ${round}/${ROUNDS}: ${row.name}... `);
       const cpuBefore = process.cpuUsage();
-      const completed = await measure(row.cycle, SECONDS_PER_SLICE);
+      const completed = await measure(row.cycle, SECONDS_PER_SLICE, CONCURRENCY);
       const cpu = process.cpuUsage(cpuBefore);
       clientCpu.set(row.name, clientCpu.get(row.name)! + cpu.user + cpu.system);
       totals.set(row.name, totals.get(row.name)! + completed);
@@ -303,32 +288,6 @@ async function main(argv: string[]): Promise<number | undefined> {
   await client.close();
   await store.stop();
   return undefined;
-}
-
-/** The same document the engine stores for one exclusive holder, so that both rows index the same data. */
-function rawLockDocument(id: string, worker: number) {
-  const now = Date.now();
-  return {
-    namespace: 'bench',
-    granularity: 'document',
-    key: id,
-    lockId: id,
-    holders: [
-      {
-        lease: randomBytes(16).toString('base64url'),
-        proof: randomBytes(32).toString('base64url'),
-        owner: `w${worker}`,
-        mode: 'X',
-        expiresAt: now + 30_000,
-        grantedAt: now,
-        fence: null,
-        request: null,
-      },
-    ],
-    minExpiresAt: now + 30_000,
-    maxExpiresAt: now + 30_000,
-    updatedAt: now,
-  };
 }
 
 function barChart(bars: Array<{ label: string; value: number }>, server: string): string {

@@ -23,6 +23,7 @@ import {
   storeDistribution,
   storeUrlVariable,
 } from '../infra/lib/store-target.js';
+import { type Cycle, measure, rawLockDocument } from './lib/workers.js';
 
 const USAGE = `usage: npm run bench:shards [-- --store S] [--shards N] [--namespaces K] [--verbose]
 
@@ -42,22 +43,6 @@ let CONCURRENCY = 24;
 let SECONDS_PER_SLICE = 3;
 let ROUNDS = 6;
 const CLUSTER_NODES = 3;
-
-type Cycle = (worker: number, iteration: number) => Promise<void>;
-
-async function measure(cycle: Cycle, seconds: number): Promise<number> {
-  let completed = 0;
-  const end = Date.now() + seconds * 1_000;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async (_, worker) => {
-      for (let iteration = 0; Date.now() < end; iteration++) {
-        await cycle(worker, iteration);
-        completed++;
-      }
-    }),
-  );
-  return completed;
-}
 
 /** ES_URL / OPENSEARCH_URL when set, else the project's cluster of that product (checked: it must run). */
 async function clusterTarget(product: 'elasticsearch' | 'opensearch'): Promise<StoreEndpoint> {
@@ -160,14 +145,14 @@ async function main(argv: string[]): Promise<number | undefined> {
 
   for (const count of layouts) console.log(`lock index of ${label(count)}: ${placement.get(count)}`);
   console.log(`Warming up (${CONCURRENCY} concurrent workers per row, ${namespaces} namespaces)...`);
-  for (const row of rows) await measure(row.cycle, 1);
+  for (const row of rows) await measure(row.cycle, 1, CONCURRENCY);
   const totals = new Map(rows.map((row) => [row.name, 0]));
   const perRound = new Map(rows.map((row) => [row.name, [] as number[]]));
   for (let round = 1; round <= ROUNDS; round++) {
     // Every other round runs the rows backwards, so that no row always follows the same neighbour.
     for (const row of round % 2 === 1 ? rows : [...rows].reverse()) {
       process.stdout.write(`round ${round}/${ROUNDS}: ${row.name}... `);
-      const completed = await measure(row.cycle, SECONDS_PER_SLICE);
+      const completed = await measure(row.cycle, SECONDS_PER_SLICE, CONCURRENCY);
       totals.set(row.name, totals.get(row.name)! + completed);
       perRound.get(row.name)!.push(completed / SECONDS_PER_SLICE);
       console.log(`${(completed / SECONDS_PER_SLICE).toFixed(0)} cycles/s`);
@@ -226,32 +211,6 @@ async function main(argv: string[]): Promise<number | undefined> {
   for (const index of indices) await deleteLockIndex(client, index);
   await client.close();
   return undefined;
-}
-
-/** The document the engine stores for one exclusive holder, so that the raw rows index the same data. */
-function rawLockDocument(id: string, worker: number) {
-  const now = Date.now();
-  return {
-    namespace: routingOf(id),
-    granularity: 'document',
-    key: id,
-    lockId: id,
-    holders: [
-      {
-        lease: randomBytes(16).toString('base64url'),
-        proof: randomBytes(32).toString('base64url'),
-        owner: `w${worker}`,
-        mode: 'X',
-        expiresAt: now + 30_000,
-        grantedAt: now,
-        fence: null,
-        request: null,
-      },
-    ],
-    minExpiresAt: now + 30_000,
-    maxExpiresAt: now + 30_000,
-    updatedAt: now,
-  };
 }
 
 runCli(main);
