@@ -3,8 +3,9 @@
  * granted the lease, above the lock index's incarnation epoch. Every key of a namespace lives on one
  * primary shard (requests are routed by namespace), where that pair only grows, across every key of
  * the namespace, release, takeover and primary promotion, so a later grant on a key always carries a
- * larger number. Tokens of different namespaces on different shards are not ordered. A new incarnation of the lock index (re-created, or restored from a
- * snapshot) restarts the pair, so each incarnation carries an epoch one above the previous one's
+ * larger number. Tokens of different namespaces on different shards are not ordered. A new
+ * incarnation of the lock index (re-created, or restored from a snapshot) restarts the pair, so each
+ * incarnation carries an epoch one above the previous one's
  * (functions/store/lock-index.ts): its tokens start above every token the earlier one could issue.
  *
  * Encoding: `epoch × 10¹⁶ + primaryTerm × 10¹³ + seqNo`, as a decimal string. The value fits a signed
