@@ -33,7 +33,7 @@ import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLoc
 import type { SearchClient } from '../functions/store/search-client.js';
 import { resolveElasticsearch } from '../infra/es/target.js';
 import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../infra/lib/cli.js';
-import { rawLockDocument } from './lib/workers.js';
+import { type Cycle, measure, rawLockDocument } from './lib/workers.js';
 import { stubSearchClient } from './stub-search-client.js';
 
 const USAGE = `usage: tsx bench/cycle-cpu.ts [--offline] [--baseline <dir>[,<dir>...]] [--profile] [--summarise <file.cpuprofile>] [--verbose]
@@ -42,25 +42,10 @@ Client CPU per document lock cycle, engine against the raw requests. Settings by
 CYCLE_SECONDS (default 2 per slice), CYCLE_ROUNDS (default 6), CYCLE_CONCURRENCY (default 16),
 CYCLE_PROFILE_SECONDS (default 8 per profiled row). Exit codes: 0 done, 1 failed, 2 a usage mistake.`;
 
-type Cycle = (worker: number, iteration: number) => Promise<void>;
 interface Row {
   name: string;
   slug: string;
   cycle: Cycle;
-}
-
-async function run(cycle: Cycle, workers: number, seconds: number): Promise<number> {
-  let completed = 0;
-  const end = performance.now() + seconds * 1_000;
-  await Promise.all(
-    Array.from({ length: workers }, async (_, worker) => {
-      for (let iteration = 0; performance.now() < end; iteration++) {
-        await cycle(worker, iteration);
-        completed++;
-      }
-    }),
-  );
-  return completed;
 }
 
 async function main(argv: string[]): Promise<number | undefined> {
@@ -149,7 +134,7 @@ async function main(argv: string[]): Promise<number | undefined> {
     { label: `${concurrency} concurrent workers`, workers: concurrency },
   ];
   console.log('Warming up...');
-  for (const mode of modes) for (const row of rows) await run(row.cycle, mode.workers, 1);
+  for (const mode of modes) for (const row of rows) await measure(row.cycle, 1, mode.workers);
   for (const mode of modes) {
     const perCycle = await compare(rows, mode.label, mode.workers, seconds, rounds);
     const at = (slug: string) => perCycle.get(slug)!;
@@ -188,7 +173,7 @@ async function measureOffline(
     { name: 'stub: engine acquire + release', slug: 'stub-engine', cycle: engineCycle(engine) },
   ];
   console.log('Warming up...');
-  for (const row of rows) await run(row.cycle, 1, 1);
+  for (const row of rows) await measure(row.cycle, 1, 1);
   await compare(rows, 'in-memory primary, sequential', 1, seconds, rounds);
   await compare(rows, `in-memory primary, ${concurrency} concurrent workers`, concurrency, seconds, rounds);
   if (profile) await profileRows(rows, 1, profileSeconds);
@@ -253,7 +238,7 @@ async function compare(rows: Row[], label: string, workers: number, seconds: num
   for (let round = 1; round <= rounds; round++) {
     for (const row of round % 2 === 1 ? rows : [...rows].reverse()) {
       const before = process.cpuUsage();
-      const completed = await run(row.cycle, workers, seconds);
+      const completed = await measure(row.cycle, seconds, workers);
       const used = process.cpuUsage(before);
       cycles.set(row.slug, cycles.get(row.slug)! + completed);
       cpu.set(row.slug, cpu.get(row.slug)! + used.user + used.system);
@@ -288,7 +273,7 @@ async function profileRows(rows: Row[], workers: number, seconds: number): Promi
   await session.post('Profiler.setSamplingInterval', { interval: 100 });
   for (const row of rows) {
     await session.post('Profiler.start');
-    const completed = await run(row.cycle, workers, seconds);
+    const completed = await measure(row.cycle, seconds, workers);
     const { profile } = await session.post('Profiler.stop');
     const file = join(outDir, `cycle-cpu-${row.slug}.cpuprofile`);
     writeFileSync(file, JSON.stringify(profile));
