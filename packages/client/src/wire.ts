@@ -1,0 +1,216 @@
+/**
+ * The lock service's wire contract: the JSON a caller sends and gets back, over HTTP and by direct
+ * invocation alike, and the catalogue of error names. The functions and the client package both
+ * import this one module; it imports nothing, so either side can take it without the other.
+ */
+
+export type Granularity = 'global' | 'document' | 'tree';
+export type LockMode = 'exclusive' | 'shared';
+/** Multi-granularity modes a lock document records: intentions (IS, IX) on ancestors, S or X on the target. */
+export type HolderMode = 'IS' | 'IX' | 'S' | 'X';
+
+/** POST /acquire, or a direct invocation of acquire. */
+export interface AcquireBody {
+  namespace: string;
+  granularity: Granularity;
+  /** Document locks: one or many ids, taken all or nothing. */
+  ids?: string[];
+  /** Tree locks: an absolute path such as `/projects/a/readme.txt`. */
+  path?: string;
+  /** Default `exclusive`. */
+  mode?: LockMode;
+  owner: string;
+  /** Lease length; the server's default when left out. */
+  ttlMs?: number;
+  /** How long the call may wait for a held lock before it answers LockHeldError; default 0. */
+  waitMs?: number;
+  /** Names one logical call: a retry with the same requestId gets that call's grant back, never a second one. */
+  requestId?: string;
+}
+
+export interface RenewBody {
+  leaseToken: string;
+  ttlMs?: number;
+}
+
+export interface ReleaseBody {
+  leaseToken: string;
+}
+
+/** GET /inspect: who holds a target's keys now (realtime). */
+export interface InspectQuery {
+  namespace: string;
+  granularity: Granularity;
+  ids?: string[];
+  path?: string;
+  mode?: LockMode;
+}
+
+/** GET /locks: locks by namespace, owner or path prefix (search: about a second behind). */
+export interface ListQuery {
+  namespace?: string;
+  granularity?: Granularity;
+  owner?: string;
+  pathPrefix?: string;
+  limit?: number;
+  includeExpired?: boolean;
+}
+
+export interface SweepBody {
+  batchSize?: number;
+  maxBatches?: number;
+}
+
+export interface GrantedKeyBody {
+  key: string;
+  mode: HolderMode;
+  fencingToken: string;
+}
+
+export interface GrantBody {
+  leaseToken: string;
+  /** Compare as decimal strings of equal length (they are zero-padded): larger is later. */
+  fencingToken: string;
+  expiresAt: string;
+  expiresAtMs: number;
+  ttlMs: number;
+  namespace: string;
+  granularity: Granularity;
+  mode: LockMode;
+  owner: string;
+  keys: GrantedKeyBody[];
+  /** True when this call took over the live grant of an earlier delivery of the same requestId. */
+  reused: boolean;
+}
+
+export interface RenewalBody {
+  /** Use this token from now on. */
+  leaseToken: string;
+  fencingToken: string;
+  expiresAt: string;
+  expiresAtMs: number;
+  ttlMs: number;
+}
+
+export type ReleaseOutcome = 'released' | 'expired' | 'not_held' | 'partially_held';
+
+export interface ReleaseResultBody {
+  outcome: ReleaseOutcome;
+  releasedKeys: string[];
+  missingKeys: string[];
+}
+
+export interface HolderBody {
+  owner: string;
+  mode: HolderMode;
+  fencingToken: string;
+  expiresAt: string;
+  expiresAtMs: number;
+  expired: boolean;
+}
+
+export interface LockStateBody {
+  key: string;
+  namespace: string;
+  granularity: Granularity;
+  holders: HolderBody[];
+}
+
+export interface LockStatesBody {
+  locks: LockStateBody[];
+}
+
+export interface SweepReportBody {
+  scanned: number;
+  deletedLocks: number;
+  prunedHolders: number;
+  conflicts: number;
+  batches: number;
+}
+
+export interface ConflictBody {
+  key: string;
+  granularity: Granularity;
+  requestedMode: HolderMode;
+  holders: Array<{ owner: string; mode: HolderMode; expiresAt: string; expiresAtMs: number }>;
+  reason?: 'request_id_reused' | 'duplicate_in_progress';
+}
+
+export interface FieldIssueBody {
+  /** Dotted path of the offending request field, e.g. `ids.3` or `path`. */
+  field: string;
+  /** Short machine-readable rule name, e.g. `max`, `required`, `unknown_field`. */
+  rule: string;
+  message: string;
+}
+
+/** Every error answer: the HTTP body, and the `errorMessage` a direct invocation's error carries. */
+export interface ErrorBody {
+  error: ErrorName;
+  message: string;
+  retryable?: boolean;
+  fields?: FieldIssueBody[];
+  conflicts?: ConflictBody[];
+  retryAfterMs?: number;
+  waitedMs?: number;
+  lostKeys?: string[];
+  requestId?: string;
+  mayHoldUntil?: string;
+  [field: string]: unknown;
+}
+
+export interface ErrorSpec {
+  /** The HTTP status of the answer. */
+  status: number;
+  /** Whether repeating the same call (with the same requestId for acquire) can succeed. */
+  retryable: boolean;
+  /** The CloudWatch metric a refusal of this kind counts in. */
+  metric: string;
+  /** Expected refusals are logged at info, store trouble at warn, anything else at error. */
+  level: 'info' | 'warn' | 'error';
+}
+
+/**
+ * Every error the service answers, by name. The name is the contract (the HTTP body's `error`, the
+ * error a direct invocation throws and a Step Functions Retry/Catch matches, the client's class);
+ * the HTTP status, retryability, metric and log level of each are read from here and nowhere else.
+ */
+export const ERRORS = {
+  /** Bad input: nothing was read or written. The fields say which field broke which rule. */
+  ValidationError: { status: 400, retryable: false, metric: 'InvalidRequest', level: 'info' },
+  /** The caller may not do this in this namespace (its policy, or its principal is unknown). Nothing was read or written. */
+  AccessDeniedError: { status: 403, retryable: false, metric: 'AccessDenied', level: 'info' },
+  /** A configured limit on held locks (per owner, per namespace) would be exceeded; nothing was taken. */
+  QuotaExceededError: { status: 429, retryable: true, metric: 'QuotaExceeded', level: 'info' },
+  /** An incompatible holder has a key; this call holds nothing. */
+  LockHeldError: { status: 409, retryable: true, metric: 'LockConflict', level: 'info' },
+  /** The lease exists but the token's secret does not match it. */
+  LeaseTokenMismatchError: { status: 403, retryable: false, metric: 'LeaseTokenMismatch', level: 'info' },
+  /** The lease is gone (released, or expired and taken over or swept). */
+  LeaseLostError: { status: 410, retryable: false, metric: 'LeaseLost', level: 'info' },
+  /** A write of this call may have applied: retry with the same requestId. */
+  LockOutcomeUnknownError: { status: 503, retryable: true, metric: 'StoreUnavailable', level: 'warn' },
+  /** The lock store could not be reached, timed out or pushed back. */
+  StoreUnavailableError: { status: 503, retryable: true, metric: 'StoreUnavailable', level: 'warn' },
+  /** Too many writers raced on the same lock documents; retry. */
+  LockContentionError: { status: 503, retryable: true, metric: 'StoreUnavailable', level: 'warn' },
+  /** The lock store refused in a way retrying will not fix (a missing lock index, permissions). */
+  StoreRejectedError: { status: 500, retryable: false, metric: 'StoreRejected', level: 'error' },
+  /** The lock index's fencing range is spent: create a new lock index. */
+  FencingRangeError: { status: 500, retryable: false, metric: 'FencingRange', level: 'error' },
+  /** Anything else; the function logs have the details under the correlation id. */
+  InternalError: { status: 500, retryable: false, metric: 'InternalError', level: 'error' },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorName = keyof typeof ERRORS;
+
+export const ERROR_NAMES = Object.keys(ERRORS) as ErrorName[];
+
+export function isErrorName(name: unknown): name is ErrorName {
+  return typeof name === 'string' && Object.hasOwn(ERRORS, name);
+}
+
+/** The spec of a name (InternalError's for a name this version does not know). */
+export function errorSpecOf(name: unknown): ErrorSpec {
+  return isErrorName(name) ? ERRORS[name] : ERRORS.InternalError;
+}
