@@ -16,9 +16,9 @@
  * the tokens it always gave.
  */
 import { FencingRangeError } from './errors.js';
+import type { FencingToken } from './model.js';
 
-/** A decimal integer string; compare with `compareFencingTokens` or `BigInt`, never as text of different lengths. */
-export type FencingToken = string;
+export type { FencingToken } from './model.js';
 
 /** Where a write landed: what a fencing token is made of. `epoch` is the lock index incarnation's (0 when absent). */
 export interface WritePosition {

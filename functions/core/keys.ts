@@ -1,22 +1,9 @@
 /** From a lock target to the lock documents it needs, in the one order every caller uses. */
-import { hash } from 'node:crypto';
+import { lockDocId } from './doc-id.js';
 import { rulesFor } from './granularity/index.js';
-import type { Granularity, LockTarget, PlannedKey, RequestedMode } from './model.js';
+import type { LockTarget, PlannedKey, RequestedMode } from './model.js';
 
-const MAX_ID_BYTES = 512;
-
-/**
- * Document ids read `<namespace>|<g|d|t>|<key>`: namespaces cannot contain "|", so ids never collide
- * across namespaces or granularities, and ids that share a namespace share a prefix, which keeps
- * Lucene's id lookups cheap (random ids measured about twice as slow for create + delete). Keys too
- * long for Elasticsearch's 512-byte id limit use the upper-case tag and a SHA-256 of the key instead.
- */
-export function lockDocId(namespace: string, granularity: Granularity, key: string): string {
-  const tag = rulesFor(granularity).tag;
-  const readable = `${namespace}|${tag}|${key}`;
-  if (Buffer.byteLength(readable, 'utf8') <= MAX_ID_BYTES) return readable;
-  return `${namespace}|${tag.toUpperCase()}|${hash('sha256', key, 'base64url')}`;
-}
+export { lockDocId } from './doc-id.js';
 
 export function planKeys(target: LockTarget, mode: RequestedMode): PlannedKey[] {
   const { namespace, granularity } = target;

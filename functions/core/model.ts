@@ -1,7 +1,6 @@
 /** The lock model: what callers ask for, what the index stores, what the engine answers. */
-import type { FencingToken } from './fencing.js';
-
-export type { FencingToken } from './fencing.js';
+/** A decimal integer string (fencing.ts says how it is made); compare with `compareFencingTokens` or `BigInt`, never as text of different lengths. */
+export type FencingToken = string;
 
 export type Granularity = 'global' | 'document' | 'tree';
 export type RequestedMode = 'exclusive' | 'shared';

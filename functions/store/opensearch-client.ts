@@ -7,7 +7,7 @@
  */
 import { Client as OpenSearch } from '@opensearch-project/opensearch';
 import { AwsSigv4Signer } from '@opensearch-project/opensearch/aws-v3';
-import type { SearchClient, SearchConnection } from './search-client.js';
+import type { SearchClient, SearchConnection } from './search-types.js';
 
 type Params = Record<string, unknown>;
 type Options = Record<string, unknown> | undefined;

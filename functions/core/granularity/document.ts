@@ -9,7 +9,6 @@ import { checkText, issue, LOG_KEY_CHARS, toNfc } from './text.js';
 
 export const documentRules: GranularityRules<'document'> = {
   name: 'document',
-  tag: 'd',
   fields: ['ids'],
   check(input, ctx, limits) {
     if (!input.ids) return issue(ctx, ['ids'], 'required', 'is required for the document granularity');

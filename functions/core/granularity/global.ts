@@ -11,7 +11,6 @@ export { GLOBAL_KEY } from './scope.js';
 
 export const globalRules: GranularityRules<'global'> = {
   name: 'global',
-  tag: 'g',
   fields: [],
   check: () => {},
   target: (namespace) => ({ namespace, granularity: 'global' }),

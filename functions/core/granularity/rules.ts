@@ -8,7 +8,6 @@ import type { Granularity, HolderMode, LockTarget, RequestedMode } from '../mode
 import type { EngineContext } from '../operations/context.js';
 import type { LockSettings } from '../settings.js';
 import type { StoredLock } from '../store.js';
-import type { Above } from './scope.js';
 
 export type TargetOf<G extends Granularity> = Extract<LockTarget, { granularity: G }>;
 
@@ -33,12 +32,16 @@ export interface HeldTarget<G extends Granularity> {
   guardsRead?: Map<string, StoredLock | null>;
 }
 
+/** A document above a target, by granularity and key. */
+export interface Above {
+  granularity: Granularity;
+  key: string;
+}
+
 export type RefineContext = z.core.$RefinementCtx<unknown>;
 
 export interface GranularityRules<G extends Granularity> {
   readonly name: G;
-  /** One letter in lock document ids: `<namespace>|<tag>|<key>`. */
-  readonly tag: string;
   /** The request fields that name the target (the others are refused). */
   readonly fields: readonly TargetField[];
   /** Checks the target fields of a raw request, reporting each problem with its field and rule. */

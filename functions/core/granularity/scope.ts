@@ -9,15 +9,17 @@
  * document: a hot directory, or a namespace's root under its document locks, costs them nothing.
  */
 import { compatible, intentionMode, targetMode } from '../compatibility.js';
+import { lockDocId } from '../doc-id.js';
 import { LockContentionError, LockHeldError, StoreUnavailableError } from '../errors.js';
 import { compareFencingTokens, tokenAt, type WritePosition } from '../fencing.js';
-import { lockDocId } from '../keys.js';
 import { fenceOf, isLive, lockDocument, replaceOp, settleFences, writtenLock } from '../lock-document.js';
 import type { ConflictingKey, Granularity, HolderMode, PlannedKey, RequestedMode, StoredHolder } from '../model.js';
 import type { EngineContext } from '../operations/context.js';
 import type { StoredLock, WriteOp } from '../store.js';
 import { contentionPause, writeUntilSettled } from '../write-loop.js';
-import type { HeldTarget } from './rules.js';
+import type { Above, HeldTarget } from './rules.js';
+
+export type { Above } from './rules.js';
 
 /** `/a/b/c` → `/a`, `/a/b` (the root above them is the namespace's global lock). */
 export function ancestorsOf(path: string): string[] {
@@ -27,12 +29,6 @@ export function ancestorsOf(path: string): string[] {
 
 /** The key of a namespace's one global lock document: the root above everything in the namespace. */
 export const GLOBAL_KEY = '*';
-
-/** A document above a target, by granularity and key. */
-export interface Above {
-  granularity: Granularity;
-  key: string;
-}
 
 /** The namespace's root: its global lock's document. */
 export const ROOT: Above = { granularity: 'global', key: GLOBAL_KEY };

@@ -15,7 +15,6 @@ const above = (path: string): Above[] => [...ancestorsOf(path).map((key) => ({ g
 
 export const treeRules: GranularityRules<'tree'> = {
   name: 'tree',
-  tag: 't',
   fields: ['path'],
   check(input, ctx, limits) {
     const path = input.path;
