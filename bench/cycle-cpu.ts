@@ -6,7 +6,7 @@
  * - raw create + delete: the cheapest cycle Elasticsearch offers.
  * - raw, the engine's requests: what one engine cycle sends, without the engine: a `_bulk` with the
  *   create and a primary read of the namespace's root, then a conditional delete on the incarnation.
- * - engine: `LockEngine.acquire` + `release`, signed tokens.
+ * - engine: `LockService.acquire` + `release`, signed tokens.
  * Rows are interleaved over rounds (alternating order) so that the machine's noise hits them alike,
  * once with one worker (sequential cycles) and once with 16 concurrent ones.
  *
@@ -27,8 +27,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { LockEngine } from '../functions/core/engine.js';
 import { lockDocId } from '../functions/core/keys.js';
+import type { LockService } from '../functions/core/service.js';
 import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLockIndex, lockIndexIncarnation } from '../functions/store/index.js';
 import type { SearchClient } from '../functions/store/search-client.js';
 import { resolveElasticsearch } from '../infra/es/target.js';
@@ -205,7 +205,7 @@ function sameRequestsCycle(client: SearchClient, index: string, incarnation: str
 /** Another copy of functions/ (the code before a change): its folder's name, and how it builds an engine over a client and index. */
 interface Baseline {
   name: string;
-  engine: (client: SearchClient, index: string) => Pick<LockEngine, 'acquire' | 'release'>;
+  engine: (client: SearchClient, index: string) => Pick<LockService, 'acquire' | 'release'>;
 }
 
 /**
@@ -222,7 +222,7 @@ async function loadBaseline(directory: string): Promise<Baseline> {
   };
 }
 
-function engineCycle(engine: Pick<LockEngine, 'acquire' | 'release'>): Cycle {
+function engineCycle(engine: Pick<LockService, 'acquire' | 'release'>): Cycle {
   return async (worker, i) => {
     const grant = await engine.acquire({ namespace: 'bench', granularity: 'document', ids: [`${worker}-${i % 50}`], owner: `w${worker}` });
     const released = await engine.release({ leaseToken: grant.leaseToken });

@@ -7,7 +7,7 @@
  * over rounds; the ratios and the directory locks' latency are the result.
  */
 import { randomBytes } from 'node:crypto';
-import { LockEngine } from '../functions/core/engine.js';
+import { LockService } from '../functions/core/service.js';
 import { deleteLockIndex, ElasticsearchLockStore, ensureLockIndex } from '../functions/store/index.js';
 import { numberFlag, parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
 import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE } from '../infra/lib/store-target.js';
@@ -52,7 +52,7 @@ async function main(argv: string[]): Promise<number> {
       await ensureLockIndex(client, index);
       if (design.indexRefreshMs) await client.indices.putSettings({ index, settings: { refresh_interval: `${design.indexRefreshMs}ms` } });
       const settings = design.scheduled ? { scheduledRefreshMs: design.indexRefreshMs! } : {};
-      return { design, index, engine: new LockEngine(new ElasticsearchLockStore(client, index), settings), cycles: 0, directoryMs: [] as number[] };
+      return { design, index, engine: new LockService(new ElasticsearchLockStore(client, index), settings), cycles: 0, directoryMs: [] as number[] };
     }),
   );
   type Row = (typeof rows)[number];

@@ -5,9 +5,10 @@
  * /d{i}/f0../d{i}/f3 by default: directories and files, so locks above and below a path meet), shared and
  * exclusive, in one namespace (document and tree locks are separate lock spaces there).
  */
-import { LockEngine } from '../functions/core/engine.js';
+
 import { LeaseLostError, LockContentionError, LockHeldError, LockOutcomeUnknownError, StoreUnavailableError } from '../functions/core/errors.js';
 import type { Grant } from '../functions/core/model.js';
+import { LockService } from '../functions/core/service.js';
 import type { LockSettings } from '../functions/core/settings.js';
 import type { LockStore } from '../functions/core/store.js';
 import type { Behaviour } from './catalog.js';
@@ -97,7 +98,7 @@ function clientEngine(
   store: LockStore,
   settings: Readonly<LockSettings>,
   clockOffsetMs: number,
-): { engine: LockEngine; arm: (fault: 'stall' | 'freeze') => void; disarm: () => void } {
+): { engine: LockService; arm: (fault: 'stall' | 'freeze') => void; disarm: () => void } {
   let armed: 'stall' | 'freeze' | undefined;
   let writes = 0;
   const afterFirstWrite = async (): Promise<void> => {
@@ -129,7 +130,7 @@ function clientEngine(
     },
   });
   return {
-    engine: new LockEngine(hooked, { ...settings, now: skewedClock(clockOffsetMs) }),
+    engine: new LockService(hooked, { ...settings, now: skewedClock(clockOffsetMs) }),
     arm: (fault) => {
       armed = fault;
       writes = 0;

@@ -3,10 +3,10 @@
  * answers come back as the engine's error classes (LockHeldError, LeaseLostError, ...).
  */
 import { StoreUnavailableError } from '../core/errors.js';
-import type { GrantBody, LockStateBody, ReleaseBody, RenewalBody } from '../runtime/present.js';
+import type { GrantBody, LockStateBody, ReleaseResultBody as ReleaseBody, RenewalBody } from '../runtime/present.js';
 import { errorFromResponse } from './errors.js';
 
-export type { GrantBody, LockStateBody, ReleaseBody, RenewalBody } from '../runtime/present.js';
+export type { GrantBody, LockStateBody, ReleaseResultBody as ReleaseBody, RenewalBody } from '../runtime/present.js';
 
 export interface AcquireBody {
   namespace: string;

@@ -19,8 +19,8 @@
  *   only after the release has been answered (or failed), whatever happened.
  */
 
-import type { LockEngine } from '../core/engine.js';
 import { LeaseLostError, LeaseTokenMismatchError, ValidationError } from '../core/errors.js';
+import type { LockService } from '../core/service.js';
 import { type AcquireBody, LockHttpClient } from './http-client.js';
 import type { LocalLockTable, LocalSlot } from './local-lock-table.js';
 
@@ -57,7 +57,7 @@ export interface WithLockOptions {
 }
 
 /** Either the in-process engine or the HTTP client: the three calls withLock needs. */
-export type Locker = LockEngine | LockHttpClient;
+export type Locker = LockService | LockHttpClient;
 
 interface Lease {
   leaseToken: string;

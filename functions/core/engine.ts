@@ -3,23 +3,20 @@
  *
  * Every change is a conditional write (create, or index/delete on the _seq_no/_primary_term just
  * read), so two callers can never both win a key; operations/ holds one module per operation and
- * granularity/ one per granularity. This class only wires them: it takes a request validated at the
- * edge as it is, and validates anything else once.
+ * granularity/ one per granularity. This class only wires them, and takes typed requests only: the
+ * functions build them with requests.ts, in-process callers through LockService.
  */
 
-import { planKeys } from './keys.js';
-import { decodeToken } from './lease-token.js';
-import type { AcquireRequest, Grant, LockState, LockTarget, Release, Renewal, RequestedMode, SweepReport } from './model.js';
+import type { AcquireRequest, Grant, LockState, Release, Renewal, SweepReport } from './model.js';
 import { acquire } from './operations/acquire.js';
 import type { EngineContext } from './operations/context.js';
-import type { OwnedToken } from './operations/owned.js';
 import { inspect, list } from './operations/read.js';
 import { release } from './operations/release.js';
 import { renew } from './operations/renew.js';
 import { sweep } from './operations/sweep.js';
+import type { InspectRequest, ListRequest, ReleaseRequest, RenewRequest, SweepRequest } from './requests.js';
 import { type LockSettings, resolveSettings, type SettingsOverrides } from './settings.js';
-import type { ListQuery, LockStore } from './store.js';
-import { type AcquireInput, isValidated, isValidatedTarget, parseAcquireRequest, parseRelease, parseRenew, parseTarget, targetFields } from './validation.js';
+import type { LockStore } from './store.js';
 
 export class LockEngine {
   readonly settings: Readonly<LockSettings>;
@@ -30,57 +27,36 @@ export class LockEngine {
     this.context = { store, settings: this.settings };
   }
 
-  /** Validates raw input (an HTTP body, an event) into an acquire request; throws ValidationError. */
-  parseAcquire(input: unknown): AcquireRequest {
-    return parseAcquireRequest(input, this.settings);
-  }
-
   /**
    * Takes the target in the requested mode, or throws LockHeldError with who holds what. With
    * `waitMs` it retries with jittered backoff until the deadline.
    */
-  async acquire(request: AcquireRequest | AcquireInput | unknown): Promise<Grant> {
-    const validated = isAcquireRequest(request) && isValidated(request) ? request : this.parseAcquire(request);
-    return acquire(this.context, validated);
+  acquire(request: AcquireRequest): Promise<Grant> {
+    return acquire(this.context, request);
   }
 
   /** Extends every key of the lease to now + ttlMs. Throws LeaseLostError if any key is no longer held. */
-  async renew(input: { leaseToken: string; ttlMs?: number }): Promise<Renewal> {
-    const { leaseToken, ttlMs } = parseRenew(input, this.settings);
-    return renew(this.context, this.decode(leaseToken), ttlMs);
+  renew(request: RenewRequest): Promise<Renewal> {
+    return renew(this.context, request.lease, request.ttlMs);
   }
 
   /** Gives the lease up on every key; a lease already gone is an outcome (`not_held`, `expired`, `partially_held`). */
-  async release(input: { leaseToken: string }): Promise<Release> {
-    const { leaseToken } = parseRelease(input);
-    return release(this.context, this.decode(leaseToken));
+  release(request: ReleaseRequest): Promise<Release> {
+    return release(this.context, request.lease);
   }
 
   /** Who holds each key of a target now (realtime). Keys nobody holds are left out. */
-  async inspect(target: LockTarget, mode: RequestedMode = 'exclusive'): Promise<LockState[]> {
-    const checked = isValidatedTarget(target) ? { target, mode } : parseTarget({ ...targetFields(target), mode }, this.settings);
-    return inspect(this.context, checked.target, checked.mode);
+  inspect(request: InspectRequest): Promise<LockState[]> {
+    return inspect(this.context, request.target, request.mode);
   }
 
   /** Locks by namespace, owner or path prefix. Backed by search: reflects writes after the index refreshes (about a second). */
-  async list(query: Partial<ListQuery> & { includeExpired?: boolean } = {}): Promise<LockState[]> {
-    return list(this.context, query);
+  list(request: ListRequest): Promise<LockState[]> {
+    return list(this.context, request);
   }
 
   /** Deletes expired locks and prunes expired holders from shared ones, in batches. */
-  async sweep(options: { batchSize?: number; maxBatches?: number } = {}): Promise<SweepReport> {
-    return sweep(this.context, options);
+  sweep(request: SweepRequest = {}): Promise<SweepReport> {
+    return sweep(this.context, request);
   }
-
-  private decode(leaseToken: string): OwnedToken {
-    const decoded = decodeToken(leaseToken, this.settings.tokenSigningKey);
-    // The target inside a token is input like any other and goes through the same rules, unless the
-    // MAC shows that this engine issued it (after validating it at acquire).
-    const target = decoded.signed ? decoded.target : parseTarget({ ...targetFields(decoded.target), mode: decoded.mode }, this.settings).target;
-    return { ...decoded, target, keys: planKeys(target, decoded.mode) };
-  }
-}
-
-function isAcquireRequest(input: unknown): input is AcquireRequest {
-  return typeof input === 'object' && input !== null && 'target' in input;
 }

@@ -1,20 +1,24 @@
 export { LockEngine } from './engine.js';
 export * from './errors.js';
 export { compareFencingTokens } from './fencing.js';
+export { parseWith, toFieldIssues } from './field-issues.js';
 export { ancestorsOf, describeTarget } from './granularity/index.js';
 export { lockDocId, planKeys } from './keys.js';
 export * from './model.js';
-export { DEFAULT_SETTINGS, type LockSettings, resolveSettings, type SettingsOverrides } from './settings.js';
-export type { LockStore, StoredLock, WriteOp, WriteOutcome } from './store.js';
 export {
-  acquireSchema,
-  parseAcquireRequest,
-  parseTarget,
-  parseWith,
-  releaseSchema,
-  renewSchema,
-  targetSchema,
-  toAcquireRequest,
-  toFieldIssues,
-  toTarget,
-} from './validation.js';
+  type InspectRequest,
+  type ListRequest,
+  type LockRequests,
+  lockRequests,
+  NAMESPACE_PATTERN,
+  parseRequest,
+  queryInput,
+  type ReleaseRequest,
+  type RenewRequest,
+  type RequestKind,
+  type SweepRequest,
+  targetFields,
+} from './requests.js';
+export { type AcquireInput, LockService } from './service.js';
+export { DEFAULT_SETTINGS, type LockSettings, resolveSettings, type SettingsOverrides } from './settings.js';
+export type { ListQuery, LockStore, StoredLock, WriteOp, WriteOutcome } from './store.js';

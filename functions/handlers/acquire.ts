@@ -1,18 +1,14 @@
 /** POST /acquire, or a direct invocation with the same JSON: takes a lock and answers the grant. */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { acquireSchema, toAcquireRequest } from '../core/index.js';
 import { lockHandler } from '../runtime/handler.js';
 import { presentGrant } from '../runtime/present.js';
 import { runtime } from '../runtime/runtime.js';
 import { scopeOfTarget } from '../runtime/scope.js';
 
-const rt = runtime();
-
-export const handler = lockHandler(rt, {
+export const handler = lockHandler(runtime(), {
   name: 'acquire',
-  schema: acquireSchema(rt.settings),
-  describe: (input) => ({ ...scopeOfTarget(input), ...(input.requestId ? { requestId: input.requestId } : {}) }),
-  run: (engine, input) => engine.acquire(toAcquireRequest(input)),
+  describe: (request) => ({ ...scopeOfTarget(request.target), ...(request.requestId ? { requestId: request.requestId } : {}) }),
+  run: (engine, request) => engine.acquire(request),
   present: presentGrant,
   record: (metrics) => metrics.addMetric('LockGranted', MetricUnit.Count, 1),
   summary: (grant) => ({ mode: grant.mode, fencingToken: grant.fencingToken, reused: grant.reused, keys: grant.keys.length }),

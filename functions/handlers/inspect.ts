@@ -1,20 +1,14 @@
 /** GET /inspect?namespace=&granularity=&id=&path=&mode=, or a direct invocation: who holds a target's keys now (realtime). */
-
-import { targetSchema, toTarget } from '../core/index.js';
 import { lockHandler } from '../runtime/handler.js';
 import { presentStates } from '../runtime/present.js';
 import { runtime } from '../runtime/runtime.js';
-import { queryInput } from '../runtime/schemas.js';
 import { scopeOfTarget } from '../runtime/scope.js';
 
-const rt = runtime();
-
-export const handler = lockHandler(rt, {
+export const handler = lockHandler(runtime(), {
   name: 'inspect',
-  schema: targetSchema(rt.settings),
-  fromQuery: (query) => queryInput(query),
-  describe: scopeOfTarget,
-  run: (engine, input) => engine.inspect(toTarget(input), input.mode),
+  fromQuery: true,
+  describe: (request) => scopeOfTarget(request.target),
+  run: (engine, request) => engine.inspect(request),
   present: presentStates,
   summary: (states) => ({ locks: states.length }),
 });

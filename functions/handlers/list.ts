@@ -2,20 +2,16 @@
 import { lockHandler } from '../runtime/handler.js';
 import { presentStates } from '../runtime/present.js';
 import { runtime } from '../runtime/runtime.js';
-import { listSchema, queryInput } from '../runtime/schemas.js';
 
-const rt = runtime();
-
-export const handler = lockHandler(rt, {
+export const handler = lockHandler(runtime(), {
   name: 'list',
-  schema: listSchema(rt.settings),
-  fromQuery: (query) => queryInput(query, ['limit'], ['includeExpired']),
-  describe: (input) => ({
-    ...(input.namespace ? { namespace: input.namespace } : {}),
-    granularity: input.granularity ?? 'all',
-    ...(input.pathPrefix ? { key: input.pathPrefix } : {}),
+  fromQuery: true,
+  describe: (request) => ({
+    ...(request.namespace ? { namespace: request.namespace } : {}),
+    granularity: request.granularity ?? 'all',
+    ...(request.pathPrefix ? { key: request.pathPrefix } : {}),
   }),
-  run: (engine, input) => engine.list(input),
+  run: (engine, request) => engine.list(request),
   present: presentStates,
   summary: (states) => ({ locks: states.length }),
 });

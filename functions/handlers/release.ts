@@ -1,18 +1,14 @@
 /** POST /release, or a direct invocation: gives a lease up; a lease already gone is an outcome, not an error. */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { releaseSchema } from '../core/index.js';
 import { lockHandler } from '../runtime/handler.js';
 import { presentRelease } from '../runtime/present.js';
 import { runtime } from '../runtime/runtime.js';
-import { scopeOfToken } from '../runtime/scope.js';
+import { scopeOfTarget } from '../runtime/scope.js';
 
-const rt = runtime();
-
-export const handler = lockHandler(rt, {
+export const handler = lockHandler(runtime(), {
   name: 'release',
-  schema: releaseSchema,
-  describe: (input) => scopeOfToken(input.leaseToken),
-  run: (engine, input) => engine.release(input),
+  describe: (request) => scopeOfTarget(request.lease.target),
+  run: (engine, request) => engine.release(request),
   present: presentRelease,
   record: (metrics, release) => {
     if (release.outcome === 'not_held') metrics.addMetric('ReleaseNotHeld', MetricUnit.Count, 1);

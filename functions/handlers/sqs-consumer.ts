@@ -184,4 +184,11 @@ const { workIndex, waitMs } = readConsumerEnv(process.env, rt.config.maxWaitMs);
 /** The container's one local lock table: every record of every batch it handles queues in it. */
 export const localTable = new LocalLockTable();
 
-export const handler = createSqsConsumer({ store: () => rt.store(), workIndex, waitMs, localTable, logger: rt.logger, metrics: rt.metrics });
+export const handler = createSqsConsumer({
+  store: async () => ({ engine: (await rt.store()).service, client: (await rt.store()).client }),
+  workIndex,
+  waitMs,
+  localTable,
+  logger: rt.logger,
+  metrics: rt.metrics,
+});

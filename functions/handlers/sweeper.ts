@@ -3,15 +3,11 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { lockHandler } from '../runtime/handler.js';
 import { presentSweep } from '../runtime/present.js';
 import { runtime } from '../runtime/runtime.js';
-import { sweepSchema } from '../runtime/schemas.js';
 
-const rt = runtime();
-
-export const handler = lockHandler(rt, {
+export const handler = lockHandler(runtime(), {
   name: 'sweep',
-  schema: sweepSchema,
   describe: () => ({ granularity: 'all' }),
-  run: (engine, input) => engine.sweep(input),
+  run: (engine, request) => engine.sweep(request),
   present: presentSweep,
   record: (metrics, report) => {
     metrics.addMetric('LocksSwept', MetricUnit.Count, report.deletedLocks);

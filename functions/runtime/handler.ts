@@ -7,10 +7,9 @@
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import type { z } from 'zod';
-import { LeaseLostError, LockContentionError, type LockEngine, LockHeldError, StoreUnavailableError, ValidationError } from '../core/index.js';
+import { type LockEngine, type LockRequests, queryInput, type RequestKind } from '../core/index.js';
 import { withOpaqueId } from '../store/index.js';
-import { errorReply, invocationError } from './errors.js';
+import { errorReply, failureMetric, invocationError } from './errors.js';
 import { correlationIdOf, type Invocation, type InvocationKind, inputReader, invocationOf } from './events.js';
 import type { Runtime } from './runtime.js';
 
@@ -29,13 +28,17 @@ export interface Call {
   correlationId: string;
 }
 
-export interface Operation<TSchema extends z.ZodType, TResult, TBody> {
-  name: string;
-  schema: TSchema;
-  /** For GET routes: the raw input from the query string (the JSON body by default). */
-  fromQuery?: (query: URLSearchParams) => unknown;
-  describe?: (input: z.output<TSchema>) => Scope;
-  run: (engine: LockEngine, input: z.output<TSchema>, call: Call) => Promise<TResult>;
+/** The operations, by the kind of request they take. */
+export type OperationName = keyof LockRequests;
+/** The typed request of an operation (requests.ts builds it). */
+export type RequestOf<K extends OperationName> = LockRequests[K] extends RequestKind<unknown, infer R> ? R : never;
+
+export interface Operation<K extends OperationName, TResult, TBody> {
+  name: K;
+  /** GET routes read their input from the query string (the JSON body otherwise). */
+  fromQuery?: boolean;
+  describe?: (request: RequestOf<K>) => Scope;
+  run: (engine: LockEngine, request: RequestOf<K>, call: Call) => Promise<TResult>;
   present: (result: TResult) => TBody;
   /** Success metrics (the failure ones are common to all operations). */
   record?: (metrics: Metrics, result: TResult) => void;
@@ -81,17 +84,10 @@ export function correlate(logger: Runtime['logger'], invocation: Invocation, con
   return correlationId;
 }
 
-function failureMetric(metrics: Metrics, error: unknown): void {
-  if (error instanceof LockHeldError) metrics.addMetric('LockConflict', MetricUnit.Count, 1);
-  else if (error instanceof LeaseLostError) metrics.addMetric('LeaseLost', MetricUnit.Count, 1);
-  else if (error instanceof StoreUnavailableError || error instanceof LockContentionError) metrics.addMetric('StoreUnavailable', MetricUnit.Count, 1);
-  else if (error instanceof ValidationError) metrics.addMetric('InvalidRequest', MetricUnit.Count, 1);
-  else metrics.addMetric('InternalError', MetricUnit.Count, 1);
-}
-
-export function lockHandler<TSchema extends z.ZodType, TResult, TBody>(runtime: Runtime, operation: Operation<TSchema, TResult, TBody>): LockHandler<TBody> {
+export function lockHandler<K extends OperationName, TResult, TBody>(runtime: Runtime, operation: Operation<K, TResult, TBody>): LockHandler<TBody> {
   const { logger, metrics, tracer } = runtime;
-  const reader = inputReader(operation.schema, operation.fromQuery ? { fromQuery: operation.fromQuery } : {});
+  const kind = runtime.requests[operation.name];
+  const reader = inputReader(kind.schema, operation.fromQuery ? { fromQuery: (query) => queryInput(query, kind) } : {});
   return async (event, context) => {
     const invocation = invocationOf(event);
     const { kind } = invocation;
@@ -108,13 +104,15 @@ export function lockHandler<TSchema extends z.ZodType, TResult, TBody>(runtime: 
     let engineMs: number | undefined;
     try {
       const input = reader.read(invocation);
-      scope = operation.describe?.(input) ?? {};
+      const { engine, requests } = await runtime.store();
+      // The store's own kind: its settings carry the token signing key a lease token is decoded with.
+      const request = (requests[operation.name] as RequestKind<unknown, RequestOf<K>>).toRequest(input);
+      scope = operation.describe?.(request) ?? {};
       logger.appendKeys(scope as Record<string, string>);
       metrics.addDimension('granularity', scope.granularity ?? 'all');
-      const { engine } = await runtime.store();
       const engineStarted = performance.now();
       try {
-        const result = await traced(tracer, operation.name, scope, () => withOpaqueId(correlationId, () => operation.run(engine, input, call)));
+        const result = await traced(tracer, operation.name, scope, () => withOpaqueId(correlationId, () => operation.run(engine, request, call)));
         engineMs = performance.now() - engineStarted;
         operation.record?.(metrics, result);
         const body = operation.present(result);

@@ -1,21 +1,10 @@
-/** Engine results as the JSON the functions answer (HTTP body and direct-invocation result alike). */
+/** Engine results as the JSON the functions answer (HTTP body and direct-invocation result alike): the wire contract's types. */
+import type { ConflictBody, GrantBody, LockStatesBody, ReleaseResultBody, RenewalBody, SweepReportBody } from '../../packages/client/src/wire.js';
 import type { ConflictingKey, Grant, LockState, Release, Renewal, SweepReport } from '../core/index.js';
 
-const iso = (ms: number): string => new Date(ms).toISOString();
+export type { GrantBody, LockStateBody, ReleaseResultBody, RenewalBody } from '../../packages/client/src/wire.js';
 
-export interface GrantBody {
-  leaseToken: string;
-  fencingToken: string;
-  expiresAt: string;
-  expiresAtMs: number;
-  ttlMs: number;
-  namespace: string;
-  granularity: Grant['target']['granularity'];
-  mode: Grant['mode'];
-  owner: string;
-  keys: Grant['keys'];
-  reused: boolean;
-}
+const iso = (ms: number): string => new Date(ms).toISOString();
 
 export function presentGrant(grant: Grant): GrantBody {
   return {
@@ -33,14 +22,6 @@ export function presentGrant(grant: Grant): GrantBody {
   };
 }
 
-export interface RenewalBody {
-  leaseToken: string;
-  fencingToken: string;
-  expiresAt: string;
-  expiresAtMs: number;
-  ttlMs: number;
-}
-
 export function presentRenewal(renewal: Renewal): RenewalBody {
   return {
     leaseToken: renewal.leaseToken,
@@ -51,24 +32,11 @@ export function presentRenewal(renewal: Renewal): RenewalBody {
   };
 }
 
-export interface ReleaseBody {
-  outcome: Release['outcome'];
-  releasedKeys: string[];
-  missingKeys: string[];
-}
-
-export function presentRelease(release: Release): ReleaseBody {
+export function presentRelease(release: Release): ReleaseResultBody {
   return { outcome: release.outcome, releasedKeys: release.releasedKeys, missingKeys: release.missingKeys };
 }
 
-export interface LockStateBody {
-  key: string;
-  namespace: string;
-  granularity: LockState['granularity'];
-  holders: Array<{ owner: string; mode: string; fencingToken: string; expiresAt: string; expiresAtMs: number; expired: boolean }>;
-}
-
-export function presentStates(states: LockState[]): { locks: LockStateBody[] } {
+export function presentStates(states: LockState[]): LockStatesBody {
   return {
     locks: states.map((state) => ({
       key: state.key,
@@ -86,7 +54,7 @@ export function presentStates(states: LockState[]): { locks: LockStateBody[] } {
   };
 }
 
-export function presentConflicts(conflicts: ConflictingKey[]) {
+export function presentConflicts(conflicts: ConflictingKey[]): ConflictBody[] {
   return conflicts.map((conflict) => ({
     key: conflict.key,
     granularity: conflict.granularity,
@@ -96,6 +64,6 @@ export function presentConflicts(conflicts: ConflictingKey[]) {
   }));
 }
 
-export function presentSweep(report: SweepReport): SweepReport {
+export function presentSweep(report: SweepReport): SweepReportBody {
   return { ...report };
 }

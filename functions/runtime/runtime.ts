@@ -7,7 +7,15 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { Tracer } from '@aws-lambda-powertools/tracer';
-import { type LockEngine, type LockSettings, resolveSettings, type SettingsOverrides } from '../core/index.js';
+import {
+  type LockEngine,
+  type LockRequests,
+  type LockService,
+  type LockSettings,
+  lockRequests,
+  resolveSettings,
+  type SettingsOverrides,
+} from '../core/index.js';
 import { translateError } from '../store/errors.js';
 import { createLockEngine, ensureLockIndex } from '../store/index.js';
 import { createSearchClient, type SearchClient } from '../store/search-client.js';
@@ -20,13 +28,19 @@ export const METRICS_NAMESPACE = 'EsLeaseLocks';
 
 export interface Store {
   engine: LockEngine;
+  /** The typed requests under the engine's own settings (its token signing key decodes lease tokens). */
+  requests: LockRequests;
+  /** The same engine for in-process callers with plain input (the example SQS consumer). */
+  service: LockService;
   client: SearchClient;
 }
 
 export interface Runtime {
   readonly config: FunctionConfig;
-  /** The engine settings the configuration gives (request schemas are built from these). */
+  /** The engine settings the configuration gives. */
   readonly settings: Readonly<LockSettings>;
+  /** The request schemas under those settings' limits: what an event is validated against, before any secret is read. */
+  readonly requests: LockRequests;
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly tracer: Tracer;
@@ -61,12 +75,12 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
 
   const build = (apiKey: string | undefined, tokenSigningKey: Uint8Array | undefined): Store => {
     const client = createSearchClient(searchConnection(config.store, apiKey));
-    const { engine } = createLockEngine({
+    const { engine: service } = createLockEngine({
       client,
       index: config.lockIndex,
       settings: { ...overrides, ...(tokenSigningKey ? { tokenSigningKey } : {}) },
     });
-    return { engine, client };
+    return { engine: service.engine, requests: service.requests, service, client };
   };
 
   // Only Elasticsearch takes an API key; OpenSearch signs with the role's credentials (SigV4) or goes without.
@@ -117,6 +131,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   return {
     config,
     settings,
+    requests: lockRequests(settings),
     logger,
     metrics,
     tracer,

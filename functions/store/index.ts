@@ -1,5 +1,5 @@
 /** Wiring: an engine over a lock index on Elasticsearch or OpenSearch. */
-import { LockEngine } from '../core/engine.js';
+import { LockService } from '../core/service.js';
 import type { SettingsOverrides } from '../core/settings.js';
 import { ElasticsearchLockStore } from './elasticsearch-store.js';
 import { createSearchClient, type SearchClient, type SearchConnection } from './search-client.js';
@@ -35,11 +35,11 @@ export { namespaceRouting, routingOf } from './routing.js';
 export { createSearchClient, productOf, SEARCH_PRODUCTS, type SearchClient, type SearchConnection, type SearchProduct } from './search-client.js';
 
 export function createLockEngine(options: { client?: SearchClient; connection?: SearchConnection; index: string; settings?: SettingsOverrides }): {
-  engine: LockEngine;
+  engine: LockService;
   client: SearchClient;
   store: ElasticsearchLockStore;
 } {
   const client = options.client ?? createSearchClient(options.connection ?? { url: 'http://127.0.0.1:9200' });
   const store = new ElasticsearchLockStore(client, options.index);
-  return { engine: new LockEngine(store, options.settings), client, store };
+  return { engine: new LockService(store, options.settings), client, store };
 }

@@ -1,6 +1,6 @@
 /**
  * The engine driver: the lock layer measured alone. The kit's workload, operation for operation as
- * the k6 script (loadtests/locks.ts) runs it, but through a LockEngine in this process (no HTTP, no
+ * the k6 script (loadtests/locks.ts) runs it, but through a LockService in this process (no HTTP, no
  * serverless-offline) on the same lock store (Elasticsearch or OpenSearch). Its probes are judged
  * by the same objective (capacity.ts `judge`), its critical sections by the same safety checker
  * (hold lines in the k6 format, read back with `parseHoldLog` and judged by `checkHolds`), and
@@ -49,8 +49,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { LockEngine } from '../../functions/core/engine.js';
 import type { Grant } from '../../functions/core/model.js';
+import type { LockService } from '../../functions/core/service.js';
 import { errorReply } from '../../functions/runtime/errors.js';
 import { createLockEngine, createSearchClient, deleteLockIndex, ensureLockIndex } from '../../functions/store/index.js';
 import type { SearchClient, SearchConnection } from '../../functions/store/search-client.js';
@@ -86,7 +86,7 @@ export const PROBE_GRACEFUL_STOP_S = 2;
 
 /** One probe at a time per target: the request counts are the client's, whoever sent them. */
 export interface EngineTarget {
-  readonly engine: LockEngine;
+  readonly engine: LockService;
   readonly client: SearchClient;
   /** The lock index (alias) the engine works on. */
   readonly index: string;

@@ -2,8 +2,8 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Locker, LockHttpClient, withLock } from '../../functions/client/index.js';
-import type { LockEngine } from '../../functions/core/engine.js';
 import { LeaseLostError, LockHeldError, StoreUnavailableError } from '../../functions/core/errors.js';
+import type { LockService } from '../../functions/core/service.js';
 import { deleteLockIndex } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
@@ -11,7 +11,7 @@ import { loadHandlers, setFunctionEnv } from '../support/functions.js';
 import { serveHandlers } from '../support/http-bridge.js';
 
 let client: SearchClient;
-let engine: LockEngine;
+let engine: LockService;
 let http: LockHttpClient;
 let server: { baseUrl: string; close(): Promise<void> };
 let httpIndex: string;
@@ -75,7 +75,7 @@ describe.each([
       target('lost'),
       async ({ signal, leaseToken }) => {
         // Someone (an operator, a sweeper after a pause) removes the lease under the holder.
-        await (locker() as LockEngine).release({ leaseToken: leaseToken() });
+        await (locker() as LockService).release({ leaseToken: leaseToken() });
         await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
         expect(signal.reason).toBeInstanceOf(LeaseLostError);
         return 'finished anyway';

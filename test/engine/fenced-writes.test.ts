@@ -4,14 +4,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LockEngine } from '../../functions/core/engine.js';
 import { StaleFencingTokenError } from '../../functions/core/errors.js';
+import type { LockService } from '../../functions/core/service.js';
 import { deleteFenced, writeFenced } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
 let client: SearchClient;
-let engine: LockEngine;
+let engine: LockService;
 const data = `fenced-data-${randomBytes(4).toString('hex')}`;
 
 beforeAll(async () => {

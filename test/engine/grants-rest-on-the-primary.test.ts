@@ -11,10 +11,10 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { interpose, type StoreHooks } from '../../faults/interposed-store.js';
-import { LockEngine } from '../../functions/core/engine.js';
 import { LeaseLostError, LockHeldError, StoreUnavailableError } from '../../functions/core/errors.js';
 import { lockDocId } from '../../functions/core/keys.js';
 import type { Grant, LockDocument, LockTarget } from '../../functions/core/model.js';
+import { LockService } from '../../functions/core/service.js';
 import type { SettingsOverrides } from '../../functions/core/settings.js';
 import type { StoredLock, WriteOp } from '../../functions/core/store.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
@@ -24,7 +24,7 @@ import { docs, tree } from '../support/targets.js';
 
 const SKEW = 50;
 let client: SearchClient;
-let engine: LockEngine;
+let engine: LockService;
 let store: ElasticsearchLockStore;
 
 beforeAll(async () => {
@@ -35,8 +35,8 @@ beforeAll(async () => {
 });
 afterAll(async () => closeTestClient(client));
 
-const over = (hooks: StoreHooks, settings: SettingsOverrides = {}): LockEngine =>
-  new LockEngine(interpose(store, hooks), { maxClockSkewMs: SKEW, ...settings });
+const over = (hooks: StoreHooks, settings: SettingsOverrides = {}): LockService =>
+  new LockService(interpose(store, hooks), { maxClockSkewMs: SKEW, ...settings });
 const settle = <T>(promise: Promise<T>): Promise<T | Error> =>
   promise.then(
     (value) => value,
@@ -63,7 +63,7 @@ function asWritten(op: WriteOp, outcome: { ok: boolean; seqNo?: number; primaryT
  * right after the acquire's first write of it (stand-in: a real node will not lag on demand).
  * `betweenAttempts` runs once, at the first pause after that attempt rolled the document back.
  */
-function laggingAfterFirstAttempt(docId: string, betweenAttempts: () => Promise<void>): { engine: LockEngine; ran: () => boolean } {
+function laggingAfterFirstAttempt(docId: string, betweenAttempts: () => Promise<void>): { engine: LockService; ran: () => boolean } {
   let firstAttempt: StoredLock | undefined;
   let rolledBack = false;
   let ran = false;

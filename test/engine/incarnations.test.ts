@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LockEngine } from '../../functions/core/engine.js';
+import { LockService } from '../../functions/core/service.js';
 import { isIncarnationOf } from '../../functions/store/incarnation.js';
 import {
   adoptLockIndex,
@@ -31,7 +31,7 @@ const newAlias = (label: string): string => {
   aliases.push(alias);
   return alias;
 };
-const engineOn = (alias: string) => new LockEngine(new ElasticsearchLockStore(client, alias), { maxClockSkewMs: 50 });
+const engineOn = (alias: string) => new LockService(new ElasticsearchLockStore(client, alias), { maxClockSkewMs: 50 });
 const epochOfToken = (token: string): number => Number(BigInt(token) / 10n ** 16n);
 const largest = (tokens: string[]): bigint => tokens.map((token) => BigInt(token)).reduce((a, b) => (a > b ? a : b));
 /** The concrete indices named `name` (or behind it) or `name-*`. */

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LockEngine } from '../../functions/core/engine.js';
+import type { LockService } from '../../functions/core/service.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, engineOn, freshLockIndex, testClient } from '../support/engine.js';
 
 let client: SearchClient;
 let index: string;
-let engine: LockEngine;
+let engine: LockService;
 
 beforeAll(async () => {
   client = testClient();
@@ -37,7 +37,7 @@ describe('inspect and list', () => {
       engine.acquire({ namespace: 'other', granularity: 'global', owner: 'alice' }),
     ]);
     await client.indices.refresh({ index });
-    const keys = async (query: Parameters<LockEngine['list']>[0]) => (await engine.list(query)).map((state) => state.key).sort();
+    const keys = async (query: Parameters<LockService['list']>[0]) => (await engine.list(query)).map((state) => state.key).sort();
     expect(await keys({ namespace: 'listing', pathPrefix: '/projects/es' })).toEqual(['/projects/es/readme']);
     expect(await keys({ namespace: 'listing', pathPrefix: '/projects' })).toEqual(['/projects/es/readme', '/projects/kibana']);
     expect(await keys({ owner: 'bob' })).toEqual(['/projects/kibana', '/projectsX']);

@@ -23,11 +23,11 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, expect, it, vi } from 'vitest';
-import { LockEngine } from '../../functions/core/engine.js';
 import { LeaseLostError, LeaseTokenMismatchError, LockContentionError, LockOutcomeUnknownError, StoreUnavailableError } from '../../functions/core/errors.js';
 import { compareFencingTokens } from '../../functions/core/fencing.js';
 import { lockDocId } from '../../functions/core/keys.js';
 import type { Grant, GrantedKey, HolderMode, RequestedMode } from '../../functions/core/model.js';
+import { LockService } from '../../functions/core/service.js';
 import type { StoredLock } from '../../functions/core/store.js';
 import { MemoryLockStore } from '../support/memory-store.js';
 import { type CopyEpisodes, Scheduler, type StaleAnswer, scheduledStore, seededRandom } from '../support/scheduler.js';
@@ -220,7 +220,7 @@ async function runSchedule(seed: number): Promise<{ outcome: Outcome; store: Mem
       }
     },
   });
-  const engine = new LockEngine(store, {
+  const engine = new LockService(store, {
     now: () => scheduler.now,
     sleep: scheduler.sleep,
     maxClockSkewMs: SKEW,

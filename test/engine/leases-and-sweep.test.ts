@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LockEngine } from '../../functions/core/engine.js';
 import { LeaseLostError, StoreUnavailableError } from '../../functions/core/errors.js';
+import { LockService } from '../../functions/core/service.js';
 import type { LockStore, WriteOp } from '../../functions/core/store.js';
 import { createElasticsearchClient, ElasticsearchLockStore } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
@@ -8,7 +8,7 @@ import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '..
 
 let client: SearchClient;
 let index: string;
-let engine: LockEngine;
+let engine: LockService;
 
 beforeAll(async () => {
   client = testClient();
@@ -74,7 +74,7 @@ describe('the sweeper', () => {
     };
     // The sweeper's clock runs ahead, so it sees the lease over while the holder (a lease that has run
     // out is never renewed) may still renew it.
-    const report = await new LockEngine(racing, { maxClockSkewMs: 50, now: () => Date.now() + 3_000 }).sweep();
+    const report = await new LockService(racing, { maxClockSkewMs: 50, now: () => Date.now() + 3_000 }).sweep();
     expect(report.conflicts).toBeGreaterThanOrEqual(1);
     const [state] = await engine.inspect({ namespace, granularity: 'global' });
     expect(state?.holders).toMatchObject([{ owner: 'slow-but-alive', expired: false }]);
@@ -133,7 +133,7 @@ describe('when Elasticsearch is down or fails mid-write', () => {
         return outcomes;
       },
     };
-    const flaky = new LockEngine(lossy, { maxClockSkewMs: 50 });
+    const flaky = new LockService(lossy, { maxClockSkewMs: 50 });
     const grant = await flaky.acquire({ namespace: 'lost-answer', granularity: 'document', ids: ['a', 'b', 'c'], owner: 'pipeline' });
     expect(grant.reused).toBe(false); // its own write, found by reading back: not another call's grant
     const states = await engine.inspect({ namespace: 'lost-answer', granularity: 'document', ids: ['a', 'b', 'c'] });

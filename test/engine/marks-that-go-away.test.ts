@@ -9,9 +9,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { interpose } from '../../faults/interposed-store.js';
-import { LockEngine } from '../../functions/core/engine.js';
 import { LockHeldError } from '../../functions/core/errors.js';
 import { lockDocId } from '../../functions/core/keys.js';
+import { LockService } from '../../functions/core/service.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, freshLockIndex, sleep, testClient } from '../support/engine.js';
@@ -20,12 +20,12 @@ import { tree } from '../support/targets.js';
 const SKEW = 50;
 let client: SearchClient;
 let store: ElasticsearchLockStore;
-let engine: LockEngine;
+let engine: LockService;
 
 beforeAll(async () => {
   client = testClient();
   store = new ElasticsearchLockStore(client, await freshLockIndex(client, 'marks'));
-  engine = new LockEngine(store, { maxClockSkewMs: SKEW });
+  engine = new LockService(store, { maxClockSkewMs: SKEW });
 });
 afterAll(async () => closeTestClient(client));
 
@@ -33,9 +33,9 @@ const marked = async (namespace: string, path: string): Promise<boolean> =>
   (await store.readPrimary([lockDocId(namespace, 'tree', path)])).get(lockDocId(namespace, 'tree', path))?.body.lockedBelow === true;
 
 /** An engine that counts its searches below. */
-function counting(): { engine: LockEngine; searches: () => number } {
+function counting(): { engine: LockService; searches: () => number } {
   const watched = interpose(store, {});
-  return { engine: new LockEngine(watched, { maxClockSkewMs: SKEW }), searches: () => watched.calls.findLiveBelow };
+  return { engine: new LockService(watched, { maxClockSkewMs: SKEW }), searches: () => watched.calls.findLiveBelow };
 }
 
 /** A file lock below `/p` taken and released: `/p` is marked. */
@@ -65,7 +65,7 @@ describe('marks that go away', () => {
     const directory = await engine.acquire(tree(namespace, '/p', 'renamer'));
     let arriving: unknown;
     // Stand-in for a file lock that arrives exactly as the release is sent: right before its write.
-    const releasing = new LockEngine(
+    const releasing = new LockService(
       interpose(store, {
         write: async (ops, next) => {
           arriving ??= await engine.acquire(tree(namespace, '/p/g', 'writer')).catch((error: unknown) => error);

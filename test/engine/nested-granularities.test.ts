@@ -7,16 +7,16 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LockEngine } from '../../functions/core/engine.js';
 import { LockHeldError } from '../../functions/core/errors.js';
 import { compareFencingTokens } from '../../functions/core/fencing.js';
 import type { LockTarget, RequestedMode } from '../../functions/core/model.js';
+import type { LockService } from '../../functions/core/service.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
 const ROUNDS = Number(process.env.NESTING_RACE_ROUNDS ?? 10);
 let client: SearchClient;
-let engine: LockEngine;
+let engine: LockService;
 
 beforeAll(async () => {
   client = testClient();

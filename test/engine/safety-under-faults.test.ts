@@ -8,7 +8,6 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { interpose, type StoreHooks } from '../../faults/interposed-store.js';
-import { LockEngine } from '../../functions/core/engine.js';
 import {
   FencingRangeError,
   LeaseLostError,
@@ -22,6 +21,7 @@ import { compareFencingTokens, fencingToken, MAX_EPOCH, MAX_PRIMARY_TERM } from 
 import { lockDocId } from '../../functions/core/keys.js';
 import { settleFences } from '../../functions/core/lock-document.js';
 import type { Grant, LockTarget } from '../../functions/core/model.js';
+import { LockService } from '../../functions/core/service.js';
 import type { StoredLock } from '../../functions/core/store.js';
 import { deleteLockIndex, ElasticsearchLockStore, ensureLockIndex } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
@@ -31,7 +31,7 @@ import { docs, tree } from '../support/targets.js';
 const SKEW = 50;
 let client: SearchClient;
 let index: string;
-let engine: LockEngine;
+let engine: LockService;
 let store: ElasticsearchLockStore;
 
 beforeAll(async () => {
@@ -43,7 +43,7 @@ beforeAll(async () => {
 afterAll(async () => closeTestClient(client));
 
 /** An engine whose store calls go through `hooks`. */
-const over = (hooks: StoreHooks): LockEngine => new LockEngine(interpose(store, hooks), { maxClockSkewMs: SKEW });
+const over = (hooks: StoreHooks): LockService => new LockService(interpose(store, hooks), { maxClockSkewMs: SKEW });
 const failure = (promise: Promise<unknown>): Promise<LockError> =>
   promise.then(
     (value) => {

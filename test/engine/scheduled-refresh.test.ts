@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { interpose } from '../../faults/interposed-store.js';
-import { LockEngine } from '../../functions/core/engine.js';
 import { LockHeldError } from '../../functions/core/errors.js';
+import { LockService } from '../../functions/core/service.js';
 import type { BelowQuery } from '../../functions/core/store.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
@@ -20,7 +20,7 @@ beforeAll(() => {
 afterAll(async () => closeTestClient(client));
 
 /** An engine waiting for the scheduled refresh on a fresh lock index refreshed every `indexRefresh`, recording its searches. */
-async function scheduledEngine(indexRefresh: string, scheduledRefreshMs: number): Promise<{ engine: LockEngine; searches: BelowQuery[] }> {
+async function scheduledEngine(indexRefresh: string, scheduledRefreshMs: number): Promise<{ engine: LockService; searches: BelowQuery[] }> {
   const index = await freshLockIndex(client, 'scheduled');
   await client.indices.putSettings({ index, settings: { refresh_interval: indexRefresh } });
   const searches: BelowQuery[] = [];
@@ -30,7 +30,7 @@ async function scheduledEngine(indexRefresh: string, scheduledRefreshMs: number)
       return next(query);
     },
   });
-  return { engine: new LockEngine(store, { maxClockSkewMs: 50, scheduledRefreshMs }), searches };
+  return { engine: new LockService(store, { maxClockSkewMs: 50, scheduledRefreshMs }), searches };
 }
 
 describe('waiting for the scheduled refresh', () => {

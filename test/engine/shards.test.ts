@@ -9,11 +9,11 @@
  */
 import type { estypes } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LockEngine } from '../../functions/core/engine.js';
 import { LockHeldError, StoreRejectedError } from '../../functions/core/errors.js';
 import { compareFencingTokens } from '../../functions/core/fencing.js';
 import { lockDocId } from '../../functions/core/keys.js';
 import type { LockDocument } from '../../functions/core/model.js';
+import type { LockService } from '../../functions/core/service.js';
 import { ElasticsearchLockStore, ensureLockIndex, lockIndexDefinition, lockIndexShards, routingOf } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
@@ -22,7 +22,7 @@ const SHARDS = 3;
 
 let client: SearchClient;
 let index: string;
-let engine: LockEngine;
+let engine: LockService;
 /** One namespace per shard of the lock index: namespaces[i] lives on shard i. */
 const namespaces: string[] = [];
 

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LockEngine } from '../../functions/core/engine.js';
 import { LockHeldError } from '../../functions/core/errors.js';
 import { lockDocId } from '../../functions/core/keys.js';
 import type { RequestedMode } from '../../functions/core/model.js';
+import type { LockService } from '../../functions/core/service.js';
 import { ElasticsearchLockStore } from '../../functions/store/elasticsearch-store.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
 let client: SearchClient;
-let engine: LockEngine;
+let engine: LockService;
 let store: ElasticsearchLockStore;
 
 beforeAll(async () => {

@@ -8,11 +8,11 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { interpose } from '../../faults/interposed-store.js';
-import { LockEngine } from '../../functions/core/engine.js';
 import { LeaseLostError, LockHeldError } from '../../functions/core/errors.js';
 import { compareFencingTokens } from '../../functions/core/fencing.js';
 import { lockDocId } from '../../functions/core/keys.js';
 import type { RequestedMode } from '../../functions/core/model.js';
+import { LockService } from '../../functions/core/service.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
@@ -22,7 +22,7 @@ const SKEW = 50;
 
 let client: SearchClient;
 let index: string;
-let engine: LockEngine;
+let engine: LockService;
 let store: ElasticsearchLockStore;
 
 beforeAll(async () => {
@@ -197,7 +197,7 @@ describe('tree locks whose holders fail', () => {
     // Waiting would re-read the file's document from the primary until it goes: counted, not timed (the machine may be busy).
     const fileDoc = lockDocId(namespace, 'tree', '/y/z/file');
     let fileReads = 0;
-    const counting = new LockEngine(
+    const counting = new LockService(
       interpose(store, {
         readPrimary: async (ids, next) => {
           if (ids.includes(fileDoc)) fileReads++;
@@ -234,7 +234,7 @@ describe('tree locks whose holders fail', () => {
     const namespace = 'lagging-copy';
     const file = await engine.acquire({ namespace, granularity: 'tree', path: '/g/h/file', owner: 'editor' });
     const lagging = interpose(store, { findLiveBelow: async (query, next, call) => (call === 1 ? { self: null, below: [] } : next(query)) });
-    const directory = new LockEngine(lagging, { ...engine.settings });
+    const directory = new LockService(lagging, { ...engine.settings });
     const error = await directory.acquire({ namespace, granularity: 'tree', path: '/g', owner: 'renamer' }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(LockHeldError);
     expect(lagging.calls.findLiveBelow).toBeGreaterThan(1);

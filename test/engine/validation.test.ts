@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LockEngine } from '../../functions/core/engine.js';
 import { LockHeldError, ValidationError } from '../../functions/core/errors.js';
+import type { LockService } from '../../functions/core/service.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, engineOn, freshLockIndex, testClient } from '../support/engine.js';
 
 let client: SearchClient;
 let index: string;
-let engine: LockEngine;
+let engine: LockService;
 
 beforeAll(async () => {
   client = testClient();

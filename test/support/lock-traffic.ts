@@ -9,8 +9,8 @@
 import { interpose } from '../../faults/interposed-store.js';
 import type { AcquireBody } from '../../functions/client/http-client.js';
 import { localKeysOf } from '../../functions/client/local-lock-table.js';
-import { LockEngine } from '../../functions/core/engine.js';
 import { LockHeldError } from '../../functions/core/errors.js';
+import { LockService } from '../../functions/core/service.js';
 import type { SettingsOverrides } from '../../functions/core/settings.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
@@ -29,7 +29,7 @@ export interface Traffic {
   maxAcquiresInFlightPerKey: number;
 }
 
-export class CountingEngine extends LockEngine {
+export class CountingEngine extends LockService {
   /** The `waitMs` each acquire asked the engine for, in call order. */
   readonly waits: Array<number | undefined> = [];
   private inFlight = 0;
@@ -62,7 +62,7 @@ export class CountingEngine extends LockEngine {
     return { esRequests: 0, lockStoreCalls: 0, writeConflicts: 0, acquires: 0, acquiresRefused: 0, maxAcquiresInFlight: 0, maxAcquiresInFlightPerKey: 0 };
   }
 
-  override async acquire(request: unknown): Promise<Awaited<ReturnType<LockEngine['acquire']>>> {
+  override async acquire(request: unknown): Promise<Awaited<ReturnType<LockService['acquire']>>> {
     // Per key it takes itself: intentions on what is above (a shared directory, the namespace's root) are shared by design.
     const keys = localKeysOf(request as AcquireBody)
       .filter((key) => key.mode === 'X' || key.mode === 'S')

@@ -1,0 +1,248 @@
+/**
+ * The one request boundary: every request schema, and the step from a validated body to the typed
+ * request the engine takes. The functions read an event with a kind's `schema` (through the
+ * Powertools parser) and call `toRequest`; in-process callers go through LockService, which does
+ * the same. Either way a request is validated once and a lease token decoded once. Every rule has a
+ * name so that errors say which field broke which rule; what differs per granularity lives in
+ * granularity/.
+ */
+import { z } from 'zod';
+import { parseWith } from './field-issues.js';
+import { rulesFor } from './granularity/index.js';
+import { checkText } from './granularity/text.js';
+import { planKeys } from './keys.js';
+import { decodeToken } from './lease-token.js';
+import type { AcquireRequest, Granularity, LockTarget, RequestedMode } from './model.js';
+import type { OwnedToken } from './operations/owned.js';
+import type { LockSettings } from './settings.js';
+
+export const NAMESPACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
+const REQUEST_ID_PATTERN = /^[\x21-\x7e]+$/;
+const TARGET_FIELDS = ['ids', 'path'] as const;
+const MAX_TOKEN_CHARS = 1_000_000;
+
+type Limits = LockSettings['limits'];
+
+/** Renew: the lease the token names (decoded here, once), and the new lease length. */
+export interface RenewRequest {
+  lease: OwnedToken;
+  ttlMs: number;
+}
+
+/** Release: the lease the token names. */
+export interface ReleaseRequest {
+  lease: OwnedToken;
+}
+
+export interface InspectRequest {
+  target: LockTarget;
+  mode: RequestedMode;
+}
+
+export interface ListRequest {
+  namespace?: string;
+  granularity?: Granularity;
+  owner?: string;
+  pathPrefix?: string;
+  limit: number;
+  includeExpired: boolean;
+}
+
+export interface SweepRequest {
+  batchSize?: number;
+  maxBatches?: number;
+}
+
+/** One kind of request: the wire shape it is validated against, and its typed form. */
+export interface RequestKind<TParsed, TRequest> {
+  readonly name: string;
+  readonly schema: z.ZodType<TParsed>;
+  /** Named numeric and boolean fields of a GET route's query string (its other fields are text). */
+  readonly query?: { numeric?: readonly string[]; booleans?: readonly string[] };
+  /** The typed request of a body that passed `schema`; throws ValidationError for what the schema cannot see (a lease token's contents). */
+  toRequest(parsed: TParsed): TRequest;
+}
+
+function targetShape(limits: Limits) {
+  return {
+    namespace: z
+      .string()
+      .min(1)
+      .max(limits.namespaceMax)
+      .regex(NAMESPACE_PATTERN, { error: 'must start with a letter or digit and contain only letters, digits, ".", "_", ":" and "-"' }),
+    granularity: z.enum(['global', 'document', 'tree']),
+    ids: z.array(z.string().min(1)).min(1).max(limits.idsPerRequest).optional(),
+    path: z.string().optional(),
+  };
+}
+
+/** The granularity's own checks, and no target field of another granularity. */
+function checkTarget(
+  input: { granularity: LockTarget['granularity']; ids?: string[] | undefined; path?: string | undefined },
+  ctx: z.core.$RefinementCtx<unknown>,
+  limits: Limits,
+): void {
+  const rules = rulesFor(input.granularity);
+  for (const field of TARGET_FIELDS) {
+    if (!rules.fields.includes(field) && input[field] !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [field],
+        message: `is only allowed for the ${field === 'ids' ? 'document' : 'tree'} granularity`,
+        params: { rule: 'not_allowed' },
+      });
+    }
+  }
+  rules.check(input, ctx, limits);
+}
+
+/** A lock target alone (inspect, and the target inside an unsigned lease token). */
+function targetSchema({ limits }: Readonly<LockSettings>) {
+  return z
+    .object({ ...targetShape(limits), mode: z.enum(['exclusive', 'shared']).default('exclusive') })
+    .strict()
+    .superRefine((input, ctx) => checkTarget(input, ctx, limits));
+}
+
+function acquireSchema(settings: Readonly<LockSettings>) {
+  const { limits, ttl } = settings;
+  return z
+    .object({
+      ...targetShape(limits),
+      mode: z.enum(['exclusive', 'shared']).default('exclusive'),
+      owner: z.string().min(1).max(limits.ownerMax),
+      ttlMs: z.number().int().min(ttl.minMs).max(ttl.maxMs).default(ttl.defaultMs),
+      waitMs: z.number().int().min(0).max(settings.maxWaitMs).default(0),
+      requestId: z.string().min(1).max(limits.requestIdMax).regex(REQUEST_ID_PATTERN, { error: 'must be printable ASCII without spaces' }).optional(),
+    })
+    .strict()
+    .superRefine((input, ctx) => {
+      checkText(ctx, ['owner'], input.owner, limits.ownerMax * 4);
+      checkTarget(input, ctx, limits);
+    });
+}
+
+function renewSchema({ ttl }: Readonly<LockSettings>) {
+  return z
+    .object({
+      leaseToken: z.string().min(1).max(MAX_TOKEN_CHARS),
+      ttlMs: z.number().int().min(ttl.minMs).max(ttl.maxMs).default(ttl.defaultMs),
+    })
+    .strict();
+}
+
+const releaseSchema = z.object({ leaseToken: z.string().min(1).max(MAX_TOKEN_CHARS) }).strict();
+
+function listSchema({ limits }: Readonly<LockSettings>) {
+  return z
+    .object({
+      namespace: z.string().min(1).max(limits.namespaceMax).regex(NAMESPACE_PATTERN, { error: 'is not a valid namespace' }).optional(),
+      granularity: z.enum(['global', 'document', 'tree']).optional(),
+      owner: z.string().min(1).max(limits.ownerMax).optional(),
+      pathPrefix: z.string().startsWith('/', { error: 'must start with "/"' }).max(limits.pathBytes).optional(),
+      limit: z.number().int().min(1).max(1_000).default(100),
+      includeExpired: z.boolean().default(false),
+    })
+    .strict();
+}
+
+const sweepSchema = z
+  .object({
+    batchSize: z.number().int().min(1).max(10_000).optional(),
+    maxBatches: z.number().int().min(1).max(1_000).optional(),
+  })
+  .strict();
+
+type ParsedTarget = z.output<ReturnType<typeof targetSchema>>;
+type ParsedAcquire = z.output<ReturnType<typeof acquireSchema>>;
+
+/** The target of a parsed request, in its canonical form. */
+function toTarget(parsed: { namespace: string; granularity: Granularity; ids?: string[] | undefined; path?: string | undefined }): LockTarget {
+  return rulesFor(parsed.granularity).target(parsed.namespace, parsed);
+}
+
+/** The target as a request carries it (flat fields). */
+export function targetFields(target: LockTarget): Record<string, unknown> {
+  return { namespace: target.namespace, granularity: target.granularity, ...rulesFor(target.granularity).toFields(target) };
+}
+
+export interface LockRequests {
+  readonly acquire: RequestKind<ParsedAcquire, AcquireRequest>;
+  readonly renew: RequestKind<z.output<ReturnType<typeof renewSchema>>, RenewRequest>;
+  readonly release: RequestKind<z.output<typeof releaseSchema>, ReleaseRequest>;
+  readonly inspect: RequestKind<ParsedTarget, InspectRequest>;
+  readonly list: RequestKind<z.output<ReturnType<typeof listSchema>>, ListRequest>;
+  readonly sweep: RequestKind<z.output<typeof sweepSchema>, SweepRequest>;
+}
+
+function buildRequests(settings: Readonly<LockSettings>): LockRequests {
+  const target = targetSchema(settings);
+  /**
+   * The token's lease, decoded once. The target inside is input like any other and goes through the
+   * same rules, unless the MAC shows that this service issued it (after validating it at acquire).
+   */
+  const leaseOf = (leaseToken: string): OwnedToken => {
+    const decoded = decodeToken(leaseToken, settings.tokenSigningKey);
+    const leaseTarget = decoded.signed ? decoded.target : toTarget(parseWith(target, { ...targetFields(decoded.target), mode: decoded.mode }));
+    return { ...decoded, target: leaseTarget, keys: planKeys(leaseTarget, decoded.mode) };
+  };
+  return Object.freeze({
+    acquire: {
+      name: 'acquire',
+      schema: acquireSchema(settings),
+      toRequest: (parsed: ParsedAcquire): AcquireRequest => ({
+        target: toTarget(parsed),
+        mode: parsed.mode,
+        owner: parsed.owner,
+        ttlMs: parsed.ttlMs,
+        waitMs: parsed.waitMs,
+        ...(parsed.requestId !== undefined ? { requestId: parsed.requestId } : {}),
+      }),
+    },
+    renew: { name: 'renew', schema: renewSchema(settings), toRequest: ({ leaseToken, ttlMs }) => ({ lease: leaseOf(leaseToken), ttlMs }) },
+    release: { name: 'release', schema: releaseSchema, toRequest: ({ leaseToken }) => ({ lease: leaseOf(leaseToken) }) },
+    inspect: { name: 'inspect', schema: target, toRequest: (parsed: ParsedTarget) => ({ target: toTarget(parsed), mode: parsed.mode }) },
+    list: {
+      name: 'list',
+      schema: listSchema(settings),
+      query: { numeric: ['limit'], booleans: ['includeExpired'] },
+      toRequest: (parsed) => parsed,
+    },
+    sweep: { name: 'sweep', schema: sweepSchema, toRequest: (parsed) => parsed },
+  } satisfies LockRequests);
+}
+
+/** Schemas are built once per settings object (building one costs more than using it). */
+const built = new WeakMap<object, LockRequests>();
+
+/** Every kind of request under these settings' limits. */
+export function lockRequests(settings: Readonly<LockSettings>): LockRequests {
+  let requests = built.get(settings);
+  if (!requests) {
+    requests = buildRequests(settings);
+    built.set(settings, requests);
+  }
+  return requests;
+}
+
+/** Validates raw input (a body, an event's detail, a query) once and answers its typed request; throws ValidationError. */
+export function parseRequest<TParsed, TRequest>(kind: RequestKind<TParsed, TRequest>, input: unknown): TRequest {
+  return kind.toRequest(parseWith(kind.schema, input));
+}
+
+/** Query strings as typed input: repeated `id` (or comma-separated `ids`) become `ids`; the kind's numbers and booleans are read as such. */
+export function queryInput(query: URLSearchParams, kind: Pick<RequestKind<unknown, unknown>, 'query'>): Record<string, unknown> {
+  const numeric = kind.query?.numeric ?? [];
+  const booleans = kind.query?.booleans ?? [];
+  const input: Record<string, unknown> = {};
+  const ids: string[] = [];
+  for (const [name, value] of query) {
+    if (name === 'id') ids.push(value);
+    else if (name === 'ids') ids.push(...value.split(',').filter((id) => id !== ''));
+    else if (numeric.includes(name)) input[name] = /^-?\d+$/.test(value) ? Number(value) : value;
+    else if (booleans.includes(name)) input[name] = value === 'true' ? true : value === 'false' ? false : value;
+    else input[name] = value;
+  }
+  if (ids.length > 0) input.ids = ids;
+  return input;
+}

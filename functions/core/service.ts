@@ -1,0 +1,75 @@
+/**
+ * The engine for in-process callers (a consumer that locks without a network hop, the benchmarks,
+ * the tests): takes plain input, validates it once through the request boundary (requests.ts), and
+ * hands the typed request to the engine. Same rules, same errors as the functions.
+ */
+import { LockEngine } from './engine.js';
+import type { AcquireRequest, Grant, LockState, LockTarget, Release, Renewal, RequestedMode, SweepReport } from './model.js';
+import { type LockRequests, lockRequests, parseRequest, targetFields } from './requests.js';
+import type { LockSettings, SettingsOverrides } from './settings.js';
+import type { LockStore } from './store.js';
+
+/** The acquire fields as the API takes them (see packages/client/src/wire.ts AcquireBody), or a target object with the same other fields. */
+export type AcquireInput =
+  | {
+      namespace: string;
+      granularity: string;
+      ids?: string[];
+      path?: string;
+      mode?: RequestedMode;
+      owner: string;
+      ttlMs?: number;
+      waitMs?: number;
+      requestId?: string;
+    }
+  | (Omit<AcquireRequest, 'waitMs' | 'ttlMs' | 'mode'> & { mode?: RequestedMode; ttlMs?: number; waitMs?: number });
+
+export class LockService {
+  readonly engine: LockEngine;
+  readonly settings: Readonly<LockSettings>;
+  readonly requests: LockRequests;
+
+  constructor(store: LockStore, overrides: SettingsOverrides = {}) {
+    this.engine = new LockEngine(store, overrides);
+    this.settings = this.engine.settings;
+    this.requests = lockRequests(this.settings);
+  }
+
+  // Async so that bad input rejects the promise like every other refusal, never throws at the call.
+  async acquire(input: AcquireInput | unknown): Promise<Grant> {
+    return this.engine.acquire(parseRequest(this.requests.acquire, flatTarget(input)));
+  }
+
+  async renew(input: { leaseToken: string; ttlMs?: number } | unknown): Promise<Renewal> {
+    return this.engine.renew(parseRequest(this.requests.renew, input));
+  }
+
+  async release(input: { leaseToken: string } | unknown): Promise<Release> {
+    return this.engine.release(parseRequest(this.requests.release, input));
+  }
+
+  async inspect(target: LockTarget, mode: RequestedMode = 'exclusive'): Promise<LockState[]> {
+    return this.engine.inspect(parseRequest(this.requests.inspect, { ...targetFields(target), mode }));
+  }
+
+  async list(
+    query: { namespace?: string; granularity?: string; owner?: string; pathPrefix?: string; limit?: number; includeExpired?: boolean } = {},
+  ): Promise<LockState[]> {
+    return this.engine.list(parseRequest(this.requests.list, query));
+  }
+
+  async sweep(options: { batchSize?: number; maxBatches?: number } = {}): Promise<SweepReport> {
+    return this.engine.sweep(parseRequest(this.requests.sweep, options));
+  }
+}
+
+/** A request written with a `target` object, as the flat fields the API takes. */
+function flatTarget(input: unknown): unknown {
+  if (typeof input !== 'object' || input === null || !('target' in input)) return input;
+  const { target, ...rest } = input as { target: LockTarget };
+  return { ...targetFields(target), ...stripUndefined(rest) };
+}
+
+function stripUndefined(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}
