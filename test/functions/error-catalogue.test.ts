@@ -1,0 +1,60 @@
+/**
+ * One table gives every error its HTTP status, retryability, metric and log level (the wire
+ * contract's ERRORS): the HTTP answer, the direct invocation's error and the engine's own classes
+ * all agree with it.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  FencingRangeError,
+  LeaseLostError,
+  LeaseTokenMismatchError,
+  LockContentionError,
+  type LockError,
+  LockHeldError,
+  LockOutcomeUnknownError,
+  StoreRejectedError,
+  StoreUnavailableError,
+  ValidationError,
+} from '../../functions/core/index.js';
+import { errorReply, InternalError, invocationError } from '../../functions/runtime/errors.js';
+import { ERRORS, type ErrorName } from '../../packages/client/src/wire.js';
+
+const engineErrors: LockError[] = [
+  new ValidationError(undefined, { fields: [{ field: 'owner', rule: 'required', message: 'is required' }] }),
+  new LockHeldError(undefined, { conflicts: [], retryAfterMs: 2_500 }),
+  new LeaseLostError(undefined, { leaseId: 'l', lostKeys: ['a'] }),
+  new LeaseTokenMismatchError(undefined, { leaseId: 'l' }),
+  new StoreUnavailableError('down', { operation: 'acquire' }),
+  new StoreRejectedError('no index', { operation: 'acquire', reason: 'index_not_found_exception' }),
+  new LockContentionError(undefined, { keys: ['a'], rounds: 9 }),
+  new LockOutcomeUnknownError('unknown', { operation: 'acquire', requestId: 'r-1', mayHoldUntil: 1_700_000_000_000 }),
+  new FencingRangeError('spent', { primaryTerm: 1_000, seqNo: 0 }),
+];
+
+describe('the error catalogue', () => {
+  it.each(engineErrors.map((error) => [error.name, error] as const))('%s answers with its catalogue status and retryability', (name, error) => {
+    const spec = ERRORS[name as ErrorName];
+    const reply = errorReply(error);
+    expect(reply.statusCode).toBe(spec.status);
+    expect(reply.level).toBe(spec.level);
+    expect(reply.body).toMatchObject({ error: name, retryable: spec.retryable });
+    expect(error.retryable).toBe(spec.retryable);
+    expect(invocationError(error)).toBe(error);
+  });
+
+  it('a retryable store answer carries Retry-After; a held lock says when it may be free', () => {
+    expect(errorReply(new StoreUnavailableError('down', { operation: 'acquire' })).headers['Retry-After']).toBe('1');
+    expect(errorReply(new LockHeldError(undefined, { conflicts: [], retryAfterMs: 2_500 })).headers['Retry-After']).toBe('3');
+  });
+
+  it('a store refusal the caller cannot act on, or anything unexpected, is an InternalError without internals', () => {
+    for (const error of [new StoreRejectedError('mapping [x] broke', { operation: 'acquire', reason: 'mapper_parsing_exception' }), new TypeError('boom')]) {
+      const reply = errorReply(error, 'corr-1');
+      expect(reply.statusCode).toBe(ERRORS.InternalError.status);
+      expect(reply.body.error).toBe('InternalError');
+      expect(reply.body.message).toContain('corr-1');
+      expect(reply.body.message).not.toContain('mapping');
+      expect(invocationError(error, 'corr-1')).toBeInstanceOf(InternalError);
+    }
+  });
+});
