@@ -9,7 +9,8 @@ import { chooseStore, STORE_RULE } from '../../infra/lib/store-target.js';
 import { defaultRetry, defaultSchedule, defaultWorkload, smokeSchedule } from '../../loadtests/lib/defaults.js';
 import { type Mix, mixWeights, type Skew, type WorkloadConfig } from '../../loadtests/lib/workload.js';
 import { DEFAULT_OBJECTIVE, DEFAULT_SEARCH } from './capacity.js';
-import { ConfigError, configErrorFrom, defaultCapacity, defaultConfig, type LoadtestConfig, smokeCapacity, validateConfig } from './config.js';
+import { defaultCapacity, defaultConfig, type LoadtestConfig, smokeCapacity, validateConfig } from './config.js';
+import { ConfigError, configErrorFrom } from './config-error.js';
 import { applyConfigFile, readConfigFile, strategySchema, targetSchema } from './config-file.js';
 import { checkUserWorkload, readPathsFile, readTraceFile, type UserWorkload } from './user-workload.js';
 

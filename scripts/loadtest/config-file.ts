@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { defaultWorkload } from '../../loadtests/lib/defaults.js';
 import { STRATEGIES, type Strategy, type WorkloadConfig } from '../../loadtests/lib/workload.js';
-import { ConfigError, configErrorFrom, type LoadtestConfig } from './config.js';
+import type { LoadtestConfig } from './config.js';
+import { ConfigError, configErrorFrom } from './config-error.js';
 
 export const strategySchema = z.enum(STRATEGIES as [Strategy, ...Strategy[]], {
   error: (issue) => `unknown strategy ${JSON.stringify(issue.input)} (use ${STRATEGIES.join(', ')})`,

@@ -2,9 +2,7 @@
  * What one load test runs: the settled configuration (defaults, then a JSON file, then --smoke, then
  * flags; see cli.ts and config-file.ts) and the checks that span several settings.
  */
-import type { z } from 'zod';
 import type { SearchProduct } from '../../functions/store/search-client.js';
-import { UsageError } from '../../infra/lib/cli.js';
 import { defaultRetry, defaultSchedule, defaultWorkload, RAMP_PAUSE_S, type Schedule } from '../../loadtests/lib/defaults.js';
 import { type RetryPolicy, STRATEGIES, type Strategy, validateWorkload, type WorkloadConfig } from '../../loadtests/lib/workload.js';
 import { DEFAULT_OBJECTIVE, DEFAULT_SEARCH, type Objective, type SearchSettings } from './capacity.js';
@@ -50,17 +48,6 @@ export interface LoadtestConfig {
    * undefined: the VU ceiling (each VU has at most one request in flight).
    */
   warmup?: number;
-}
-
-/** A mistake in what the user asked for: printed as one line, without a stack trace; exit code 2. */
-export class ConfigError extends UsageError {
-  override name = 'ConfigError';
-}
-
-/** A zod failure as a ConfigError, one line per problem, each led by where it is (`label` names a path). */
-export function configErrorFrom(error: z.ZodError, label: (path: string[]) => string): ConfigError {
-  const lines = error.issues.map((issue) => `${label(issue.path.map(String))}: ${issue.message}`);
-  return new ConfigError(lines.length === 1 ? lines[0]! : `invalid configuration:\n  - ${lines.join('\n  - ')}`);
 }
 
 export function defaultConfig(): LoadtestConfig {

@@ -19,7 +19,7 @@ import {
   treeFromTrace,
 } from '../../loadtests/lib/user-workload.js';
 import { buildTree, type Tree, type WorkloadConfig } from '../../loadtests/lib/workload.js';
-import { ConfigError, type LoadtestConfig } from './config.js';
+import { ConfigError } from './config-error.js';
 
 export interface UserWorkload {
   /** Paths from --paths or --from-index (read later, once Elasticsearch answers). */
@@ -144,7 +144,11 @@ export async function readIndexPaths(
  * Writes the run's copy of the user's paths and trace into its results folder, points the
  * workloads at them, and, for a trace, sets the expected rate to the trace's own (× speed).
  */
-export function applyUserWorkload(config: LoadtestConfig, user: UserWorkload, outDir: string): string[] {
+export function applyUserWorkload(
+  config: { schedule: { steady: { rate: number; durationS: number } }; workloads: WorkloadConfig[] },
+  user: UserWorkload,
+  outDir: string,
+): string[] {
   const notes: string[] = [];
   const pathsFile = user.paths ? resolve(join(outDir, 'paths.txt')) : undefined;
   if (user.paths && pathsFile) {

@@ -9,7 +9,7 @@ import * as shared from '../../loadtests/lib/user-workload.js';
 import { parsePathList, parseTrace, traceOperations, treeFromPaths, treeFromTrace } from '../../loadtests/lib/user-workload.js';
 import { MAX_IDS_PER_REQUEST, OP_KINDS, operationSource } from '../../loadtests/lib/workload.js';
 import { parseCli } from '../../scripts/loadtest/cli.js';
-import { ConfigError } from '../../scripts/loadtest/config.js';
+import { ConfigError } from '../../scripts/loadtest/config-error.js';
 import { readIndexPaths } from '../../scripts/loadtest/user-workload.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'lt-user-'));
