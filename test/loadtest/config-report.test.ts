@@ -9,7 +9,7 @@ import { parseCli, parseMix, parseSkew, renameSweep } from '../../scripts/loadte
 import { defaultConfig, plannedSeconds, strategySeconds } from '../../scripts/loadtest/config.js';
 import { ConfigError } from '../../scripts/loadtest/config-error.js';
 import { dashboardEnv } from '../../scripts/loadtest/k6-process.js';
-import { barChart, lineChart, niceTicks } from '../../scripts/loadtest/render/charts.js';
+import { barChart, lineChart, niceTicks, wrapText } from '../../scripts/loadtest/render/charts.js';
 import { renderHtml } from '../../scripts/loadtest/render/html.js';
 import { renderMarkdown } from '../../scripts/loadtest/render/markdown.js';
 import { crossWorkloadNote, flipPoints, recommend } from '../../scripts/loadtest/render/recommendation.js';
@@ -385,5 +385,29 @@ describe('charts', () => {
     expect(svg).toContain('a &lt;b&gt;');
     expect(svg.match(/<rect class="bar"/g)).toHaveLength(4);
     expect(lineChart({ title: 't', xLabel: 'x', yLabel: 'y', series: [{ name: 's', points: [] }] })).toContain('</svg>');
+  });
+
+  it('wrap a title wider than the chart instead of cutting it off at both ends, and start the plot below it', () => {
+    const title = 'Capacity (median of 3 trials; whiskers: lowest sustained to highest missed) - renames-30';
+    const subtitle = 'median of 3 trials; whiskers: lowest sustained to highest missed rate';
+    const width = 400;
+    const svg = barChart({ title, subtitle, yLabel: 'ops/s', bars: ['capacity'], groups: [{ name: 'tree', values: [100] }], width });
+    const lines = [...svg.matchAll(/<text class="title" x="([\d.]+)" y="(\d+)"[^>]* font-size="(\d+)"[^>]*>([^<]*)<\/text>/g)].map((m) => ({
+      x: Number(m[1]),
+      y: Number(m[2]),
+      size: Number(m[3]),
+      text: m[4]!,
+    }));
+    expect(lines.length).toBeGreaterThan(2);
+    // Every line fits inside the chart, at a generous 0.6 em per character, centred.
+    for (const line of lines) {
+      expect(line.text.length * line.size * 0.6, line.text).toBeLessThanOrEqual(width);
+      expect(line.x).toBe(width / 2);
+    }
+    expect(lines.map((line) => line.text).join(' ')).toBe(`${title} ${subtitle}`);
+    // The grid's top line lies below the last title line.
+    const gridTop = Math.min(...[...svg.matchAll(/<line x1="70" y1="([\d.]+)"/g)].map((m) => Number(m[1])));
+    expect(gridTop).toBeGreaterThan(lines.at(-1)!.y + 10);
+    expect(wrapText('one two three', 10, 60)).toEqual(['one two', 'three']);
   });
 });

@@ -7,21 +7,74 @@ export const STRATEGY_COLORS: Record<string, string> = {
 };
 const FALLBACK_COLORS = ['#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
 
+/**
+ * Width of one character of the charts' font as a share of its size: system-ui averages about 0.55
+ * of the font size per character; bold and wide letters push it up, so text is measured a little wide.
+ */
+const CHAR_EM = 0.6;
+const TITLE_SIZE = 16;
+const SUBTITLE_SIZE = 13;
+/** Space kept free on each side of the title, px. */
+const TITLE_PAD = 12;
+
+/** `text` in lines of whole words that each fit `maxWidth` at `fontSize` (a single longer word stays whole). */
+export function wrapText(text: string, fontSize: number, maxWidth: number): string[] {
+  const maxChars = Math.max(1, Math.floor(maxWidth / (fontSize * CHAR_EM)));
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (line && line.length + 1 + word.length > maxChars) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(line);
+  return lines;
+}
+
+/**
+ * The title (bold) and subtitle (grey) of a chart, centred and wrapped to the chart's width, and the
+ * y below which the plot may start. A title wider than the chart was cut off at both ends.
+ */
+function chartHeader(title: string, subtitle: string | undefined, width: number): { parts: string[]; bottom: number } {
+  const maxWidth = width - 2 * TITLE_PAD;
+  const lines = [
+    ...wrapText(title, TITLE_SIZE, maxWidth).map((text) => ({ text, size: TITLE_SIZE, style: 'font-weight="600"' })),
+    ...(subtitle ? wrapText(subtitle, SUBTITLE_SIZE, maxWidth).map((text) => ({ text, size: SUBTITLE_SIZE, style: 'fill="#555"' })) : []),
+  ];
+  const parts: string[] = [];
+  let y = 6;
+  for (const line of lines) {
+    y += Math.round(line.size * 1.25);
+    parts.push(
+      `<text class="title" x="${width / 2}" y="${y}" text-anchor="middle" font-size="${line.size}" ${line.style} ${FONT}>${escapeXml(line.text)}</text>`,
+    );
+  }
+  return { parts, bottom: y };
+}
+
+/** The top margin of a chart with this header: the plot starts 22 px under the header's last line. */
+function headerMargin(title: string, subtitle: string | undefined, width: number): number {
+  return chartHeader(title, subtitle, width).bottom + 22;
+}
+
 /** The SVG opening, background, title and horizontal grid with y labels that every chart shares. */
 function chartFrame(frame: {
   width: number;
   height: number;
   title: string;
+  subtitle: string | undefined;
   left: number;
   plotW: number;
   yTicks: number[];
   sy: (y: number) => number;
 }): string[] {
-  const { width, height, title, left, plotW } = frame;
+  const { width, height, title, subtitle, left, plotW } = frame;
+  const label = subtitle ? `${title} (${subtitle})` : title;
   const parts = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeXml(title)}">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeXml(label)}">`,
     `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
-    `<text x="${width / 2}" y="26" text-anchor="middle" font-size="16" font-weight="600" ${FONT}>${escapeXml(title)}</text>`,
+    ...chartHeader(title, subtitle, width).parts,
   ];
   for (const tick of frame.yTicks) {
     const y = frame.sy(tick).toFixed(1);
@@ -64,6 +117,8 @@ export interface LineSeries {
 
 export interface LineChartOptions {
   title: string;
+  /** A smaller second line under the title: what was measured, how to read it. */
+  subtitle?: string;
   xLabel: string;
   yLabel: string;
   series: LineSeries[];
@@ -92,7 +147,7 @@ function yAxisLabel(label: string, y: number): string {
 export function lineChart(options: LineChartOptions): string {
   const width = options.width ?? 720;
   const height = options.height ?? 420;
-  const margin = { top: 48, right: 150, bottom: 56, left: 70 };
+  const margin = { top: headerMargin(options.title, options.subtitle, width), right: 150, bottom: 56, left: 70 };
   const { plotW, plotH } = plotSize(width, height, margin);
   const all = options.series.flatMap((s) => s.points).filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y));
   const xTicks = niceTicks(Math.max(1, ...all.map((p) => p.x)));
@@ -101,7 +156,7 @@ export function lineChart(options: LineChartOptions): string {
   const yMax = yTicks[yTicks.length - 1]!;
   const sx = (x: number): number => margin.left + (x / xMax) * plotW;
   const sy = (y: number): number => margin.top + plotH - (y / yMax) * plotH;
-  const parts = chartFrame({ width, height, title: options.title, left: margin.left, plotW, yTicks, sy });
+  const parts = chartFrame({ width, height, title: options.title, subtitle: options.subtitle, left: margin.left, plotW, yTicks, sy });
   for (const tick of xTicks) {
     const x = sx(tick).toFixed(1);
     parts.push(`<line x1="${x}" y1="${margin.top}" x2="${x}" y2="${margin.top + plotH}" stroke="#f0f0f0"/>`);
@@ -139,6 +194,8 @@ export function lineChart(options: LineChartOptions): string {
 
 export interface BarChartOptions {
   title: string;
+  /** A smaller second line under the title: what was measured, how to read it. */
+  subtitle?: string;
   yLabel: string;
   /** One group per category (e.g. a strategy); a warning is printed in red under its name. */
   groups: Array<{ name: string; values: number[]; warning?: string }>;
@@ -155,7 +212,7 @@ export interface BarChartOptions {
 export function barChart(options: BarChartOptions): string {
   const width = options.width ?? 720;
   const height = options.height ?? 380;
-  const margin = { top: 48, right: 24, bottom: 64, left: 70 };
+  const margin = { top: headerMargin(options.title, options.subtitle, width), right: 24, bottom: 64, left: 70 };
   const { plotW, plotH } = plotSize(width, height, margin);
   const values = [...options.groups.flatMap((g) => g.values), ...(options.ranges ?? []).flat().map((range) => range?.max ?? 0)].filter(Number.isFinite);
   const yTicks = niceTicks(Math.max(1, ...values));
@@ -164,7 +221,7 @@ export function barChart(options: BarChartOptions): string {
   const groupW = plotW / Math.max(1, options.groups.length);
   const barW = (groupW * 0.7) / Math.max(1, options.bars.length);
   const shades = ['0.45', '0.7', '1'];
-  const parts = chartFrame({ width, height, title: options.title, left: margin.left, plotW, yTicks, sy });
+  const parts = chartFrame({ width, height, title: options.title, subtitle: options.subtitle, left: margin.left, plotW, yTicks, sy });
   parts.push(`<line x1="${margin.left}" y1="${margin.top + plotH}" x2="${margin.left + plotW}" y2="${margin.top + plotH}" stroke="#333"/>`);
   parts.push(yAxisLabel(options.yLabel, margin.top + plotH / 2));
   options.groups.forEach((group, gi) => {

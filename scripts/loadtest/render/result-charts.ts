@@ -28,7 +28,8 @@ export function capacityChart(workload: WorkloadConfig, results: StrategyResult[
   if (groups.length === 0) return undefined;
   const trials = Math.max(...groups.map((t) => t.trials.length));
   return barChart({
-    title: `Capacity (median of ${trials} trial${trials === 1 ? '' : 's'}; whiskers: lowest sustained to highest missed) - ${workload.name}`,
+    title: `Capacity - ${workload.name}`,
+    subtitle: `median of ${trials} trial${trials === 1 ? '' : 's'}; whiskers: lowest sustained to highest missed rate`,
     yLabel: 'highest rate meeting the objective (ops/s)',
     bars: ['capacity'],
     // A bar alone would make an unsafe strategy look like the pick; the verdict ranks only safe ones.
@@ -41,7 +42,8 @@ export function goodputChart(workload: WorkloadConfig, results: StrategyResult[]
   const series = strategiesOf(results).map((strategy) => ({ name: strategy, points: pointsOf(results, strategy, (s) => s.goodputRate) }));
   const maxOffered = Math.max(0, ...series.flatMap((line) => line.points.map((p) => p.x)));
   return lineChart({
-    title: `Goodput against offered load (capacity probes of all trials) - ${workload.name}`,
+    title: `Goodput against offered load - ${workload.name}`,
+    subtitle: 'capacity probes of all trials',
     xLabel: 'offered load (operations/s)',
     yLabel: 'goodput (completed operations/s)',
     series: [
@@ -62,7 +64,8 @@ export function goodputChart(workload: WorkloadConfig, results: StrategyResult[]
 export function latencyBars(workload: WorkloadConfig, results: StrategyResult[]): string {
   const groups = groupTrials(results);
   return barChart({
-    title: `Acquire latency at ${results[0]?.steady.offeredRate ?? '?'} ops/s (median over trials, whiskers: range) - ${workload.name}`,
+    title: `Acquire latency at ${results[0]?.steady.offeredRate ?? '?'} ops/s - ${workload.name}`,
+    subtitle: 'median over trials; whiskers: range',
     yLabel: 'time to acquire, incl. retries (ms)',
     bars: ['p50', 'p95', 'p99'],
     groups: groups.map((t) => ({ name: t.strategy, values: [t.acquireP50.median, t.acquireP95.median, t.acquireP99.median] })),
@@ -74,7 +77,8 @@ export function latencyBars(workload: WorkloadConfig, results: StrategyResult[])
 export function latencyByLoadChart(workload: WorkloadConfig, results: StrategyResult[]): string | undefined {
   if (!results.some((r) => r.ramp.length > 0)) return undefined;
   return lineChart({
-    title: `Acquire latency p99 against offered load (capacity probes) - ${workload.name}`,
+    title: `Acquire latency p99 against offered load - ${workload.name}`,
+    subtitle: 'capacity probes of all trials',
     xLabel: 'offered load (operations/s)',
     yLabel: 'acquire p99 (ms)',
     series: strategiesOf(results).map((strategy) => ({ name: strategy, points: pointsOf(results, strategy, (s) => s.acquire.p99) })),
