@@ -1,6 +1,6 @@
 /** The capacity search, against services whose true capacity is known (no k6 needed). */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_OBJECTIVE, DEFAULT_SEARCH, judge, type ProbeVerdict, searchCapacity } from '../../scripts/loadtest/capacity.js';
+import { DEFAULT_OBJECTIVE, DEFAULT_SEARCH, judge, type ProbeVerdict, searchCapacity } from '../../loadtests/runner/capacity.js';
 
 /** A service that keeps up to `capacity` ops/s and then falls behind; `noise` flips verdicts near the edge. */
 function service(capacity: number) {

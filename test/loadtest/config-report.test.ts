@@ -3,18 +3,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../infra/lib/cli.js';
-import type { Strategy } from '../../loadtests/lib/workload.js';
-import { parseGoVersion } from '../../scripts/k6.js';
-import { parseCli, parseMix, parseSkew, renameSweep } from '../../scripts/loadtest/cli.js';
-import { defaultConfig, plannedSeconds, strategySeconds } from '../../scripts/loadtest/config.js';
-import { ConfigError } from '../../scripts/loadtest/config-error.js';
-import { dashboardEnv } from '../../scripts/loadtest/k6-process.js';
-import { barChart, lineChart, niceTicks, wrapText } from '../../scripts/loadtest/render/charts.js';
-import { renderHtml } from '../../scripts/loadtest/render/html.js';
-import { renderMarkdown } from '../../scripts/loadtest/render/markdown.js';
-import { crossWorkloadNote, flipPoints, recommend } from '../../scripts/loadtest/render/recommendation.js';
-import { capacityChart, goodputChart } from '../../scripts/loadtest/render/result-charts.js';
-import { extractResult, type K6Summary, normalizeK6Summary, type StrategyResult, saturationOf } from '../../scripts/loadtest/summary.js';
+import { parseCli, parseMix, parseSkew, renameSweep } from '../../loadtests/runner/cli.js';
+import { defaultConfig, plannedSeconds, strategySeconds } from '../../loadtests/runner/config.js';
+import { ConfigError } from '../../loadtests/runner/config-error.js';
+import { parseGoVersion } from '../../loadtests/runner/k6-binary.js';
+import { dashboardEnv } from '../../loadtests/runner/k6-process.js';
+import { barChart, lineChart, niceTicks, wrapText } from '../../loadtests/runner/render/charts.js';
+import { renderHtml } from '../../loadtests/runner/render/html.js';
+import { renderMarkdown } from '../../loadtests/runner/render/markdown.js';
+import { crossWorkloadNote, flipPoints, recommend } from '../../loadtests/runner/render/recommendation.js';
+import { capacityChart, goodputChart } from '../../loadtests/runner/render/result-charts.js';
+import { extractResult, type K6Summary, normalizeK6Summary, type StrategyResult, saturationOf } from '../../loadtests/runner/summary.js';
+import type { Strategy } from '../../loadtests/shared/workload.js';
 
 describe('config', () => {
   it('defaults fit in ten minutes with the stack start: three interleaved trials, a capacity search each', () => {

@@ -1,10 +1,10 @@
 /** The engine-only layer: the kit's workload through the engine in process, on the real node, judged like the HTTP runs. */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createElasticsearchClient } from '../../functions/store/index.js';
-import { defaultWorkload } from '../../loadtests/lib/defaults.js';
-import { DEFAULT_OBJECTIVE, DEFAULT_SEARCH, searchCapacity } from '../../scripts/loadtest/capacity.js';
-import { defaultConfig } from '../../scripts/loadtest/config.js';
-import { CALIBRATION_MAX_LOAD, EngineLayer } from '../../scripts/loadtest/engine-probe.js';
+import { DEFAULT_OBJECTIVE, DEFAULT_SEARCH, searchCapacity } from '../../loadtests/runner/capacity.js';
+import { defaultConfig } from '../../loadtests/runner/config.js';
+import { CALIBRATION_MAX_LOAD, EngineLayer } from '../../loadtests/runner/engine-probe.js';
+import { defaultWorkload } from '../../loadtests/shared/defaults.js';
 
 const apiKey = inject('esApiKey');
 const client = createElasticsearchClient({ url: inject('esUrl'), ...(apiKey ? { apiKey } : {}) });

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureK6 } from '../../scripts/k6.js';
+import { ensureK6 } from '../../loadtests/runner/k6-binary.js';
 import { FakeLockService } from './fake-lock-service.js';
 import { runLoadtest } from './run.js';
 

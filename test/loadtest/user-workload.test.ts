@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createElasticsearchClient } from '../../functions/store/index.js';
-import { defaultWorkload } from '../../loadtests/lib/defaults.js';
-import * as shared from '../../loadtests/lib/user-workload.js';
-import { parsePathList, parseTrace, traceOperations, treeFromPaths, treeFromTrace } from '../../loadtests/lib/user-workload.js';
-import { MAX_IDS_PER_REQUEST, OP_KINDS, operationSource } from '../../loadtests/lib/workload.js';
-import { parseCli } from '../../scripts/loadtest/cli.js';
-import { ConfigError } from '../../scripts/loadtest/config-error.js';
-import { readIndexPaths } from '../../scripts/loadtest/user-workload.js';
+import { parseCli } from '../../loadtests/runner/cli.js';
+import { ConfigError } from '../../loadtests/runner/config-error.js';
+import { readIndexPaths } from '../../loadtests/runner/user-workload.js';
+import { defaultWorkload } from '../../loadtests/shared/defaults.js';
+import * as shared from '../../loadtests/shared/user-workload.js';
+import { parsePathList, parseTrace, traceOperations, treeFromPaths, treeFromTrace } from '../../loadtests/shared/user-workload.js';
+import { MAX_IDS_PER_REQUEST, OP_KINDS, operationSource } from '../../loadtests/shared/workload.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'lt-user-'));
 const file = (name: string, text: string): string => {

@@ -3,7 +3,7 @@
  * figures the verdict uses. Two strategies are told apart on a figure only when their ranges do
  * not overlap; otherwise the difference is within this machine's noise.
  */
-import type { Strategy } from '../../loadtests/lib/workload.js';
+import type { Strategy } from '../shared/workload.js';
 import type { StrategyResult } from './summary.js';
 
 export interface Spread {

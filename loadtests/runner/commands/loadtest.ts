@@ -6,28 +6,28 @@
  * checks every run's critical sections for safety, writes results/<timestamp>/ and prints a table
  * and a recommendation. Stops what it started on success, failure and Ctrl-C.
  *
- * The jobs live in scripts/loadtest/: cli.ts (flags and --config), service.ts (what is tested),
+ * The jobs live in loadtests/runner/: cli.ts (flags and --config), service.ts (what is tested),
  * run.ts (the loop), ranking.ts (the winner), render/ (the reports).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { runCli } from '../infra/lib/cli.js';
-import { describeServer, serverLabel } from '../infra/lib/server-info.js';
-import { givenStore, type StoreEndpoint } from '../infra/lib/store-target.js';
-import { ensureK6, K6_VERSION } from './k6.js';
-import { parseCli, USAGE } from './loadtest/cli.js';
-import { type LoadtestConfig, plannedSeconds } from './loadtest/config.js';
-import { type EngineLayer, openEngineLayer } from './loadtest/engine-probe.js';
-import { Interrupt } from './loadtest/interrupt.js';
-import { log, phase, warn } from './loadtest/log.js';
-import { consoleReport } from './loadtest/render/console.js';
-import { writeReports } from './loadtest/render/files.js';
-import { formatSeconds } from './loadtest/render/format.js';
-import type { ReportInput, RunInfo } from './loadtest/render/report-input.js';
-import { nameRun, type RunName } from './loadtest/results-dir.js';
-import { type RunOutcome, runAll } from './loadtest/run.js';
-import { openService } from './loadtest/service.js';
-import { applyUserWorkload, checkUserWorkload, readIndexPaths } from './loadtest/user-workload.js';
+import { runCli } from '../../../infra/lib/cli.js';
+import { describeServer, serverLabel } from '../../../infra/lib/server-info.js';
+import { givenStore, type StoreEndpoint } from '../../../infra/lib/store-target.js';
+import { parseCli, USAGE } from '../cli.js';
+import { type LoadtestConfig, plannedSeconds } from '../config.js';
+import { type EngineLayer, openEngineLayer } from '../engine-probe.js';
+import { Interrupt } from '../interrupt.js';
+import { ensureK6, K6_VERSION } from '../k6-binary.js';
+import { log, phase, warn } from '../log.js';
+import { consoleReport } from '../render/console.js';
+import { writeReports } from '../render/files.js';
+import { formatSeconds } from '../render/format.js';
+import type { ReportInput, RunInfo } from '../render/report-input.js';
+import { nameRun, type RunName } from '../results-dir.js';
+import { type RunOutcome, runAll } from '../run.js';
+import { openService } from '../service.js';
+import { applyUserWorkload, checkUserWorkload, readIndexPaths } from '../user-workload.js';
 
 async function main(argv: string[]): Promise<number> {
   const { config, help } = parseCli(argv);

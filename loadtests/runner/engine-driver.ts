@@ -1,6 +1,6 @@
 /**
  * The engine driver: the lock layer measured alone. The kit's workload, operation for operation as
- * the k6 script (loadtests/locks.ts) runs it, but through a LockEngine in this process (no HTTP, no
+ * the k6 script (loadtests/k6/locks.ts) runs it, but through a LockEngine in this process (no HTTP, no
  * serverless-offline) on the same lock store (Elasticsearch or OpenSearch). Its probes are judged
  * by the same objective (capacity.ts `judge`), its critical sections by the same safety checker
  * (hold lines in the k6 format, read back with `parseHoldLog` and judged by `checkHolds`), and
@@ -23,7 +23,7 @@
  *              as the kit's probes) count for nothing, like iterations k6 interrupts; unlike k6 they
  *              are still released (and their holds checked) before the probe returns.
  *   answers    an engine error is read as the client reads the HTTP answer: through the functions'
- *              own error mapping (functions/runtime/errors.ts `errorReply`), then as loadtests/lib/
+ *              own error mapping (functions/runtime/errors.ts `errorReply`), then as loadtests/k6/
  *              api.ts classifies the status: 409 or a 503 LockContentionError is a conflict (retried,
  *              gave-up at the budget), any other 503 is unavailable (retried, an error at the budget),
  *              anything else an error; the Retry-After hint comes from the body or the header alike.
@@ -54,8 +54,8 @@ import type { Grant } from '../../functions/core/model.js';
 import { errorReply } from '../../functions/runtime/errors.js';
 import { createLockEngine, createSearchClient, deleteLockIndex, ensureLockIndex } from '../../functions/store/index.js';
 import type { SearchClient, SearchConnection } from '../../functions/store/search-client.js';
-import { backoffDelayMs, retryDelayMs } from '../../loadtests/lib/backoff.js';
-import { parsePathList, parseTrace, traceOperations, treeFromPaths, treeFromTrace } from '../../loadtests/lib/user-workload.js';
+import { backoffDelayMs, retryDelayMs } from '../shared/backoff.js';
+import { parsePathList, parseTrace, traceOperations, treeFromPaths, treeFromTrace } from '../shared/user-workload.js';
 import {
   HOLD_MARKER,
   type HoldRecord,
@@ -66,7 +66,7 @@ import {
   type Strategy,
   type Tree,
   type WorkloadConfig,
-} from '../../loadtests/lib/workload.js';
+} from '../shared/workload.js';
 import { type Bracket, type CapacityResult, judge, type Objective, type ProbeVerdict, type SearchSettings, searchCapacity } from './capacity.js';
 import { checkHolds, parseHoldLog, type SafetyReport } from './checker.js';
 import type { LoadtestConfig } from './config.js';
@@ -266,7 +266,7 @@ export function probeNamespace(strategy: Strategy, runId: string, probe: number)
   return `${head.slice(0, 64 - suffix.length)}${suffix}`;
 }
 
-/** What an engine error means to the k6 client: the functions' HTTP answer, classified as lib/api.ts does. */
+/** What an engine error means to the k6 client: the functions' HTTP answer, classified as k6/api.ts does. */
 export function httpAnswer(error: unknown): { kind: 'conflict' | 'unavailable' | 'error'; retryAfterMs?: number; status: number; detail: string } {
   const reply = errorReply(error);
   const header = Number(reply.headers['Retry-After']);
@@ -433,7 +433,7 @@ export async function driveEngine(options: EngineDriverOptions, rate: number): P
   };
 }
 
-/** One k6 iteration of loadtests/locks.ts, against the engine: acquire with retries, the critical section, release, the hold line. */
+/** One k6 iteration of loadtests/k6/locks.ts, against the engine: acquire with retries, the critical section, release, the hold line. */
 async function iterate(
   options: EngineDriverOptions,
   op: Operation,

@@ -7,12 +7,12 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { stopProcess } from '../../infra/lib/stop-process.js';
-import type { K6RunConfig } from '../../loadtests/lib/workload.js';
-import { ROOT } from '../lib/root.js';
+import { ROOT } from '../../scripts/lib/root.js';
+import type { K6RunConfig } from '../shared/workload.js';
 import type { Interrupt } from './interrupt.js';
 import { warn } from './log.js';
 
-const K6_SCRIPT = join(ROOT, 'loadtests', 'locks.ts');
+const K6_SCRIPT = join(ROOT, 'loadtests', 'k6', 'locks.ts');
 /** k6 needs a moment to start and to write its summary beyond the scheduled time. */
 const K6_OVERHEAD_S = 90;
 /** After SIGINT, how long k6 gets to write its summary before it is killed. */

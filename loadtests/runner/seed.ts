@@ -4,7 +4,7 @@
  * Local mode only; removed afterwards.
  */
 import type { SearchClient } from '../../functions/store/search-client.js';
-import type { WorkloadConfig } from '../../loadtests/lib/workload.js';
+import type { WorkloadConfig } from '../shared/workload.js';
 import { treeOfWorkload } from './user-workload.js';
 
 export function seedIndexName(runId: string): string {

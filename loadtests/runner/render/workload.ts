@@ -1,5 +1,5 @@
 /** A workload in words, for the terminal and the reports. */
-import { type Mix, mixWeights, OP_KINDS, type OpKind, type Skew, type WorkloadConfig } from '../../../loadtests/lib/workload.js';
+import { type Mix, mixWeights, OP_KINDS, type OpKind, type Skew, type WorkloadConfig } from '../../shared/workload.js';
 
 export function describeSkew(skew: Skew): string {
   if (skew.kind === 'uniform') return 'uniform';

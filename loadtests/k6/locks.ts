@@ -1,7 +1,7 @@
 /**
  * k6 load test of one lock strategy over the file-tree workload.
  *
- *   k6 run -e STRATEGY=document -e BASE_URL=http://localhost:3000 loadtests/locks.ts
+ *   k6 run -e STRATEGY=document -e BASE_URL=http://localhost:3000 loadtests/k6/locks.ts
  *
  * The orchestrator (`npm run loadtest`) passes the full configuration as JSON in LT_CONFIG, runs
  * the three strategies one after another with the same offered load, and checks every critical
@@ -14,11 +14,10 @@
 import { sleep } from 'k6';
 import exec from 'k6/execution';
 import { Counter, Rate, Trend } from 'k6/metrics';
-import { LockApi } from './lib/api.ts';
-import { backoffDelayMs, retryDelayMs } from './lib/backoff.ts';
-import { defaultRetry, defaultSchedule, defaultWorkload, runConfig } from './lib/defaults.ts';
-import { type SummaryMetrics, summaryLine } from './lib/summary-line.ts';
-import { parsePathList, parseTrace, type TraceEntry, traceOperations, treeFromPaths, treeFromTrace } from './lib/user-workload.ts';
+import { backoffDelayMs, retryDelayMs } from '../shared/backoff.ts';
+import { defaultRetry, defaultSchedule, defaultWorkload, runConfig } from '../shared/defaults.ts';
+import { type SummaryMetrics, summaryLine } from '../shared/summary-line.ts';
+import { parsePathList, parseTrace, type TraceEntry, traceOperations, treeFromPaths, treeFromTrace } from '../shared/user-workload.ts';
 import {
   HOLD_MARKER,
   type HoldRecord,
@@ -33,7 +32,8 @@ import {
   type Strategy,
   stageTag,
   type Tree,
-} from './lib/workload.ts';
+} from '../shared/workload.ts';
+import { LockApi } from './api.ts';
 
 function loadConfig(): K6RunConfig {
   if (__ENV.LT_CONFIG) return JSON.parse(__ENV.LT_CONFIG) as K6RunConfig;
@@ -91,7 +91,7 @@ function thresholds(): Record<string, string[]> {
     // The run fails when more than 1% of operations end in an error (gave-up after conflicts is not an error).
     errors: ['rate<0.01'],
     http_req_failed: ['rate<0.01'],
-    // Every response is checked (lib/api.ts): at least 99% must be an answer the API promises (a 409 or a
+    // Every response is checked (api.ts): at least 99% must be an answer the API promises (a 409 or a
     // contention 503 counts as one). Stricter than http_req_failed: a plain 503 or a 200 without its body fails it.
     checks: ['rate>=0.99'],
   };

@@ -4,9 +4,9 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
-import { runConfig } from '../../loadtests/lib/defaults.js';
-import { summaryLine } from '../../loadtests/lib/summary-line.js';
-import { namespaceFor, type Strategy, type WorkloadConfig } from '../../loadtests/lib/workload.js';
+import { runConfig } from '../shared/defaults.js';
+import { summaryLine } from '../shared/summary-line.js';
+import { namespaceFor, type Strategy, type WorkloadConfig } from '../shared/workload.js';
 import { judge, type ProbeVerdict } from './capacity.js';
 import { checkHolds, formatSafety, parseHoldLog, type SafetyReport } from './checker.js';
 import { type LoadtestConfig, strategySeconds, warmupConcurrency } from './config.js';

@@ -6,7 +6,7 @@
  */
 import type { SearchClient } from '../../functions/store/search-client.js';
 import type { StoreEndpoint } from '../../infra/lib/store-target.js';
-import type { Strategy, WorkloadConfig } from '../../loadtests/lib/workload.js';
+import type { Strategy, WorkloadConfig } from '../shared/workload.js';
 import { type Bracket, type Objective, type SearchSettings, searchCapacity } from './capacity.js';
 import type { LoadtestConfig } from './config.js';
 import { driveEngine, type EngineProbeResult, type EngineTarget, openEngineTarget } from './engine-driver.js';

@@ -1,5 +1,5 @@
 /**
- * k6 installer: `npm run k6:install`, and `ensureK6()` for the load-test orchestrator.
+ * The pinned k6 binary: `ensureK6()` for the orchestrator and `npm run k6:install` (commands/k6-install.ts).
  *
  * No npm package ships the k6 binary, so we build the pinned version once per machine with
  * `go install` into a per-user cache folder outside the clone (fresh CI clones reuse it).
@@ -7,10 +7,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
-import { userCacheDir } from '../infra/lib/user-cache.js';
-import { which } from '../infra/lib/which.js';
+import { userCacheDir } from '../../infra/lib/user-cache.js';
+import { which } from '../../infra/lib/which.js';
 
 export const K6_VERSION = 'v1.8.1';
 export const K6_MODULE = 'go.k6.io/k6';
@@ -118,21 +116,4 @@ export async function ensureK6(log: (line: string) => void = (line) => console.e
     throw new K6InstallError(`the k6 built at ${binary} does not report ${K6_VERSION}`);
   }
   return binary;
-}
-
-const invokedDirectly = process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1];
-const USAGE = `usage: npm run k6:install
-
-Makes sure k6 ${K6_VERSION} is available (the one on PATH if it is that version, else a build with
-\`go install\` cached in ${toolsCacheDir()}, K6_CACHE overrides) and prints its path.
-  --verbose    print stack traces on errors (also DEBUG=1)
-Exit codes: 0 done, 1 failed (e.g. no Go toolchain), 2 a usage mistake.`;
-
-if (invokedDirectly) {
-  runCli(async (argv) => {
-    const { values } = parseFlags(argv, {});
-    if (printHelp(values, USAGE)) return 0;
-    console.log(await ensureK6());
-    return undefined;
-  });
 }

@@ -5,8 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { defaultWorkload } from '../../loadtests/lib/defaults.js';
-import { STRATEGIES, type Strategy, type WorkloadConfig } from '../../loadtests/lib/workload.js';
+import { defaultWorkload } from '../shared/defaults.js';
+import { STRATEGIES, type Strategy, type WorkloadConfig } from '../shared/workload.js';
 import type { LoadtestConfig } from './config.js';
 import { ConfigError, configErrorFrom } from './config-error.js';
 

@@ -55,9 +55,9 @@ async function checkTarget(baseUrl: string, store: StoreEndpoint | undefined): P
 }
 
 /** The stack's module is loaded only here, so --target runs without serverless-offline and the Elasticsearch client installed. */
-async function loadStartStack(): Promise<typeof import('../stack.js').startStack> {
+async function loadStartStack(): Promise<typeof import('../../scripts/stack.js').startStack> {
   try {
-    return (await import('../stack.js')).startStack;
+    return (await import('../../scripts/stack.js')).startStack;
   } catch (error) {
     throw new Error(`the local stack cannot be started (${(error as Error).message}); use --target URL against a running service.`);
   }

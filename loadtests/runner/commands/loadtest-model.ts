@@ -1,32 +1,41 @@
 /**
  * npm run loadtest:model [-- --strategies global,document,tree --trials 5 --probe-seconds 3 --keep-cluster]
  *
- * Checks the deployment model (scripts/loadtest/model.ts) against a cluster it did not see:
+ * Checks the deployment model (loadtests/runner/model.ts) against a cluster it did not see:
  * calibrates every strategy with the engine-only layer on the single local node (Elasticsearch, or
  * OpenSearch with --store opensearch), predicts its capacity on a 3-node local cluster of that product (one replica; the nodes share this machine), and measures that
  * cluster. The cluster enters the model only as how much longer each kind of request takes on it
  * (request-latency.ts, no locks involved), measured in every trial on both sides. Both are up at
  * once and the searches alternate between them, trial after trial, so the machine's noise falls on
  * both sides alike; the prediction comes from the median calibration and is
- * compared with the median measurement (scripts/loadtest/model-check.ts). Writes
+ * compared with the median measurement (model-check.ts). Writes
  * results/model-<timestamp>/model.md and model.json, which `npm run loadtest` reports.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { clusterNodes, startCluster, stopCluster } from '../infra/es/cluster.js';
-import { isRunning } from '../infra/es/probe.js';
-import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../infra/lib/cli.js';
-import { describeServer, serverLabel } from '../infra/lib/server-info.js';
-import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE, type StoreEndpoint, storeAt, storeDistribution, storeLogTag } from '../infra/lib/store-target.js';
-import { defaultWorkload } from '../loadtests/lib/defaults.js';
-import type { Strategy } from '../loadtests/lib/workload.js';
-import { type Bracket, DEFAULT_OBJECTIVE, DEFAULT_SEARCH } from './loadtest/capacity.js';
-import { defaultConfig } from './loadtest/config.js';
-import { EngineLayer } from './loadtest/engine-probe.js';
-import { assumptions, type Calibration, type Deployment, type PerKind, REQUEST_KINDS } from './loadtest/model.js';
-import { type CheckTrial, checkRows, checkTable, checkVerdict, medianPerKind, sidesInTrial } from './loadtest/model-check.js';
-import { formatSeconds } from './loadtest/render/format.js';
-import { addedLatency, DEFAULT_LATENCY_ROUNDS, measureRequestLatency } from './loadtest/request-latency.js';
+import { clusterNodes, startCluster, stopCluster } from '../../../infra/es/cluster.js';
+import { isRunning } from '../../../infra/es/probe.js';
+import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../../../infra/lib/cli.js';
+import { describeServer, serverLabel } from '../../../infra/lib/server-info.js';
+import {
+  chooseStore,
+  resolveStore,
+  STORE_FLAG,
+  STORE_RULE,
+  type StoreEndpoint,
+  storeAt,
+  storeDistribution,
+  storeLogTag,
+} from '../../../infra/lib/store-target.js';
+import { defaultWorkload } from '../../shared/defaults.js';
+import type { Strategy } from '../../shared/workload.js';
+import { type Bracket, DEFAULT_OBJECTIVE, DEFAULT_SEARCH } from '../capacity.js';
+import { defaultConfig } from '../config.js';
+import { EngineLayer } from '../engine-probe.js';
+import { assumptions, type Calibration, type Deployment, type PerKind, REQUEST_KINDS } from '../model.js';
+import { type CheckTrial, checkRows, checkTable, checkVerdict, medianPerKind, sidesInTrial } from '../model-check.js';
+import { formatSeconds } from '../render/format.js';
+import { addedLatency, DEFAULT_LATENCY_ROUNDS, measureRequestLatency } from '../request-latency.js';
 
 const USAGE = `usage: npm run loadtest:model -- [options]
 

@@ -3,8 +3,8 @@
  * flags; see cli.ts and config-file.ts) and the checks that span several settings.
  */
 import type { SearchProduct } from '../../functions/store/search-client.js';
-import { defaultRetry, defaultSchedule, defaultWorkload, RAMP_PAUSE_S, type Schedule } from '../../loadtests/lib/defaults.js';
-import { type RetryPolicy, STRATEGIES, type Strategy, validateWorkload, type WorkloadConfig } from '../../loadtests/lib/workload.js';
+import { defaultRetry, defaultSchedule, defaultWorkload, RAMP_PAUSE_S, type Schedule } from '../shared/defaults.js';
+import { type RetryPolicy, STRATEGIES, type Strategy, validateWorkload, type WorkloadConfig } from '../shared/workload.js';
 import { DEFAULT_OBJECTIVE, DEFAULT_SEARCH, type Objective, type SearchSettings } from './capacity.js';
 import type { UserWorkload } from './user-workload.js';
 

@@ -13,7 +13,7 @@
  * An overlap that starts after the earlier holder's lease had expired is lease semantics (the holder
  * was too slow), not a locking bug: it is reported as a warning, and the fencing check still applies.
  */
-import { HOLD_MARKER, type HoldRecord, type Strategy } from '../../loadtests/lib/workload.js';
+import { HOLD_MARKER, type HoldRecord, type Strategy } from '../shared/workload.js';
 
 export type { HoldRecord };
 

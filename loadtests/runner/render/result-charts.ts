@@ -1,5 +1,5 @@
 /** The charts of a workload's results: capacity with error bars, goodput against offered load, acquire latency. */
-import type { WorkloadConfig } from '../../../loadtests/lib/workload.js';
+import type { WorkloadConfig } from '../../shared/workload.js';
 import { capacityBounds } from '../ranking.js';
 import type { StageStats, StrategyResult } from '../summary.js';
 import { groupTrials, type StrategyTrials } from '../trials.js';

@@ -1,5 +1,5 @@
 /** The results table (markdown, fixed-width text, HTML), the probes table and the per-operation table. */
-import { OP_KINDS, type OpKind } from '../../../loadtests/lib/workload.js';
+import { OP_KINDS, type OpKind } from '../../shared/workload.js';
 import type { StrategyResult } from '../summary.js';
 import { groupTrials, type Spread, type StrategyTrials } from '../trials.js';
 import { escapeXml } from './charts.js';

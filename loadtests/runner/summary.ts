@@ -3,7 +3,7 @@
  * --summary-export) and the safety check: per-stage goodput, latency and conflicts, and where it saturates.
  */
 import { readFileSync } from 'node:fs';
-import { OP_KINDS, type OpKind, type Strategy } from '../../loadtests/lib/workload.js';
+import { OP_KINDS, type OpKind, type Strategy } from '../shared/workload.js';
 import type { CapacityResult } from './capacity.js';
 import type { Calibration } from './model.js';
 

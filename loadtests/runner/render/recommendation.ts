@@ -1,5 +1,5 @@
 /** The recommendation in words: a headline and the measured reasons behind the ranking's decision. */
-import type { Strategy, WorkloadConfig } from '../../../loadtests/lib/workload.js';
+import type { Strategy, WorkloadConfig } from '../../shared/workload.js';
 import { capacityBounds, type Decision, type Ranking, rank } from '../ranking.js';
 import type { StrategyResult } from '../summary.js';
 import { overlaps, type Spread, type StrategyTrials } from '../trials.js';

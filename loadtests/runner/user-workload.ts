@@ -17,8 +17,8 @@ import {
   traceSeconds,
   treeFromPaths,
   treeFromTrace,
-} from '../../loadtests/lib/user-workload.js';
-import { buildTree, type Tree, type WorkloadConfig } from '../../loadtests/lib/workload.js';
+} from '../shared/user-workload.js';
+import { buildTree, type Tree, type WorkloadConfig } from '../shared/workload.js';
 import { ConfigError } from './config-error.js';
 
 export interface UserWorkload {

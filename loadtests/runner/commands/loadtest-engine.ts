@@ -2,20 +2,20 @@
  * npm run loadtest:engine [-- --strategies document,tree --trials 1 --probe-seconds 3 --slo-p99 250 --max-rate 1280 --mix 67/23/5/3/2]
  *
  * The lock layer alone: per strategy, the kit's capacity search (capacity.ts) with the engine driver
- * (loadtest/engine-driver.ts: the k6 iteration through the engine in this process, no HTTP, no
+ * (engine-driver.ts: the k6 iteration through the engine in this process, no HTTP, no
  * serverless-offline) on the lock store of --store (ES_URL, OPENSEARCH_URL or the project's own node),
  * then a table of capacities. The default
  * workload, retry policy, TTL, VU ceiling, objective and search are the kit's (defaults.ts, config.ts).
  */
-import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../infra/lib/cli.js';
-import { describeServer, serverLabel } from '../infra/lib/server-info.js';
-import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE, storeLogTag } from '../infra/lib/store-target.js';
-import { STRATEGIES, type Strategy, validateWorkload } from '../loadtests/lib/workload.js';
-import type { Bracket } from './loadtest/capacity.js';
-import { parseMix } from './loadtest/cli.js';
-import { defaultConfig } from './loadtest/config.js';
-import { type EngineCapacity, type EngineProbeResult, engineDriverOptions, openEngineTarget, searchEngineCapacity } from './loadtest/engine-driver.js';
-import { spreadOf } from './loadtest/trials.js';
+import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../../../infra/lib/cli.js';
+import { describeServer, serverLabel } from '../../../infra/lib/server-info.js';
+import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE, storeLogTag } from '../../../infra/lib/store-target.js';
+import { STRATEGIES, type Strategy, validateWorkload } from '../../shared/workload.js';
+import type { Bracket } from '../capacity.js';
+import { parseMix } from '../cli.js';
+import { defaultConfig } from '../config.js';
+import { type EngineCapacity, type EngineProbeResult, engineDriverOptions, openEngineTarget, searchEngineCapacity } from '../engine-driver.js';
+import { spreadOf } from '../trials.js';
 
 const config = defaultConfig();
 

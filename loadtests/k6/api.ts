@@ -2,7 +2,7 @@
 
 import { check } from 'k6';
 import http, { type Params, type RefinedResponse, type ResponseType } from 'k6/http';
-import type { LockMode, Strategy } from './workload.ts';
+import type { LockMode, Strategy } from '../shared/workload.ts';
 
 export interface AcquireBody {
   namespace: string;
