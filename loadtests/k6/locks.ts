@@ -16,6 +16,7 @@ import exec from 'k6/execution';
 import { Counter, Rate, Trend } from 'k6/metrics';
 import { backoffDelayMs, retryDelayMs } from '../shared/backoff.ts';
 import { defaultRetry, defaultSchedule, defaultWorkload, runConfig } from '../shared/defaults.ts';
+import { DEFAULT_OBJECTIVE, objectiveThresholds } from '../shared/objective.ts';
 import { type SummaryMetrics, summaryLine } from '../shared/summary-line.ts';
 import { parsePathList, parseTrace, type TraceEntry, traceOperations, treeFromPaths, treeFromTrace } from '../shared/user-workload.ts';
 import {
@@ -42,6 +43,9 @@ function loadConfig(): K6RunConfig {
   const workload = defaultWorkload();
   const schedule = defaultSchedule();
   if (__ENV.RATE) schedule.steady.rate = Number(__ENV.RATE);
+  if (__ENV.DURATION) schedule.steady.durationS = Number(__ENV.DURATION);
+  const objective = { ...DEFAULT_OBJECTIVE };
+  if (__ENV.SLO_P99) objective.p99Ms = Number(__ENV.SLO_P99);
   return runConfig({
     runId,
     strategy,
@@ -50,6 +54,7 @@ function loadConfig(): K6RunConfig {
     schedule,
     retry: defaultRetry(),
     ttlMs: 15_000,
+    objective,
   });
 }
 
@@ -88,8 +93,6 @@ const releaseNotReleased = new Counter('release_not_released');
 
 function thresholds(): Record<string, string[]> {
   const result: Record<string, string[]> = {
-    // The run fails when more than 1% of operations end in an error (gave-up after conflicts is not an error).
-    errors: ['rate<0.01'],
     http_req_failed: ['rate<0.01'],
     // Every response is checked (api.ts): at least 99% must be an answer the API promises (a 409 or a
     // contention 503 counts as one). Stricter than http_req_failed: a plain 503 or a 200 without its body fails it.
@@ -112,7 +115,11 @@ function thresholds(): Record<string, string[]> {
   }
   result.dropped_iterations = ['count>=0'];
   for (const scenario of ['steady', 'ramp']) result[`dropped_iterations{scenario:${scenario}}`] = ['count>=0'];
-  return result;
+  // The objective, as the orchestrator judges a capacity probe (shared/objective.ts): goodput of the
+  // steady stage against the operations it offers, its acquire p99, and errors (gave-up after
+  // conflicts is not an error) under 1% of operations.
+  const offered = replaying ? user.trace!.length : cfg.steady.rate * cfg.steady.durationS;
+  return { ...result, ...objectiveThresholds(cfg.objective, offered) };
 }
 
 function scenarios(): Record<string, Record<string, unknown>> {

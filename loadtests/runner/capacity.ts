@@ -13,51 +13,11 @@
  * than MARGINAL_P99_FACTOR times the objective) is therefore probed once more at the same rate, and
  * the rate counts as missed only when that probe misses too. An overloaded rate misses on goodput
  * or by a wide p99 margin and is not probed again.
+ *
+ * The objective and the verdict on one probe are the kit's shared definition (shared/objective.ts),
+ * which the k6 script's thresholds come from too.
  */
-
-export interface ProbeOutcome {
-  /** Offered operations per second. */
-  rate: number;
-  /** Completed operations per second. */
-  goodputRate: number;
-  acquireP99: number;
-  errorRate: number;
-  /** Iterations k6 could not start (no free VU): offered load that was never sent. */
-  dropped: number;
-}
-
-export interface ProbeVerdict extends ProbeOutcome {
-  good: boolean;
-  /** Why a probe failed, in words (empty when good). */
-  reasons: string[];
-  /** Missed only on the p99, and by less than MARGINAL_P99_FACTOR times the objective: worth a second probe. */
-  marginal: boolean;
-}
-
-/** A p99 miss below this multiple of the objective, with goodput and errors met, is marginal. */
-export const MARGINAL_P99_FACTOR = 2;
-
-export interface Objective {
-  /** Goodput must reach this share of the offered rate. */
-  goodputRatio: number;
-  /** Acquire p99 must stay at or below this, ms. */
-  p99Ms: number;
-  /** Errors (not conflicts) must stay below this share of operations. */
-  errorRate: number;
-}
-
-export const DEFAULT_OBJECTIVE: Readonly<Objective> = Object.freeze({ goodputRatio: 0.95, p99Ms: 250, errorRate: 0.01 });
-
-export function judge(outcome: ProbeOutcome, objective: Objective): ProbeVerdict {
-  const reasons: string[] = [];
-  if (outcome.goodputRate < objective.goodputRatio * outcome.rate) {
-    reasons.push(`goodput ${outcome.goodputRate.toFixed(1)} < ${Math.round(objective.goodputRatio * 100)}% of ${outcome.rate} ops/s`);
-  }
-  if (outcome.acquireP99 > objective.p99Ms) reasons.push(`acquire p99 ${Math.round(outcome.acquireP99)} ms > ${objective.p99Ms} ms`);
-  if (outcome.errorRate >= objective.errorRate) reasons.push(`${(outcome.errorRate * 100).toFixed(1)}% errors`);
-  const onlyP99 = reasons.length === 1 && outcome.acquireP99 > objective.p99Ms;
-  return { ...outcome, good: reasons.length === 0, reasons, marginal: onlyP99 && outcome.acquireP99 < MARGINAL_P99_FACTOR * objective.p99Ms };
-}
+import type { ProbeVerdict } from '../shared/objective.js';
 
 export interface SearchSettings {
   /** First rate of the coarse ramp, ops/s. */

@@ -4,8 +4,9 @@
  */
 import type { SearchProduct } from '../../functions/store/search-client.js';
 import { defaultRetry, defaultSchedule, defaultWorkload, RAMP_PAUSE_S, type Schedule } from '../shared/defaults.js';
+import { DEFAULT_OBJECTIVE, type Objective } from '../shared/objective.js';
 import { type RetryPolicy, STRATEGIES, type Strategy, validateWorkload, type WorkloadConfig } from '../shared/workload.js';
-import { DEFAULT_OBJECTIVE, DEFAULT_SEARCH, type Objective, type SearchSettings } from './capacity.js';
+import { DEFAULT_SEARCH, type SearchSettings } from './capacity.js';
 import type { UserWorkload } from './user-workload.js';
 
 /** The capacity search per strategy and trial (capacity.ts). */

@@ -55,6 +55,7 @@ import { errorReply } from '../../functions/runtime/errors.js';
 import { createLockEngine, createSearchClient, deleteLockIndex, ensureLockIndex } from '../../functions/store/index.js';
 import type { SearchClient, SearchConnection } from '../../functions/store/search-client.js';
 import { backoffDelayMs, retryDelayMs } from '../shared/backoff.js';
+import { judge, type Objective, type ProbeVerdict } from '../shared/objective.js';
 import { parsePathList, parseTrace, traceOperations, treeFromPaths, treeFromTrace } from '../shared/user-workload.js';
 import {
   HOLD_MARKER,
@@ -67,7 +68,7 @@ import {
   type Tree,
   type WorkloadConfig,
 } from '../shared/workload.js';
-import { type Bracket, type CapacityResult, judge, type Objective, type ProbeVerdict, type SearchSettings, searchCapacity } from './capacity.js';
+import { type Bracket, type CapacityResult, type SearchSettings, searchCapacity } from './capacity.js';
 import { checkHolds, parseHoldLog, type SafetyReport } from './checker.js';
 import type { LoadtestConfig } from './config.js';
 import { noRequests, type PerKind, perKind, REQUEST_KINDS, type RequestKind } from './model.js';

@@ -6,8 +6,9 @@
  */
 import type { SearchClient } from '../../functions/store/search-client.js';
 import type { StoreEndpoint } from '../../infra/lib/store-target.js';
+import type { Objective } from '../shared/objective.js';
 import type { Strategy, WorkloadConfig } from '../shared/workload.js';
-import { type Bracket, type Objective, type SearchSettings, searchCapacity } from './capacity.js';
+import { type Bracket, type SearchSettings, searchCapacity } from './capacity.js';
 import type { LoadtestConfig } from './config.js';
 import { driveEngine, type EngineProbeResult, type EngineTarget, openEngineTarget } from './engine-driver.js';
 import { log } from './log.js';

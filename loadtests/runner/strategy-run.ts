@@ -5,9 +5,9 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { runConfig } from '../shared/defaults.js';
+import { judge, type ProbeVerdict } from '../shared/objective.js';
 import { summaryLine } from '../shared/summary-line.js';
 import { namespaceFor, type Strategy, type WorkloadConfig } from '../shared/workload.js';
-import { judge, type ProbeVerdict } from './capacity.js';
 import { checkHolds, formatSafety, parseHoldLog, type SafetyReport } from './checker.js';
 import { type LoadtestConfig, strategySeconds, warmupConcurrency } from './config.js';
 import type { EngineLayer } from './engine-probe.js';
@@ -59,6 +59,7 @@ export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, str
     schedule: config.schedule,
     retry: config.retry,
     ttlMs: config.ttlMs,
+    objective: config.capacity.objective,
   });
   if (workload.traceFile) k6Config.replay = true;
   const run = await runK6({
@@ -72,13 +73,16 @@ export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, str
     dashboard: true,
   });
   const outcome: StrategyOutcome = { notes: [], failures: 0, stop: false };
-  if (run.exitCode !== 0) {
+  /** k6 failed, unless it exited 99 (thresholds) for the objective's thresholds alone: a finding, not a failure. */
+  const k6Failed = (objectiveOnly: boolean): void => {
+    if (run.exitCode === 0 || (objectiveOnly && run.exitCode === K6_THRESHOLDS_FAILED)) return;
     outcome.failures++;
     log(describeK6Exit(run.exitCode));
-  }
+  };
   const safety = checkSafety(ctx.outDir, stem, `${strategy}/${workload.name}`, run.holdsPath);
   if (!safety.ok) outcome.failures++;
   if (!existsSync(run.summaryPath)) {
+    k6Failed(false);
     outcome.notes.push(`${strategy} on ${workload.name}: k6 wrote no summary (exit ${run.exitCode})`);
     if (run.exitCode === K6_ABORTED) {
       outcome.notes.push('the service failed its health check; remaining runs skipped');
@@ -87,6 +91,7 @@ export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, str
     return outcome;
   }
   if (ctx.interrupt.interrupted) {
+    k6Failed(false);
     outcome.notes.push(
       `${strategy} on ${workload.name} was interrupted; its partial numbers are left out of the report (see ${relative(ctx.outDir, run.summaryPath)})`,
     );
@@ -110,7 +115,11 @@ export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, str
     outcome.result.k6Dashboard = basename(run.dashboardPath);
     log(`k6 web dashboard saved as ${outcome.result.k6Dashboard} in the results folder`);
   }
+  k6Failed(outcome.result.thresholdsOk);
   if (!outcome.result.thresholdsOk) log(`thresholds failed: ${outcome.result.failedThresholds.join('; ')}`);
+  if (outcome.result.missedObjective.length > 0) {
+    log(`missed the objective at the expected rate (k6 thresholds ${outcome.result.missedObjective.join('; ')}): the rate is beyond what ${strategy} sustains`);
+  }
   return outcome;
 }
 
@@ -154,6 +163,7 @@ export async function runProbe(ctx: RunContext, workload: WorkloadConfig, strate
     schedule,
     retry: config.retry,
     ttlMs: config.ttlMs,
+    objective: config.capacity.objective,
   });
   const run = await runK6({
     k6: ctx.k6,

@@ -3,6 +3,7 @@
  * --summary-export) and the safety check: per-stage goodput, latency and conflicts, and where it saturates.
  */
 import { readFileSync } from 'node:fs';
+import { OBJECTIVE_METRICS } from '../shared/objective.js';
 import { OP_KINDS, type OpKind, type Strategy } from '../shared/workload.js';
 import type { CapacityResult } from './capacity.js';
 import type { Calibration } from './model.js';
@@ -104,8 +105,12 @@ export interface StrategyResult {
   errorRate: number;
   errorCount: number;
   droppedTotal: number;
+  /** No threshold failed but the objective's (k6 exits 99 for those too). */
   thresholdsOk: boolean;
+  /** Thresholds that fail a run (errors, failed requests, checks), as `metric: expression`. */
   failedThresholds: string[];
+  /** The objective's thresholds that failed (shared/objective.ts): the rate was beyond what the strategy sustains. */
+  missedObjective: string[];
   k6ExitCode: number | null;
   safety: SafetySummary | null;
   /** k6's web dashboard export for this run, a file name in the results folder (absent: none was written). */
@@ -215,9 +220,10 @@ export function extractResult(args: {
     ]),
   ) as StrategyResult['perOp'];
   const failedThresholds: string[] = [];
+  const missedObjective: string[] = [];
   for (const [name, metric] of Object.entries(summary.metrics)) {
     for (const [expression, result] of Object.entries(metric?.thresholds ?? {})) {
-      if (!result.ok) failedThresholds.push(`${name}: ${expression}`);
+      if (!result.ok) (OBJECTIVE_METRICS.includes(name) ? missedObjective : failedThresholds).push(`${name}: ${expression}`);
     }
   }
   return {
@@ -235,6 +241,7 @@ export function extractResult(args: {
     droppedTotal: count(summary, 'dropped_iterations'),
     thresholdsOk: failedThresholds.length === 0,
     failedThresholds,
+    missedObjective,
     k6ExitCode: args.k6ExitCode,
     safety: args.safety,
   };

@@ -3,6 +3,7 @@
  * Sized for a 2-core machine running Elasticsearch, serverless-offline and k6 at once: tens to a
  * few hundred operations per second, so the run measures the locks rather than the harness.
  */
+import type { Objective } from './objective.ts';
 import type { K6RunConfig, RetryPolicy, Strategy, WorkloadConfig } from './workload.ts';
 
 export function defaultWorkload(): WorkloadConfig {
@@ -64,6 +65,7 @@ export function runConfig(args: {
   schedule: Schedule;
   retry: RetryPolicy;
   ttlMs: number;
+  objective: Objective;
 }): K6RunConfig {
   const { schedule } = args;
   return {
@@ -75,6 +77,7 @@ export function runConfig(args: {
     ramp: { ...schedule.ramp, startAfterS: schedule.steady.durationS + RAMP_PAUSE_S },
     retry: args.retry,
     ttlMs: args.ttlMs,
+    objective: args.objective,
     vus: schedule.vus,
     gracefulStopS: schedule.gracefulStopS,
   };

@@ -6,6 +6,7 @@
  * file, edit a file, rename a directory) pick their targets with a configurable skew; each lock
  * strategy turns an operation into its own lock request.
  */
+import type { Objective } from './objective.ts';
 
 export type Strategy = 'global' | 'document' | 'tree';
 export const STRATEGIES: readonly Strategy[] = ['global', 'document', 'tree'];
@@ -83,6 +84,8 @@ export interface K6RunConfig {
   ramp: { levels: number[]; stepS: number; transitionS: number; startAfterS: number };
   retry: RetryPolicy;
   ttlMs: number;
+  /** The service level objective: the run's k6 thresholds on the steady stage (objective.ts). */
+  objective: Objective;
   /** The steady phase replays the workload's trace at its own timing (× traceSpeed) instead of a constant rate. */
   replay?: boolean;
   vus: { preAllocated: number; max: number };

@@ -173,7 +173,7 @@ describe('report', () => {
         'goodput{stage:steady}': { count: 30, rate: 10, thresholds: { 'count>=0': false } },
         errors: { value: 0.02, passes: 2, fails: 98, thresholds: { 'rate<0.01': true } },
         vus: { value: 1, min: 1, max: 2 },
-        'acquire_latency{stage:steady}': { med: 5, 'p(95)': 9, 'p(99)': 12, count: 30 },
+        'acquire_latency{stage:steady}': { med: 5, 'p(95)': 9, 'p(99)': 12, count: 30, thresholds: { 'p(99)<=10': true } },
       },
     };
     const normalized = normalizeK6Summary(exported);
@@ -195,6 +195,8 @@ describe('report', () => {
       errorRate: 0.02,
       thresholdsOk: false,
       failedThresholds: ['errors: rate<0.01'],
+      // The objective's own thresholds are told apart: missing them is a finding, not a broken run.
+      missedObjective: ['acquire_latency{stage:steady}: p(99)<=10'],
       steady: { goodput: 30, acquire: { p95: 9 } },
     });
   });

@@ -1,10 +1,11 @@
 /** The engine-only layer: the kit's workload through the engine in process, on the real node, judged like the HTTP runs. */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createElasticsearchClient } from '../../functions/store/index.js';
-import { DEFAULT_OBJECTIVE, DEFAULT_SEARCH, searchCapacity } from '../../loadtests/runner/capacity.js';
+import { DEFAULT_SEARCH, searchCapacity } from '../../loadtests/runner/capacity.js';
 import { defaultConfig } from '../../loadtests/runner/config.js';
 import { CALIBRATION_MAX_LOAD, EngineLayer } from '../../loadtests/runner/engine-probe.js';
 import { defaultWorkload } from '../../loadtests/shared/defaults.js';
+import { DEFAULT_OBJECTIVE } from '../../loadtests/shared/objective.js';
 
 const apiKey = inject('esApiKey');
 const client = createElasticsearchClient({ url: inject('esUrl'), ...(apiKey ? { apiKey } : {}) });

@@ -28,8 +28,9 @@ import {
   storeLogTag,
 } from '../../../infra/lib/store-target.js';
 import { defaultWorkload } from '../../shared/defaults.js';
+import { DEFAULT_OBJECTIVE } from '../../shared/objective.js';
 import type { Strategy } from '../../shared/workload.js';
-import { type Bracket, DEFAULT_OBJECTIVE, DEFAULT_SEARCH } from '../capacity.js';
+import { type Bracket, DEFAULT_SEARCH } from '../capacity.js';
 import { defaultConfig } from '../config.js';
 import { EngineLayer } from '../engine-probe.js';
 import { assumptions, type Calibration, type Deployment, type PerKind, REQUEST_KINDS } from '../model.js';

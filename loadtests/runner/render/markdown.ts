@@ -1,5 +1,6 @@
 /** report.md: settings, recommendation, and per workload its tables. */
 
+import { K6_THRESHOLDS_FAILED } from '../k6-process.js';
 import { modelLines } from './model.js';
 import { recommendations } from './recommendation.js';
 import { type ReportInput, settingsLines, workloadsOf } from './report-input.js';
@@ -35,11 +36,14 @@ export function renderMarkdown(input: ReportInput, charts: { goodput: string; ca
     const probes = probeTable(results);
     if (probes) lines.push('Capacity probes (each offers one rate; the objective is in the settings above):', '', probes, '');
     lines.push('Per operation (steady phase): goodput / gave up / acquire p95 ms', '', perOperationTable(results), '');
-    const failed = results.filter((r) => !r.thresholdsOk || (r.k6ExitCode !== 0 && r.k6ExitCode !== null));
+    // k6 exits 99 when only the objective's thresholds failed: the expected rate is beyond the capacity, which the recommendation says.
+    const failed = results.filter((r) => !r.thresholdsOk || (r.k6ExitCode !== 0 && r.k6ExitCode !== null && r.k6ExitCode !== K6_THRESHOLDS_FAILED));
     for (const r of failed) {
       lines.push(`- ${r.strategy}: k6 exit ${r.k6ExitCode}${r.failedThresholds.length ? `, failed thresholds: ${r.failedThresholds.join('; ')}` : ''}`);
     }
-    if (failed.length) lines.push('');
+    const missed = results.filter((r) => r.missedObjective.length > 0);
+    for (const r of missed) lines.push(`- ${r.strategy}: missed the objective at the expected rate (k6 thresholds ${r.missedObjective.join('; ')})`);
+    if (failed.length || missed.length) lines.push('');
   }
   lines.push(
     'Files: `summary-<workload>-<strategy>[-t<trial>].json` (k6 summaries of the expected rate), `safety-...json`, `holds-...log`, `k6-dashboard-<workload>-<strategy>[-t<trial>].html` (the k6 web dashboard of each expected-rate run, linked from report.html), `probes/` (the same for every capacity probe), `capacity.svg`, `goodput.svg`, `latency.svg`, `report.html`.',

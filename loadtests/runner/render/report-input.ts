@@ -1,7 +1,7 @@
 /** What every report is made from: the run's facts and its results, grouped by workload. */
 
+import { MARGINAL_P99_FACTOR } from '../../shared/objective.js';
 import type { WorkloadConfig } from '../../shared/workload.js';
-import { MARGINAL_P99_FACTOR } from '../capacity.js';
 import type { LoadtestConfig } from '../config.js';
 import type { StrategyResult } from '../summary.js';
 
