@@ -10,31 +10,22 @@
  * Scenarios (open model):
  *   steady - constant-arrival-rate at the configured rate: the head-to-head comparison;
  *   ramp   - ramping-arrival-rate through increasing levels, each held for a step: the saturation point.
+ *
+ * Each iteration is the kit's one iteration (shared/iteration.ts), the same the engine driver runs
+ * in Node, here over the HTTP API (lock-api.ts) with k6's metrics (k6-driver.ts). The thresholds
+ * carry the objective (shared/objective.ts): a run fails the way the orchestrator judges a probe.
  */
 import { sleep } from 'k6';
 import exec from 'k6/execution';
-import { Counter, Rate, Trend } from 'k6/metrics';
-import { backoffDelayMs, retryDelayMs } from '../shared/backoff.ts';
+import { Trend } from 'k6/metrics';
 import { defaultRetry, defaultSchedule, defaultWorkload, runConfig } from '../shared/defaults.ts';
+import { type IterationPlan, runIteration } from '../shared/iteration.ts';
 import { DEFAULT_OBJECTIVE, objectiveThresholds } from '../shared/objective.ts';
 import { type SummaryMetrics, summaryLine } from '../shared/summary-line.ts';
-import { parsePathList, parseTrace, type TraceEntry, traceOperations, treeFromPaths, treeFromTrace } from '../shared/user-workload.ts';
-import {
-  HOLD_MARKER,
-  type HoldRecord,
-  type K6RunConfig,
-  lockPlan,
-  namespaceFor,
-  OP_KINDS,
-  type Operation,
-  operationSource,
-  rampLevelAt,
-  rampStages,
-  type Strategy,
-  stageTag,
-  type Tree,
-} from '../shared/workload.ts';
-import { LockApi } from './api.ts';
+import { userWorkloadOf } from '../shared/user-workload.ts';
+import { type K6RunConfig, namespaceFor, OP_KINDS, operationSource, rampLevelAt, rampStages, type Strategy, stageTag } from '../shared/workload.ts';
+import { k6Driver } from './k6-driver.ts';
+import { LockApi } from './lock-api.ts';
 
 function loadConfig(): K6RunConfig {
   if (__ENV.LT_CONFIG) return JSON.parse(__ENV.LT_CONFIG) as K6RunConfig;
@@ -62,15 +53,7 @@ const cfg = loadConfig();
 const BASE_URL = (__ENV.BASE_URL ?? 'http://localhost:3000').replace(/\/+$/, '');
 const api = new LockApi(BASE_URL, { strategy: cfg.strategy });
 /** The user's tree and trace, when given (files the orchestrator wrote and validated). */
-function userWorkload(): { tree?: Tree; sequence?: Operation[]; trace?: TraceEntry[] } {
-  const { pathsFile, traceFile } = cfg.workload;
-  const paths = pathsFile ? parsePathList(open(pathsFile), pathsFile).paths : undefined;
-  const trace = traceFile ? parseTrace(open(traceFile), traceFile).entries : undefined;
-  const tree = paths ? treeFromPaths(paths) : trace ? treeFromTrace(trace) : undefined;
-  if (!tree) return {};
-  return { tree, ...(trace ? { trace, sequence: traceOperations(trace, tree) } : {}) };
-}
-const user = userWorkload();
+const user = userWorkloadOf(cfg.workload, (file) => open(file));
 const source = operationSource(cfg.workload, user);
 const replaying = Boolean(cfg.replay && user.trace);
 const replayLag = new Trend('replay_lag', true);
@@ -78,23 +61,10 @@ const replayLag = new Trend('replay_lag', true);
 const stages = ['steady', ...cfg.ramp.levels.map((level) => stageTag(level))];
 const ops = OP_KINDS;
 
-const offered = new Counter('ops_offered');
-const goodput = new Counter('goodput');
-const gaveUp = new Counter('gave_up');
-const conflicts = new Counter('conflicts');
-const retries = new Counter('retries');
-const errorCount = new Counter('error_count');
-const errors = new Rate('errors');
-const conflictRate = new Rate('conflict_rate');
-const acquireLatency = new Trend('acquire_latency', true);
-const acquireRequest = new Trend('acquire_request', true);
-const opDuration = new Trend('op_duration', true);
-const releaseNotReleased = new Counter('release_not_released');
-
 function thresholds(): Record<string, string[]> {
   const result: Record<string, string[]> = {
     http_req_failed: ['rate<0.01'],
-    // Every response is checked (api.ts): at least 99% must be an answer the API promises (a 409 or a
+    // Every response is checked (lock-api.ts): at least 99% must be an answer the API promises (a 409 or a
     // contention 503 counts as one). Stricter than http_req_failed: a plain 503 or a 200 without its body fails it.
     checks: ['rate>=0.99'],
   };
@@ -177,22 +147,23 @@ export function setup(): { startedAt: number } {
   return { startedAt: Date.now() };
 }
 
-/** A release is retried for up to about 6 s: a lock left held would only lapse with its TTL and skew the run. */
-const RELEASE_ATTEMPTS = 6;
-const RELEASE_BACKOFF = { baseMs: 100, maxMs: 3200 };
-
-let errorsLogged = 0;
-function logError(what: string, detail: string): void {
-  // A few samples per VU are enough to diagnose; the counters carry the totals.
-  if (errorsLogged++ < 3) console.error(`LTERROR ${cfg.strategy} ${what}: ${detail}`);
-}
+const driver = k6Driver(api, cfg.strategy);
+const plan: IterationPlan = {
+  strategy: cfg.strategy,
+  namespace: cfg.namespace,
+  ttlMs: cfg.ttlMs,
+  retry: cfg.retry,
+  criticalSectionMs: cfg.workload.criticalSectionMs,
+  operations: source,
+};
 
 function currentStage(): string {
   if (exec.scenario.name !== 'ramp') return 'steady';
   return stageTag(rampLevelAt(cfg.ramp, Date.now() - exec.scenario.startTime));
 }
 
-export default function (): void {
+/** One operation: the kit's one iteration (shared/iteration.ts) over the HTTP API. */
+export default async function (): Promise<void> {
   const stage = currentStage();
   const index = exec.scenario.iterationInTest;
   if (replaying && exec.scenario.name === 'steady') {
@@ -202,108 +173,8 @@ export default function (): void {
     if (wait > 0) sleep(wait / 1000);
     else replayLag.add(-wait);
   }
-  const op = source.next(Math.random, user.sequence ? index : undefined);
-  const plan = lockPlan(cfg.strategy, op);
-  const tags = { stage, op: op.kind };
   const owner = `${cfg.runId}-${cfg.strategy}-vu${exec.vu.idInTest}`;
-  const requestId = `${owner}-${exec.scenario.name}-${exec.scenario.iterationInTest}`;
-  offered.add(1, tags);
-
-  const began = Date.now();
-  let grant: { leaseToken: string; fencingToken: string; expiresAt: string } | undefined;
-  for (let attempt = 0; ; attempt++) {
-    const result = api.acquire(
-      {
-        namespace: cfg.namespace,
-        granularity: plan.granularity,
-        ids: plan.ids,
-        path: plan.path,
-        mode: plan.mode,
-        owner,
-        ttlMs: cfg.ttlMs,
-        requestId,
-      },
-      tags,
-    );
-    acquireRequest.add(result.durationMs, tags);
-    conflictRate.add(result.kind === 'conflict', tags);
-    if (result.kind === 'granted') {
-      grant = result.grant;
-      break;
-    }
-    if (result.kind === 'error') {
-      errors.add(true, tags);
-      errorCount.add(1, { ...tags, status: String(result.status) });
-      logError(`acquire ${result.status}`, result.body);
-      return;
-    }
-    if (result.kind === 'conflict') conflicts.add(1, tags);
-    const delay = retryDelayMs(cfg.retry, attempt, result.retryAfterMs, Math.random);
-    if (Date.now() + delay - began > cfg.retry.budgetMs) {
-      if (result.kind === 'conflict') {
-        // Contention, not a failure: a real client would report "busy, try later".
-        gaveUp.add(1, tags);
-        errors.add(false, tags);
-      } else {
-        errors.add(true, tags);
-        errorCount.add(1, { ...tags, status: '503' });
-        logError('acquire 503', 'store unavailable until the retry budget ran out');
-      }
-      opDuration.add(Date.now() - began, tags);
-      return;
-    }
-    retries.add(1, tags);
-    sleep(delay / 1000);
-  }
-
-  const start = Date.now();
-  acquireLatency.add(start - began, tags);
-  let end = start;
-  let releaseOutcome = 'error';
-  try {
-    // The critical section: the simulated edit, read or rename of every file in op.files.
-    if (cfg.workload.criticalSectionMs > 0) sleep(cfg.workload.criticalSectionMs / 1000);
-  } finally {
-    end = Date.now();
-    // Always release, even when the critical section failed; retry only what is retryable.
-    for (let attempt = 0; attempt < RELEASE_ATTEMPTS; attempt++) {
-      const released = api.release(grant.leaseToken, tags);
-      if (released.ok) {
-        releaseOutcome = released.outcome;
-        break;
-      }
-      if (released.status !== 503 && released.status !== 0) {
-        logError(`release ${released.status}`, released.body);
-        break;
-      }
-      sleep(backoffDelayMs(RELEASE_BACKOFF, attempt, Math.random) / 1000);
-    }
-    const record: HoldRecord = {
-      strategy: cfg.strategy,
-      namespace: cfg.namespace,
-      op: op.kind,
-      mode: plan.mode,
-      keys: plan.keys,
-      fence: grant.fencingToken,
-      start,
-      end,
-      expiresAt: Date.parse(grant.expiresAt),
-      owner,
-      release: releaseOutcome,
-      target: op.target,
-    };
-    console.log(HOLD_MARKER + JSON.stringify(record));
-  }
-
-  opDuration.add(Date.now() - began, tags);
-  if (releaseOutcome === 'error') {
-    errors.add(true, tags);
-    errorCount.add(1, { ...tags, status: 'release' });
-    return;
-  }
-  if (releaseOutcome !== 'released') releaseNotReleased.add(1, { ...tags, outcome: releaseOutcome });
-  errors.add(false, tags);
-  goodput.add(1, tags);
+  await runIteration(driver, plan, { index, stage, owner, requestId: `${owner}-${exec.scenario.name}-${index}` });
 }
 
 /**

@@ -3,12 +3,7 @@
  * Elasticsearch index by the orchestrator) and a trace of operations to replay. Pure code shared
  * by k6 and the orchestrator: parsing and validation here, reading files and indexes elsewhere.
  */
-import type { DirNode, Operation, OpKind, Tree } from './workload.ts';
-
-// Values from workload.ts, repeated: k6 needs the .ts path and Node the .js one, so the modules of
-// this folder share types only (test/loadtest/user-workload.test.ts checks they agree).
-export const OP_KINDS: readonly OpKind[] = ['read', 'edit', 'rename', 'create', 'delete'];
-export const MAX_IDS_PER_REQUEST = 500;
+import { type DirNode, MAX_IDS_PER_REQUEST, OP_KINDS, type Operation, type OpKind, type Tree, type WorkloadConfig } from './workload.ts';
 
 /** One operation of a trace, time-ordered, at `atMs` after the trace's first operation. */
 export interface TraceEntry {
@@ -152,4 +147,20 @@ export function traceOperations(entries: readonly TraceEntry[], tree: Tree): Ope
 /** Seconds the replay of a trace takes at `speed` (2 = twice as fast as recorded); at least 1. */
 export function traceSeconds(entries: readonly TraceEntry[], speed: number): number {
   return Math.max(1, Math.ceil((entries.at(-1)?.atMs ?? 0) / 1000 / speed));
+}
+
+/**
+ * The user's tree and operations for a workload, from the files the orchestrator wrote (`read` gives
+ * a file's text: k6's open, Node's readFileSync). Empty when the workload is generated.
+ */
+export function userWorkloadOf(
+  workload: Pick<WorkloadConfig, 'pathsFile' | 'traceFile'>,
+  read: (file: string) => string,
+): { tree?: Tree; sequence?: Operation[]; trace?: TraceEntry[] } {
+  const { pathsFile, traceFile } = workload;
+  const paths = pathsFile ? parsePathList(read(pathsFile), pathsFile).paths : undefined;
+  const trace = traceFile ? parseTrace(read(traceFile), traceFile).entries : undefined;
+  const tree = paths ? treeFromPaths(paths) : trace ? treeFromTrace(trace) : undefined;
+  if (!tree) return {};
+  return { tree, ...(trace ? { trace, sequence: traceOperations(trace, tree) } : {}) };
 }

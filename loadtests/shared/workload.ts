@@ -325,14 +325,18 @@ export function skewedPicker(n: number, skew: Skew, seed: number): (random: () =
   };
 }
 
+/** The operations of a workload, drawn one at a time. */
+export interface OperationSource {
+  tree: Tree;
+  /** Draws with `random` (Math.random in k6); a replayed trace gives its operation number `index` instead. */
+  next(random: () => number, index?: number): Operation;
+}
+
 /**
  * Draws operations for one workload; `random` is the caller's source (Math.random in k6). With a
  * `sequence` (a replayed trace) the operations come in its order instead: `index` picks one.
  */
-export function operationSource(
-  workload: WorkloadConfig,
-  user: { tree?: Tree; sequence?: Operation[] } = {},
-): { tree: Tree; next: (random: () => number, index?: number) => Operation } {
+export function operationSource(workload: WorkloadConfig, user: { tree?: Tree; sequence?: Operation[] } = {}): OperationSource {
   const tree = user.tree ?? buildTree(workload.tree);
   const { sequence } = user;
   if (sequence && sequence.length > 0) {

@@ -1,37 +1,14 @@
-/** A small k6 client for the lock service's HTTP API (acquire, renew, release, health). */
+/**
+ * A small k6 client for the lock service's HTTP API (acquire, renew, release, health): the k6 side's
+ * LockDriver (shared/lock-driver.ts). k6's http calls block the VU, so the driver's promises are
+ * settled when they are returned.
+ */
 
 import { check } from 'k6';
 import http, { type Params, type RefinedResponse, type ResponseType } from 'k6/http';
-import type { LockMode, Strategy } from '../shared/workload.ts';
-
-export interface AcquireBody {
-  namespace: string;
-  granularity: Strategy;
-  ids?: string[];
-  path?: string;
-  mode?: LockMode;
-  owner: string;
-  ttlMs?: number;
-  waitMs?: number;
-  requestId?: string;
-}
-
-export interface Grant {
-  leaseToken: string;
-  fencingToken: string;
-  expiresAt: string;
-  ttlMs: number;
-}
-
-export type AcquireResult =
-  | { kind: 'granted'; grant: Grant; durationMs: number }
-  | { kind: 'conflict'; retryAfterMs: number | undefined; durationMs: number }
-  | { kind: 'unavailable'; retryAfterMs: number | undefined; durationMs: number }
-  | { kind: 'error'; status: number; body: string; durationMs: number };
+import type { AcquireAnswer, AcquireRequest, LockDriver, OpTags, ReleaseAnswer } from '../shared/lock-driver.ts';
 
 type Response = RefinedResponse<ResponseType | undefined>;
-
-export type ReleaseResult = { ok: true; outcome: string } | { ok: false; status: number; body: string };
 
 // 409 (held) and 503 (retryable) are expected answers, not failed requests.
 const expected = http.expectedStatuses(200, 409, 503);
@@ -56,10 +33,10 @@ function json(response: Response): Record<string, unknown> | undefined {
   }
 }
 
-function retryAfter(response: Response, body: Record<string, unknown> | undefined): number | undefined {
-  if (body && typeof body.retryAfterMs === 'number') return body.retryAfterMs;
+function retryAfter(response: Response, body: Record<string, unknown> | undefined): { retryAfterMs?: number } {
+  if (body && typeof body.retryAfterMs === 'number') return { retryAfterMs: body.retryAfterMs };
   const header = Number(response.headers['Retry-After']);
-  return Number.isFinite(header) && header > 0 ? header * 1000 : undefined;
+  return Number.isFinite(header) && header > 0 ? { retryAfterMs: header * 1000 } : {};
 }
 
 function snippet(response: Response): string {
@@ -68,30 +45,25 @@ function snippet(response: Response): string {
 }
 
 /** What an acquire answer means to the client: granted, busy (retry), unavailable (retry) or an error. */
-function acquireResult(response: Response): AcquireResult {
+function acquireAnswer(response: Response): AcquireAnswer {
   const durationMs = response.timings.duration;
   const parsed = json(response);
   if (response.status === 200 && parsed && typeof parsed.leaseToken === 'string' && typeof parsed.fencingToken === 'string') {
     return {
       kind: 'granted',
       durationMs,
-      grant: {
-        leaseToken: parsed.leaseToken,
-        fencingToken: parsed.fencingToken,
-        expiresAt: String(parsed.expiresAt),
-        ttlMs: Number(parsed.ttlMs),
-      },
+      grant: { leaseToken: parsed.leaseToken, fencingToken: parsed.fencingToken, expiresAt: Date.parse(String(parsed.expiresAt)) },
     };
   }
   // LockContentionError (503): too many writers raced on the same lock documents (a hot global lock,
   // a hot ancestor). Like a conflict it means "busy, try later", and a real client treats it so.
   const busy = response.status === 409 || (response.status === 503 && parsed?.error === 'LockContentionError');
-  if (busy) return { kind: 'conflict', retryAfterMs: retryAfter(response, parsed), durationMs };
-  if (response.status === 503) return { kind: 'unavailable', retryAfterMs: retryAfter(response, parsed), durationMs };
-  return { kind: 'error', status: response.status, body: snippet(response), durationMs };
+  if (busy) return { kind: 'conflict', durationMs, ...retryAfter(response, parsed) };
+  if (response.status === 503) return { kind: 'unavailable', durationMs, ...retryAfter(response, parsed) };
+  return { kind: 'error', status: response.status, detail: snippet(response), durationMs };
 }
 
-export class LockApi {
+export class LockApi implements LockDriver {
   private readonly params: Params;
 
   constructor(
@@ -114,11 +86,11 @@ export class LockApi {
     return { status: response.status, body: snippet(response) };
   }
 
-  acquire(body: AcquireBody, tags: Record<string, string> = {}): AcquireResult {
-    const response = this.post('acquire', body, tags);
-    const result = acquireResult(response);
-    check(response, { [CHECKS.acquire]: () => result.kind === 'granted' || result.kind === 'conflict' }, { ...this.tags, ...tags, name: 'acquire' });
-    return result;
+  async acquire(request: AcquireRequest, tags: OpTags): Promise<AcquireAnswer> {
+    const response = this.post('acquire', request, tags);
+    const answer = acquireAnswer(response);
+    check(response, { [CHECKS.acquire]: () => answer.kind === 'granted' || answer.kind === 'conflict' }, { ...this.tags, ...tags, name: 'acquire' });
+    return answer;
   }
 
   renew(leaseToken: string, ttlMs?: number, tags: Record<string, string> = {}): { status: number; body: string } {
@@ -127,12 +99,12 @@ export class LockApi {
     return { status: response.status, body: snippet(response) };
   }
 
-  release(leaseToken: string, tags: Record<string, string> = {}): ReleaseResult {
+  async release(leaseToken: string, tags: OpTags): Promise<ReleaseAnswer> {
     const response = this.post('release', { leaseToken }, tags);
     const parsed = json(response);
     const outcome = response.status === 200 && typeof parsed?.outcome === 'string' ? parsed.outcome : undefined;
     check(response, { [CHECKS.release]: () => outcome !== undefined }, { ...this.tags, ...tags, name: 'release' });
     if (outcome !== undefined) return { ok: true, outcome };
-    return { ok: false, status: response.status, body: snippet(response) };
+    return { ok: false, status: response.status, detail: snippet(response) };
   }
 }
