@@ -10,7 +10,7 @@ import { summaryLine } from '../shared/summary-line.js';
 import { namespaceFor, type Strategy, type WorkloadConfig } from '../shared/workload.js';
 import { checkHolds, formatSafety, parseHoldLog, type SafetyReport } from './checker.js';
 import { type LoadtestConfig, strategySeconds, warmupConcurrency } from './config.js';
-import type { EngineLayer } from './engine-probe.js';
+import type { EngineLayer } from './engine/layer.js';
 import type { Interrupt } from './interrupt.js';
 import { describeK6Exit, K6_ABORTED, K6_THRESHOLDS_FAILED, runK6 } from './k6-process.js';
 import { log } from './log.js';

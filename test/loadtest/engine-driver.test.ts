@@ -6,18 +6,11 @@ import { LockContentionError, LockHeldError, StoreUnavailableError, ValidationEr
 import { DEFAULT_SEARCH } from '../../loadtests/runner/capacity.js';
 import { checkHolds, parseHoldLog } from '../../loadtests/runner/checker.js';
 import { defaultConfig } from '../../loadtests/runner/config.js';
-import {
-  driveEngine,
-  type EngineDriverOptions,
-  type EngineTarget,
-  engineDriverOptions,
-  engineProbe,
-  httpAnswer,
-  openEngineTarget,
-  probeNamespace,
-  requestKind,
-  searchEngineCapacity,
-} from '../../loadtests/runner/engine-driver.js';
+import { httpAnswer } from '../../loadtests/runner/engine/engine-lock-driver.js';
+import { driveEngine, type EngineDriverOptions, probeNamespace } from '../../loadtests/runner/engine/probe.js';
+import { requestKind } from '../../loadtests/runner/engine/request-count.js';
+import { engineDriverOptions, engineProbe, searchEngineCapacity } from '../../loadtests/runner/engine/search.js';
+import { type EngineTarget, openEngineTarget } from '../../loadtests/runner/engine/target.js';
 import { defaultWorkload } from '../../loadtests/shared/defaults.js';
 import { HOLD_MARKER, type HoldRecord } from '../../loadtests/shared/workload.js';
 import { ROOT } from './run.js';
@@ -128,7 +121,7 @@ describe('the engine driver', () => {
   });
 });
 
-describe('what an engine error means to the client (as k6/api.ts reads the HTTP answer)', () => {
+describe('what an engine error means to the client (as k6/lock-api.ts reads the HTTP answer)', () => {
   it('a held lock or write contention is a conflict with a hint, a store outage is unavailable, the rest an error', () => {
     expect(httpAnswer(new LockHeldError(undefined, { conflicts: [], retryAfterMs: 120 }))).toMatchObject({ kind: 'conflict', status: 409, retryAfterMs: 120 });
     expect(httpAnswer(new LockContentionError(undefined, { keys: ['/a'], rounds: 3 }))).toMatchObject({ kind: 'conflict', status: 503, retryAfterMs: 1000 });

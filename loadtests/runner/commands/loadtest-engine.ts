@@ -2,7 +2,7 @@
  * npm run loadtest:engine [-- --strategies document,tree --trials 1 --probe-seconds 3 --slo-p99 250 --max-rate 1280 --mix 67/23/5/3/2]
  *
  * The lock layer alone: per strategy, the kit's capacity search (capacity.ts) with the engine driver
- * (engine-driver.ts: the k6 iteration through the engine in this process, no HTTP, no
+ * (engine/probe.ts: the kit's one iteration through the engine in this process, no HTTP, no
  * serverless-offline) on the lock store of --store (ES_URL, OPENSEARCH_URL or the project's own node),
  * then a table of capacities. The default
  * workload, retry policy, TTL, VU ceiling, objective and search are the kit's (defaults.ts, config.ts).
@@ -14,7 +14,9 @@ import { STRATEGIES, type Strategy, validateWorkload } from '../../shared/worklo
 import type { Bracket } from '../capacity.js';
 import { parseMix } from '../cli.js';
 import { defaultConfig } from '../config.js';
-import { type EngineCapacity, type EngineProbeResult, engineDriverOptions, openEngineTarget, searchEngineCapacity } from '../engine-driver.js';
+import type { EngineProbeResult } from '../engine/probe-result.js';
+import { type EngineCapacity, engineDriverOptions, searchEngineCapacity } from '../engine/search.js';
+import { openEngineTarget } from '../engine/target.js';
 import { spreadOf } from '../trials.js';
 
 const config = defaultConfig();

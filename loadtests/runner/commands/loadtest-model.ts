@@ -32,7 +32,7 @@ import { DEFAULT_OBJECTIVE } from '../../shared/objective.js';
 import type { Strategy } from '../../shared/workload.js';
 import { type Bracket, DEFAULT_SEARCH } from '../capacity.js';
 import { defaultConfig } from '../config.js';
-import { EngineLayer } from '../engine-probe.js';
+import { EngineLayer } from '../engine/layer.js';
 import { assumptions, type Calibration, type Deployment, type PerKind, REQUEST_KINDS } from '../model.js';
 import { type CheckTrial, checkRows, checkTable, checkVerdict, medianPerKind, sidesInTrial } from '../model-check.js';
 import { formatSeconds } from '../render/format.js';

@@ -16,7 +16,7 @@ import { describeServer, serverLabel } from '../../../infra/lib/server-info.js';
 import { givenStore, type StoreEndpoint } from '../../../infra/lib/store-target.js';
 import { parseCli, USAGE } from '../cli.js';
 import { type LoadtestConfig, plannedSeconds } from '../config.js';
-import { type EngineLayer, openEngineLayer } from '../engine-probe.js';
+import { type EngineLayer, openEngineLayer } from '../engine/layer.js';
 import { Interrupt } from '../interrupt.js';
 import { ensureK6, K6_VERSION } from '../k6-binary.js';
 import { log, phase, warn } from '../log.js';

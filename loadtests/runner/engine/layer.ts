@@ -1,19 +1,21 @@
 /**
- * The engine-only layer as the orchestrator (run.ts, loadtest.ts) and the deployment model
- * (loadtest-model.ts) use it: one lock index of its own per run, probes by workload, strategy and
- * rate. The work is the engine driver's (engine-driver.ts): the k6 iteration, operation for
- * operation, through the engine in this process, open model, same objective and safety checker.
+ * The engine-only layer as the orchestrator (run.ts, commands/loadtest.ts) and the deployment model
+ * (commands/loadtest-model.ts) use it: one lock index of its own per run, probes by workload,
+ * strategy and rate. The work is the engine driver's (probe.ts): the kit's one iteration through the
+ * engine in this process, open model, same objective and safety checker.
  */
-import type { SearchClient } from '../../functions/store/search-client.js';
-import type { StoreEndpoint } from '../../infra/lib/store-target.js';
-import type { Objective } from '../shared/objective.js';
-import type { Strategy, WorkloadConfig } from '../shared/workload.js';
-import { type Bracket, type SearchSettings, searchCapacity } from './capacity.js';
-import type { LoadtestConfig } from './config.js';
-import { driveEngine, type EngineProbeResult, type EngineTarget, openEngineTarget } from './engine-driver.js';
-import { log } from './log.js';
-import { type Calibration, perKind } from './model.js';
-import type { EngineResult } from './summary.js';
+import type { SearchClient } from '../../../functions/store/search-client.js';
+import type { StoreEndpoint } from '../../../infra/lib/store-target.js';
+import type { Objective } from '../../shared/objective.js';
+import type { Strategy, WorkloadConfig } from '../../shared/workload.js';
+import { type Bracket, type SearchSettings, searchCapacity } from '../capacity.js';
+import type { LoadtestConfig } from '../config.js';
+import { log } from '../log.js';
+import { type Calibration, perKind } from '../model.js';
+import type { EngineResult } from '../summary.js';
+import { driveEngine } from './probe.js';
+import type { EngineProbeResult } from './probe-result.js';
+import { type EngineTarget, openEngineTarget } from './target.js';
 
 /**
  * The model is calibrated with an operation's cost at a light load: a probe at or below half the

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createElasticsearchClient } from '../../functions/store/index.js';
 import { DEFAULT_SEARCH, searchCapacity } from '../../loadtests/runner/capacity.js';
 import { defaultConfig } from '../../loadtests/runner/config.js';
-import { CALIBRATION_MAX_LOAD, EngineLayer } from '../../loadtests/runner/engine-probe.js';
+import { CALIBRATION_MAX_LOAD, EngineLayer } from '../../loadtests/runner/engine/layer.js';
 import { defaultWorkload } from '../../loadtests/shared/defaults.js';
 import { DEFAULT_OBJECTIVE } from '../../loadtests/shared/objective.js';
 
