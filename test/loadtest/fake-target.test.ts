@@ -59,6 +59,19 @@ describe('load-test kit against faults', () => {
     expect(met.summary.metrics['acquire_latency{stage:steady}']?.thresholds).toEqual({ 'p(99)<=1000': { ok: true } });
   }, 300_000);
 
+  it('reports a missed objective at the expected rate without failing the run (the rate is beyond the capacity, a finding)', async () => {
+    const run = await runLoadtest(
+      ['--target', slowUrl, '--strategies', 'document', '--rate', '10', '--duration', '2', '--levels', 'none', '--no-seed', '--no-search', '--slo-p99', '100'],
+      join(results, 'missed'),
+    );
+    expect(run.code, run.output).toBe(0);
+    expect(run.output).toMatch(/missed the objective at the expected rate \(k6 thresholds acquire_latency\{stage:steady\}: p\(99\)<=100\)/);
+    expect(run.output).not.toMatch(/k6 exited 99/);
+    expect(readFileSync(join(run.resultDir!, 'report.md'), 'utf8')).toContain(
+      '- document: missed the objective at the expected rate (k6 thresholds acquire_latency{stage:steady}: p(99)<=100)',
+    );
+  }, 600_000);
+
   it('fails with the violations printed when the service grants conflicting locks', async () => {
     const run = await runLoadtest(
       ['--target', unsafeUrl, '--strategies', 'global', '--rate', '60', '--duration', '3', '--levels', 'none', '--cs-ms', '30', '--no-seed'],
