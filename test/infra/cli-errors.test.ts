@@ -82,27 +82,47 @@ const closeAll = (servers: Server[]) => Promise.all(servers.map((server) => new 
 
 describe('usage mistakes: one line naming the flag and the rule, exit 2', () => {
   const cases: Array<{ script: string; args: string[]; env?: Record<string, string>; says: RegExp }> = [
-    { script: 'scripts/loadtest.ts', args: ['--bogus'], says: /^error: --bogus: unknown flag \(see --help\)$/ },
-    { script: 'scripts/loadtest.ts', args: ['--rate', '-5'], says: /^error: --rate: must be a number > 0 \(got "-5"\)/ },
-    { script: 'scripts/loadtest.ts', args: ['--rate', 'abc'], says: /^error: --rate: must be a number > 0 \(got "abc"\)/ },
-    { script: 'scripts/loadtest.ts', args: ['--duration', '1.5'], says: /^error: --duration: must be a whole number >= 1 \(got "1.5"\)/ },
-    { script: 'scripts/loadtest.ts', args: ['--smoke', 'now'], says: /^error: now: unexpected argument/ },
-    { script: 'scripts/loadtest.ts', args: ['--rate'], says: /^error: --rate: needs a value/ },
-    { script: 'scripts/loadtest.ts', args: ['--trials', '1.5'], says: /^error: --trials: must be a whole number \(got "1.5"\)/ },
-    { script: 'scripts/loadtest.ts', args: ['--trials', '0'], says: /^error: invalid configuration: trials must be 1\.\.20 \(got 0\)/ },
-    { script: 'scripts/loadtest.ts', args: ['--nodes', '0'], says: /^error: --nodes: must be a whole number >= 1 \(got "0"\)/ },
-    { script: 'scripts/loadtest.ts', args: ['--ttl-ms', '5'], says: /^error: --ttl-ms: must be a whole number from 1000 to 900000 \(got "5"\)/ },
-    { script: 'scripts/loadtest.ts', args: ['--trace-speed', '0'], says: /^error: --trace-speed: must be a number in \(0, 1000\] \(got "0"\)/ },
-    { script: 'scripts/loadtest.ts', args: ['--config', '/nonexistent/loadtest.json'], says: /^error: --config \/nonexistent\/loadtest\.json: no such file/ },
+    { script: 'loadtests/runner/commands/loadtest.ts', args: ['--bogus'], says: /^error: --bogus: unknown flag \(see --help\)$/ },
+    { script: 'loadtests/runner/commands/loadtest.ts', args: ['--rate', '-5'], says: /^error: --rate: must be a number > 0 \(got "-5"\)/ },
+    { script: 'loadtests/runner/commands/loadtest.ts', args: ['--rate', 'abc'], says: /^error: --rate: must be a number > 0 \(got "abc"\)/ },
+    { script: 'loadtests/runner/commands/loadtest.ts', args: ['--duration', '1.5'], says: /^error: --duration: must be a whole number >= 1 \(got "1.5"\)/ },
+    { script: 'loadtests/runner/commands/loadtest.ts', args: ['--smoke', 'now'], says: /^error: now: unexpected argument/ },
+    { script: 'loadtests/runner/commands/loadtest.ts', args: ['--rate'], says: /^error: --rate: needs a value/ },
+    { script: 'loadtests/runner/commands/loadtest.ts', args: ['--trials', '1.5'], says: /^error: --trials: must be a whole number \(got "1.5"\)/ },
+    { script: 'loadtests/runner/commands/loadtest.ts', args: ['--trials', '0'], says: /^error: invalid configuration: trials must be 1\.\.20 \(got 0\)/ },
+    { script: 'loadtests/runner/commands/loadtest.ts', args: ['--nodes', '0'], says: /^error: --nodes: must be a whole number >= 1 \(got "0"\)/ },
     {
-      script: 'scripts/loadtest.ts',
+      script: 'loadtests/runner/commands/loadtest.ts',
+      args: ['--ttl-ms', '5'],
+      says: /^error: --ttl-ms: must be a whole number from 1000 to 900000 \(got "5"\)/,
+    },
+    {
+      script: 'loadtests/runner/commands/loadtest.ts',
+      args: ['--trace-speed', '0'],
+      says: /^error: --trace-speed: must be a number in \(0, 1000\] \(got "0"\)/,
+    },
+    {
+      script: 'loadtests/runner/commands/loadtest.ts',
+      args: ['--config', '/nonexistent/loadtest.json'],
+      says: /^error: --config \/nonexistent\/loadtest\.json: no such file/,
+    },
+    {
+      script: 'loadtests/runner/commands/loadtest.ts',
       args: ['--smoke'],
       env: { ES_URL: 'localhost:9200' },
       says: /^error: ES_URL: must be an http\(s\) URL .*\(got "localhost:9200"\)/,
     },
-    { script: 'scripts/loadtest-model.ts', args: ['--bogus'], says: /^error: --bogus: unknown flag/ },
-    { script: 'scripts/loadtest-model.ts', args: ['--probe-seconds', '0'], says: /^error: --probe-seconds: must be a whole number from 1 to 60 \(got "0"\)/ },
-    { script: 'scripts/loadtest-model.ts', args: ['--trials', '2.5'], says: /^error: --trials: must be a whole number from 1 to 20 \(got "2.5"\)/ },
+    { script: 'loadtests/runner/commands/loadtest-model.ts', args: ['--bogus'], says: /^error: --bogus: unknown flag/ },
+    {
+      script: 'loadtests/runner/commands/loadtest-model.ts',
+      args: ['--probe-seconds', '0'],
+      says: /^error: --probe-seconds: must be a whole number from 1 to 60 \(got "0"\)/,
+    },
+    {
+      script: 'loadtests/runner/commands/loadtest-model.ts',
+      args: ['--trials', '2.5'],
+      says: /^error: --trials: must be a whole number from 1 to 20 \(got "2.5"\)/,
+    },
     { script: 'bench/engine.ts', args: ['--bogus'], says: /^error: --bogus: unknown flag/ },
     { script: 'bench/engine.ts', args: [], env: { BENCH_ROUNDS: '0' }, says: /^error: BENCH_ROUNDS: must be a whole number >= 1 \(got "0"\)/ },
     { script: 'faults/run.ts', args: ['--faults', 'nope'], says: /^error: --faults: unknown fault "nope"; known: kill-primary/ },
@@ -134,17 +154,22 @@ describe('usage mistakes: one line naming the flag and the rule, exit 2', () => 
     { script: 'scripts/cold-start.ts', args: ['--runs', 'x'], says: /^error: --runs: must be a whole number >= 1 \(got "x"\)/ },
     { script: 'scripts/dev.ts', args: ['--bogus'], says: /^error: --bogus: unknown flag/ },
     { script: 'scripts/dev.ts', args: [], env: { PORT: 'abc' }, says: /^error: PORT: must be a whole number from 1 to 65535/ },
-    { script: 'scripts/k6.ts', args: ['--bogus'], says: /^error: --bogus: unknown flag/ },
+    { script: 'loadtests/runner/commands/k6-install.ts', args: ['--bogus'], says: /^error: --bogus: unknown flag/ },
     // --store: the same rule in every command that picks the lock store.
-    ...['infra/index/cli.ts', 'scripts/loadtest.ts', 'bench/engine.ts', 'scripts/dev.ts', 'scripts/loadtest-model.ts', 'scripts/loadtest-engine.ts'].map(
-      (script) => ({
-        script,
-        args: ['--store', 'elastic'],
-        says: /^error: --store: must be elasticsearch or opensearch \(got "elastic"\)/,
-      }),
-    ),
+    ...[
+      'infra/index/cli.ts',
+      'loadtests/runner/commands/loadtest.ts',
+      'bench/engine.ts',
+      'scripts/dev.ts',
+      'loadtests/runner/commands/loadtest-model.ts',
+      'loadtests/runner/commands/loadtest-engine.ts',
+    ].map((script) => ({
+      script,
+      args: ['--store', 'elastic'],
+      says: /^error: --store: must be elasticsearch or opensearch \(got "elastic"\)/,
+    })),
     { script: 'infra/index/cli.ts', args: [], env: { LOCK_STORE: 'os' }, says: /^error: LOCK_STORE: must be elasticsearch or opensearch \(got "os"\)/ },
-    { script: 'scripts/loadtest.ts', args: ['--store'], says: /^error: --store: needs a value/ },
+    { script: 'loadtests/runner/commands/loadtest.ts', args: ['--store'], says: /^error: --store: needs a value/ },
     {
       script: 'infra/index/cli.ts',
       args: ['--store', 'opensearch'],
@@ -180,7 +205,7 @@ describe('usage mistakes: one line naming the flag and the rule, exit 2', () => 
 
   it('--help prints the usage and exits 0', () => {
     for (const [script, args] of [
-      ['scripts/loadtest.ts', []],
+      ['loadtests/runner/commands/loadtest.ts', []],
       ['infra/index/cli.ts', []],
       ['infra/es/cli.ts', []],
       ['infra/es/cluster-cli.ts', []],
@@ -188,8 +213,8 @@ describe('usage mistakes: one line naming the flag and the rule, exit 2', () => 
       ['bench/engine.ts', []],
       ['scripts/cold-start.ts', []],
       ['scripts/dev.ts', []],
-      ['scripts/k6.ts', []],
-      ['scripts/loadtest-model.ts', []],
+      ['loadtests/runner/commands/k6-install.ts', []],
+      ['loadtests/runner/commands/loadtest-model.ts', []],
     ] as const) {
       const run = command(script, [...args, '--help']);
       expect(run.code, `${script}: ${run.stderr}`).toBe(0);
@@ -222,7 +247,7 @@ describe('an unreachable Elasticsearch: what was tried, what failed, what to do;
   it('the load test says the same before k6 or the stack start, and writes no results', () => {
     const results = mkdtempSync(join(tmpdir(), 'cli-errors-'));
     try {
-      const run = command('scripts/loadtest.ts', ['--smoke', '--results', results], { ES_URL: 'http://127.0.0.1:9999' });
+      const run = command('loadtests/runner/commands/loadtest.ts', ['--smoke', '--results', results], { ES_URL: 'http://127.0.0.1:9999' });
       expect(run.code, run.stderr).toBe(1);
       expect(run.stderr).toMatch(/^error: cannot reach Elasticsearch at http:\/\/127\.0\.0\.1:9999$/m);
       expect(run.stderr).toMatch(/failed: connection refused \(ECONNREFUSED\)/);
@@ -382,7 +407,7 @@ describe('a refusing or wrong Elasticsearch, spawned against fake servers', () =
 
   it('401 without a key: set ES_API_KEY; the load test stops before k6', async () => {
     const url = await serve(securityAnswer(401));
-    const run = await commandAsync('scripts/loadtest.ts', ['--smoke'], { ES_URL: url });
+    const run = await commandAsync('loadtests/runner/commands/loadtest.ts', ['--smoke'], { ES_URL: url });
     expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toMatch(/failed: 401 Unauthorized/);
     expect(run.stderr).toMatch(/to fix: set ES_API_KEY/);

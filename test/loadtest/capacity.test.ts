@@ -1,6 +1,7 @@
 /** The capacity search, against services whose true capacity is known (no k6 needed). */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_OBJECTIVE, DEFAULT_SEARCH, judge, type ProbeVerdict, searchCapacity } from '../../scripts/loadtest/capacity.js';
+import { DEFAULT_SEARCH, searchCapacity } from '../../loadtests/runner/capacity.js';
+import { DEFAULT_OBJECTIVE, judge, type ProbeVerdict } from '../../loadtests/shared/objective.js';
 
 /** A service that keeps up to `capacity` ops/s and then falls behind; `noise` flips verdicts near the edge. */
 function service(capacity: number) {

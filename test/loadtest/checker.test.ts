@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkHolds, formatSafety, type HoldRecord, holdsConflict, parseHoldLog } from '../../scripts/loadtest/checker.js';
+import { checkHolds, formatSafety, type HoldRecord, holdsConflict, parseHoldLog } from '../../loadtests/runner/checker.js';
 
 let fence = 100;
 function hold(partial: Partial<HoldRecord> & Pick<HoldRecord, 'strategy' | 'start' | 'end'>): HoldRecord {

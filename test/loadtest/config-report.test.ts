@@ -3,17 +3,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../infra/lib/cli.js';
-import type { Strategy } from '../../loadtests/lib/workload.js';
-import { parseGoVersion } from '../../scripts/k6.js';
-import { parseCli, parseMix, parseSkew, renameSweep } from '../../scripts/loadtest/cli.js';
-import { ConfigError, defaultConfig, plannedSeconds, strategySeconds } from '../../scripts/loadtest/config.js';
-import { dashboardEnv } from '../../scripts/loadtest/k6-process.js';
-import { barChart, lineChart, niceTicks } from '../../scripts/loadtest/render/charts.js';
-import { renderHtml } from '../../scripts/loadtest/render/html.js';
-import { renderMarkdown } from '../../scripts/loadtest/render/markdown.js';
-import { crossWorkloadNote, flipPoints, recommend } from '../../scripts/loadtest/render/recommendation.js';
-import { capacityChart, goodputChart } from '../../scripts/loadtest/render/result-charts.js';
-import { extractResult, type K6Summary, normalizeK6Summary, type StrategyResult, saturationOf } from '../../scripts/loadtest/summary.js';
+import { parseCli, parseMix, parseSkew, renameSweep } from '../../loadtests/runner/cli.js';
+import { defaultConfig, plannedSeconds, strategySeconds } from '../../loadtests/runner/config.js';
+import { ConfigError } from '../../loadtests/runner/config-error.js';
+import { parseGoVersion } from '../../loadtests/runner/k6-binary.js';
+import { dashboardEnv } from '../../loadtests/runner/k6-process.js';
+import { barChart, lineChart, niceTicks, wrapText } from '../../loadtests/runner/render/charts.js';
+import { renderHtml } from '../../loadtests/runner/render/html.js';
+import { renderMarkdown } from '../../loadtests/runner/render/markdown.js';
+import { crossWorkloadNote, flipPoints, recommend } from '../../loadtests/runner/render/recommendation.js';
+import { capacityChart, goodputChart } from '../../loadtests/runner/render/result-charts.js';
+import { extractResult, type K6Summary, normalizeK6Summary, type StrategyResult, saturationOf } from '../../loadtests/runner/summary.js';
+import type { Strategy } from '../../loadtests/shared/workload.js';
 
 describe('config', () => {
   it('defaults fit in ten minutes with the stack start: three interleaved trials, a capacity search each', () => {
@@ -172,7 +173,7 @@ describe('report', () => {
         'goodput{stage:steady}': { count: 30, rate: 10, thresholds: { 'count>=0': false } },
         errors: { value: 0.02, passes: 2, fails: 98, thresholds: { 'rate<0.01': true } },
         vus: { value: 1, min: 1, max: 2 },
-        'acquire_latency{stage:steady}': { med: 5, 'p(95)': 9, 'p(99)': 12, count: 30 },
+        'acquire_latency{stage:steady}': { med: 5, 'p(95)': 9, 'p(99)': 12, count: 30, thresholds: { 'p(99)<=10': true } },
       },
     };
     const normalized = normalizeK6Summary(exported);
@@ -194,6 +195,8 @@ describe('report', () => {
       errorRate: 0.02,
       thresholdsOk: false,
       failedThresholds: ['errors: rate<0.01'],
+      // The objective's own thresholds are told apart: missing them is a finding, not a broken run.
+      missedObjective: ['acquire_latency{stage:steady}: p(99)<=10'],
       steady: { goodput: 30, acquire: { p95: 9 } },
     });
   });
@@ -384,5 +387,29 @@ describe('charts', () => {
     expect(svg).toContain('a &lt;b&gt;');
     expect(svg.match(/<rect class="bar"/g)).toHaveLength(4);
     expect(lineChart({ title: 't', xLabel: 'x', yLabel: 'y', series: [{ name: 's', points: [] }] })).toContain('</svg>');
+  });
+
+  it('wrap a title wider than the chart instead of cutting it off at both ends, and start the plot below it', () => {
+    const title = 'Capacity (median of 3 trials; whiskers: lowest sustained to highest missed) - renames-30';
+    const subtitle = 'median of 3 trials; whiskers: lowest sustained to highest missed rate';
+    const width = 400;
+    const svg = barChart({ title, subtitle, yLabel: 'ops/s', bars: ['capacity'], groups: [{ name: 'tree', values: [100] }], width });
+    const lines = [...svg.matchAll(/<text class="title" x="([\d.]+)" y="(\d+)"[^>]* font-size="(\d+)"[^>]*>([^<]*)<\/text>/g)].map((m) => ({
+      x: Number(m[1]),
+      y: Number(m[2]),
+      size: Number(m[3]),
+      text: m[4]!,
+    }));
+    expect(lines.length).toBeGreaterThan(2);
+    // Every line fits inside the chart, at a generous 0.6 em per character, centred.
+    for (const line of lines) {
+      expect(line.text.length * line.size * 0.6, line.text).toBeLessThanOrEqual(width);
+      expect(line.x).toBe(width / 2);
+    }
+    expect(lines.map((line) => line.text).join(' ')).toBe(`${title} ${subtitle}`);
+    // The grid's top line lies below the last title line.
+    const gridTop = Math.min(...[...svg.matchAll(/<line x1="70" y1="([\d.]+)"/g)].map((m) => Number(m[1])));
+    expect(gridTop).toBeGreaterThan(lines.at(-1)!.y + 10);
+    expect(wrapText('one two three', 10, 60)).toEqual(['one two', 'three']);
   });
 });

@@ -3,23 +3,16 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LockContentionError, LockHeldError, StoreUnavailableError, ValidationError } from '../../functions/core/errors.js';
-import { defaultWorkload } from '../../loadtests/lib/defaults.js';
-import { HOLD_MARKER, type HoldRecord } from '../../loadtests/lib/workload.js';
-import { DEFAULT_SEARCH } from '../../scripts/loadtest/capacity.js';
-import { checkHolds, parseHoldLog } from '../../scripts/loadtest/checker.js';
-import { defaultConfig } from '../../scripts/loadtest/config.js';
-import {
-  driveEngine,
-  type EngineDriverOptions,
-  type EngineTarget,
-  engineDriverOptions,
-  engineProbe,
-  httpAnswer,
-  openEngineTarget,
-  probeNamespace,
-  requestKind,
-  searchEngineCapacity,
-} from '../../scripts/loadtest/engine-driver.js';
+import { DEFAULT_SEARCH } from '../../loadtests/runner/capacity.js';
+import { checkHolds, parseHoldLog } from '../../loadtests/runner/checker.js';
+import { defaultConfig } from '../../loadtests/runner/config.js';
+import { httpAnswer } from '../../loadtests/runner/engine/engine-lock-driver.js';
+import { driveEngine, type EngineDriverOptions, probeNamespace } from '../../loadtests/runner/engine/probe.js';
+import { requestKind } from '../../loadtests/runner/engine/request-count.js';
+import { engineDriverOptions, engineProbe, searchEngineCapacity } from '../../loadtests/runner/engine/search.js';
+import { type EngineTarget, openEngineTarget } from '../../loadtests/runner/engine/target.js';
+import { defaultWorkload } from '../../loadtests/shared/defaults.js';
+import { HOLD_MARKER, type HoldRecord } from '../../loadtests/shared/workload.js';
 import { ROOT } from './run.js';
 
 const apiKey = inject('esApiKey');
@@ -128,7 +121,7 @@ describe('the engine driver', () => {
   });
 });
 
-describe('what an engine error means to the client (as lib/api.ts reads the HTTP answer)', () => {
+describe('what an engine error means to the client (as k6/lock-api.ts reads the HTTP answer)', () => {
   it('a held lock or write contention is a conflict with a hint, a store outage is unavailable, the rest an error', () => {
     expect(httpAnswer(new LockHeldError(undefined, { conflicts: [], retryAfterMs: 120 }))).toMatchObject({ kind: 'conflict', status: 409, retryAfterMs: 120 });
     expect(httpAnswer(new LockContentionError(undefined, { keys: ['/a'], rounds: 3 }))).toMatchObject({ kind: 'conflict', status: 503, retryAfterMs: 1000 });
@@ -150,7 +143,7 @@ describe('npm run loadtest:engine at its edge', () => {
   const command = (args: string[], env: Record<string, string> = {}) => {
     const base = { ...process.env };
     for (const name of ['ES_URL', 'ES_API_KEY', 'DEBUG']) delete base[name];
-    return spawnSync(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'scripts/loadtest-engine.ts', ...args], {
+    return spawnSync(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'loadtests/runner/commands/loadtest-engine.ts', ...args], {
       cwd: ROOT,
       env: { ...base, ...env },
       encoding: 'utf8',

@@ -1,4 +1,4 @@
-/** The deployment model's arithmetic (scripts/loadtest/model.ts); its check against a real 3-node cluster is `npm run loadtest:model`. */
+/** The deployment model's arithmetic (loadtests/runner/model.ts); its check against a real 3-node cluster is `npm run loadtest:model`. */
 import { describe, expect, it } from 'vitest';
 import {
   type Calibration,
@@ -9,8 +9,8 @@ import {
   predict,
   relativeError,
   requestMixOf,
-} from '../../scripts/loadtest/model.js';
-import { checkRows, checkTable, checkVerdict, halvesApart, medianCalibration, sidesInTrial } from '../../scripts/loadtest/model-check.js';
+} from '../../loadtests/runner/model.js';
+import { checkRows, checkTable, checkVerdict, halvesApart, medianCalibration, sidesInTrial } from '../../loadtests/runner/model-check.js';
 
 const document: Calibration = {
   strategy: 'document',

@@ -1,4 +1,4 @@
-/** Runs scripts/loadtest.ts in a child process (asynchronously, so an in-process fake service keeps serving). */
+/** Runs loadtests/runner/commands/loadtest.ts in a child process (asynchronously, so an in-process fake service keeps serving). */
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -15,11 +15,15 @@ export interface LoadtestRun {
 
 export function runLoadtest(args: string[], resultsBase: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 600_000): Promise<LoadtestRun> {
   return new Promise((resolveRun, reject) => {
-    const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), [join(ROOT, 'scripts', 'loadtest.ts'), ...args, '--results', resultsBase], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      join(ROOT, 'node_modules', '.bin', 'tsx'),
+      [join(ROOT, 'loadtests', 'runner', 'commands', 'loadtest.ts'), ...args, '--results', resultsBase],
+      {
+        cwd: ROOT,
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

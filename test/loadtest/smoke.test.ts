@@ -1,5 +1,5 @@
 /**
- * `scripts/loadtest.ts --smoke` end to end on the real stack (the test run's Elasticsearch, the lock
+ * `npm run loadtest -- --smoke` end to end on the real stack (the test run's Elasticsearch, the lock
  * index, serverless-offline): a few seconds per strategy. The first run on a machine also builds k6.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { createElasticsearchClient } from '../../functions/store/index.js';
-import { parseHoldLog } from '../../scripts/loadtest/checker.js';
+import { parseHoldLog } from '../../loadtests/runner/checker.js';
 import { runLoadtest } from './run.js';
 
 function portFree(port: number): Promise<boolean> {

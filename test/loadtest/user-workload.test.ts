@@ -4,13 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createElasticsearchClient } from '../../functions/store/index.js';
-import { defaultWorkload } from '../../loadtests/lib/defaults.js';
-import * as shared from '../../loadtests/lib/user-workload.js';
-import { parsePathList, parseTrace, traceOperations, treeFromPaths, treeFromTrace } from '../../loadtests/lib/user-workload.js';
-import { MAX_IDS_PER_REQUEST, OP_KINDS, operationSource } from '../../loadtests/lib/workload.js';
-import { parseCli } from '../../scripts/loadtest/cli.js';
-import { ConfigError } from '../../scripts/loadtest/config.js';
-import { readIndexPaths } from '../../scripts/loadtest/user-workload.js';
+import { parseCli } from '../../loadtests/runner/cli.js';
+import { ConfigError } from '../../loadtests/runner/config-error.js';
+import { readIndexPaths } from '../../loadtests/runner/user-workload.js';
+import { defaultWorkload } from '../../loadtests/shared/defaults.js';
+import { parsePathList, parseTrace, traceOperations, treeFromPaths, treeFromTrace, userWorkloadOf } from '../../loadtests/shared/user-workload.js';
+import { MAX_IDS_PER_REQUEST, operationSource } from '../../loadtests/shared/workload.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'lt-user-'));
 const file = (name: string, text: string): string => {
@@ -109,9 +108,25 @@ describe('traces', () => {
     );
   });
 
-  it('the shared constants agree with workload.ts (the k6 side cannot import its values)', () => {
-    expect(shared.OP_KINDS).toEqual(OP_KINDS);
-    expect(shared.MAX_IDS_PER_REQUEST).toBe(MAX_IDS_PER_REQUEST);
+  it("a workload's files make the tree and the trace's operations, as both sides read them (k6's open, Node's readFileSync)", () => {
+    const files: Record<string, string> = {
+      'p.txt': '/a/x.txt\n/a/y.txt\n/b/z.txt\n',
+      't.jsonl': '{"op":"edit","target":"/a/x.txt","time":0}\n{"op":"rename","target":"/a","time":0.5}\n',
+    };
+    const read = (name: string): string => files[name]!;
+    expect(userWorkloadOf({}, read)).toEqual({});
+    const fromPaths = userWorkloadOf({ pathsFile: 'p.txt' }, read);
+    expect(fromPaths.tree!.files).toEqual(['/a/x.txt', '/a/y.txt', '/b/z.txt']);
+    expect(fromPaths.sequence).toBeUndefined();
+    const both = userWorkloadOf({ pathsFile: 'p.txt', traceFile: 't.jsonl' }, read);
+    expect(both.tree!.files).toHaveLength(3);
+    expect(both.trace!.map((entry) => entry.atMs)).toEqual([0, 500]);
+    expect(both.sequence!.map((op) => [op.kind, op.target, op.files.length])).toEqual([
+      ['edit', '/a/x.txt', 1],
+      ['rename', '/a', 2],
+    ]);
+    // Without paths the trace's targets make the tree.
+    expect(userWorkloadOf({ traceFile: 't.jsonl' }, read).tree!.files).toEqual(['/a/x.txt']);
   });
 });
 

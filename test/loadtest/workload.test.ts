@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { retryDelayMs } from '../../loadtests/lib/backoff.js';
-import { defaultWorkload } from '../../loadtests/lib/defaults.js';
+import { retryDelayMs } from '../../loadtests/shared/backoff.js';
+import { defaultWorkload } from '../../loadtests/shared/defaults.js';
 import {
   buildTree,
   lockPlan,
@@ -15,7 +15,7 @@ import {
   skewedPicker,
   treeStats,
   validateWorkload,
-} from '../../loadtests/lib/workload.js';
+} from '../../loadtests/shared/workload.js';
 
 describe('tree', () => {
   it('is generated deterministically from its shape', () => {

@@ -1,0 +1,209 @@
+/**
+ * npm run loadtest:model [-- --strategies global,document,tree --trials 5 --probe-seconds 3 --keep-cluster]
+ *
+ * Checks the deployment model (loadtests/runner/model.ts) against a cluster it did not see:
+ * calibrates every strategy with the engine-only layer on the single local node (Elasticsearch, or
+ * OpenSearch with --store opensearch), predicts its capacity on a 3-node local cluster of that product (one replica; the nodes share this machine), and measures that
+ * cluster. The cluster enters the model only as how much longer each kind of request takes on it
+ * (request-latency.ts, no locks involved), measured in every trial on both sides. Both are up at
+ * once and the searches alternate between them, trial after trial, so the machine's noise falls on
+ * both sides alike; the prediction comes from the median calibration and is
+ * compared with the median measurement (model-check.ts). Writes
+ * results/model-<timestamp>/model.md and model.json, which `npm run loadtest` reports.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { clusterNodes, startCluster, stopCluster } from '../../../infra/es/cluster.js';
+import { isRunning } from '../../../infra/es/probe.js';
+import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../../../infra/lib/cli.js';
+import { describeServer, serverLabel } from '../../../infra/lib/server-info.js';
+import {
+  chooseStore,
+  resolveStore,
+  STORE_FLAG,
+  STORE_RULE,
+  type StoreEndpoint,
+  storeAt,
+  storeDistribution,
+  storeLogTag,
+} from '../../../infra/lib/store-target.js';
+import { defaultWorkload } from '../../shared/defaults.js';
+import { DEFAULT_OBJECTIVE } from '../../shared/objective.js';
+import type { Strategy } from '../../shared/workload.js';
+import { type Bracket, DEFAULT_SEARCH } from '../capacity.js';
+import { defaultConfig } from '../config.js';
+import { EngineLayer } from '../engine/layer.js';
+import { assumptions, type Calibration, type Deployment, type PerKind, REQUEST_KINDS } from '../model.js';
+import { type CheckTrial, checkRows, checkTable, checkVerdict, medianPerKind, sidesInTrial } from '../model-check.js';
+import { formatSeconds } from '../render/format.js';
+import { addedLatency, DEFAULT_LATENCY_ROUNDS, measureRequestLatency } from '../request-latency.js';
+
+const USAGE = `usage: npm run loadtest:model -- [options]
+
+Predicts each strategy's capacity on a 3-node local cluster from the single local node (or ES_URL,
+OPENSEARCH_URL), measures the cluster, and prints predicted against measured (results/model-<time>/).
+Both are up at once; the searches alternate between them over the trials.
+  --store S             ${STORE_RULE}
+  --strategies LIST     default global,document,tree
+  --trials N            searches per strategy on each side, medians compared (default 5)
+  --probe-seconds S     length of each capacity probe (default 3)
+  --keep-cluster        leave the 3-node cluster running (npm run cluster:stop, opensearch-cluster:stop)
+  --verbose             stack traces on errors (also DEBUG=1)
+Exit codes: 0 done, 1 failed (e.g. the server unreachable), 2 a usage mistake.`;
+
+type Side = 'single' | 'cluster';
+const perKindText = (values: PerKind): string => REQUEST_KINDS.map((kind) => `${kind} ${values[kind].toFixed(1)}`).join(', ');
+const WARM_UP_RATE = 20;
+const SIDE_LABEL: Record<Side, string> = { single: '1 node', cluster: '3 nodes' };
+
+async function openLayer(store: StoreEndpoint, side: Side): Promise<EngineLayer> {
+  const client = store.client({ requestTimeoutMs: 10_000 });
+  await client.cluster.health({ wait_for_status: 'green', timeout: '60s' }).catch(() => {});
+  return EngineLayer.open(client, defaultConfig(), `model${side}${Date.now().toString(36)}`, () => client.close());
+}
+
+/** One capacity search of one strategy on one side, and the figures the model is calibrated with (at a light load). */
+async function calibrate(layer: EngineLayer, strategy: Strategy, trial: number, probeS: number, hint: Bracket | undefined) {
+  const workload = defaultWorkload();
+  const engine = await layer.searchCapacity(workload, strategy, trial, {
+    probeS,
+    objective: DEFAULT_OBJECTIVE,
+    search: DEFAULT_SEARCH,
+    ...(hint ? { hint } : {}),
+  });
+  const { capacity, failedAt } = engine.capacity;
+  // No met probe at all: the capacity is 0 and so is the prediction; the other figures do not matter then.
+  const calibration: Calibration = engine.calibration ?? {
+    strategy,
+    capacity,
+    requestsPerOp: 0,
+    writeShare: 0,
+    esMsPerOp: 0,
+    backoffMsPerOp: 0,
+    criticalSectionMs: workload.criticalSectionMs,
+  };
+  return { calibration, bracket: { good: capacity, bad: failedAt } satisfies Bracket, failedAt };
+}
+
+/**
+ * Every strategy once at a light load on each side, not counted. The cluster's JVMs start with the
+ * check and compile their hot paths during the first probes; without this the first trial on the
+ * cluster measured below the later ones for every strategy (global 19 then 28-30 ops/s, tree 34
+ * then 44-70), and the single node, started earlier and warmed by other runs, did not.
+ */
+async function warmUpSide(layer: EngineLayer, side: Side, strategies: Strategy[], probeS: number): Promise<void> {
+  const started = Date.now();
+  for (const strategy of strategies) await layer.probe(defaultWorkload(), strategy, WARM_UP_RATE, probeS, 0, DEFAULT_OBJECTIVE);
+  console.log(
+    `[model] warmed up ${SIDE_LABEL[side]} (${strategies.length} probe(s) at ${WARM_UP_RATE} ops/s, ${formatSeconds((Date.now() - started) / 1000)})`,
+  );
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, {
+    ...STORE_FLAG,
+    strategies: { type: 'string' },
+    trials: { type: 'string' },
+    'probe-seconds': { type: 'string' },
+    'keep-cluster': { type: 'boolean' },
+  });
+  if (printHelp(values, USAGE)) return 0;
+  const product = chooseStore(values.store);
+  const distribution = storeDistribution(product);
+  const strategies = String(values.strategies ?? 'global,document,tree').split(',') as Strategy[];
+  const unknown = strategies.find((s) => !['global', 'document', 'tree'].includes(s));
+  if (unknown !== undefined) throw new UsageError(`--strategies: unknown strategy "${unknown}" (global, document, tree)`);
+  const trials = numberFlag('--trials', values.trials as string | undefined, { integer: true, min: 1, max: 20 }, 5);
+  const probeS = numberFlag('--probe-seconds', values['probe-seconds'] as string | undefined, { integer: true, min: 1, max: 60 }, 3);
+
+  const single = await resolveStore(product, (line) => console.log(`[${storeLogTag(product)}] ${line}`));
+  const nodes = clusterNodes(3, undefined, distribution);
+  const alreadyUp = await isRunning(nodes[0]!, distribution.cluster.clusterName);
+  if (!alreadyUp) {
+    console.log(`[model] starting the 3-node ${single.name} cluster (about a minute)`);
+    await startCluster(3, (line) => console.log(`[${distribution.cluster.logTag}] ${line}`), distribution);
+  }
+  let server = single.name;
+  const layers: Partial<Record<Side, EngineLayer>> = {};
+  const done: CheckTrial[] = [];
+  const latencies: Array<Record<Side, PerKind>> = [];
+  try {
+    layers.single = await openLayer(single, 'single');
+    layers.cluster = await openLayer(storeAt(product, nodes[0]!.url), 'cluster');
+    server = serverLabel(await describeServer(layers.single.client));
+    console.log(`[model] ${server}: ${strategies.join(', ')} x ${trials} trial(s), alternating between ${single.url} (1 node) and ${nodes[0]!.url} (3 nodes)`);
+    for (const side of ['single', 'cluster'] as const) await warmUpSide(layers[side]!, side, strategies, probeS);
+    const started = Date.now();
+    const total = trials * strategies.length * 2;
+    let searches = 0;
+    const hints = new Map<string, Bracket>();
+    for (let trial = 1; trial <= trials; trial++) {
+      const latency: Partial<Record<Side, PerKind>> = {};
+      for (const side of sidesInTrial(trial))
+        latency[side] = await measureRequestLatency(layers[side]!.client, `lt-latency-${side}-${Date.now().toString(36)}`);
+      latencies.push(latency as Record<Side, PerKind>);
+      console.log(
+        `[model] trial ${trial}/${trials} request latency, median ms: ${sidesInTrial(1)
+          .map((side) => `${SIDE_LABEL[side]} ${perKindText(latency[side]!)}`)
+          .join('; ')}`,
+      );
+      for (const strategy of strategies) {
+        const pair: Partial<Record<Side, Calibration>> = {};
+        for (const side of sidesInTrial(trial)) {
+          const key = `${side}/${strategy}`;
+          const { calibration, bracket, failedAt } = await calibrate(layers[side]!, strategy, trial, probeS, hints.get(key));
+          if (!hints.has(key)) hints.set(key, bracket); // later trials start from trial 1's bracket, as in the load test
+          pair[side] = calibration;
+          searches++;
+          const elapsedS = (Date.now() - started) / 1000;
+          console.log(
+            `[model] trial ${trial}/${trials} ${SIDE_LABEL[side]} ${strategy}: capacity ${calibration.capacity} ops/s (missed at ${failedAt ?? '-'}), ` +
+              `${calibration.requestsPerOp.toFixed(2)} requests/op (${Math.round(calibration.writeShare * 100)}% writes), ` +
+              `${calibration.esMsPerOp.toFixed(1)} ms in ${single.name} per op at a light load ` +
+              `(${searches}/${total}, ${formatSeconds(elapsedS)} elapsed, ~${formatSeconds((elapsedS / searches) * (total - searches))} left)`,
+          );
+        }
+        done.push({ strategy, single: pair.single!, cluster: pair.cluster! });
+      }
+    }
+  } finally {
+    await layers.single?.close();
+    await layers.cluster?.close();
+    if (!alreadyUp && !values['keep-cluster']) await stopCluster(3, distribution);
+    await single.stop(); // only if this command started it, as npm run loadtest does
+  }
+
+  const added = medianPerKind(latencies.map((l) => addedLatency(l.single, l.cluster)));
+  const deployment: Deployment = {
+    functions: defaultConfig().schedule.vus.max,
+    nodes: 3,
+    replicas: 1,
+    addedMs: added,
+    addedMsSource: `measured: the median over ${trials} trial(s) of ${DEFAULT_LATENCY_ROUNDS} rounds of each request on each side, one at a time`,
+  };
+  const rows = checkRows(done, deployment);
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19);
+  const dir = join('results', `model-${stamp}`);
+  mkdirSync(dir, { recursive: true });
+  const text = [
+    '# Deployment model, checked on a 3-node cluster',
+    '',
+    `Server: ${server} (single node ${single.url}, cluster ${nodes[0]!.url}).`,
+    '',
+    `Capacity (ops/s) of the engine-only layer, default workload, objective: goodput >= 95%, acquire p99 <= 250 ms; median (range) of ${trials} search(es) on each side, alternating between them. Predicted from the single node's median calibration and the cluster's request latencies (measured without locks), never from the cluster's lock figures.`,
+    '',
+    checkTable(rows),
+    '',
+    checkVerdict(rows),
+    '',
+    'Assumptions:',
+    ...assumptions(deployment).map((line) => `- ${line}`),
+    '',
+  ].join('\n');
+  writeFileSync(join(dir, 'model.md'), text);
+  writeFileSync(join(dir, 'model.json'), `${JSON.stringify({ server, deployment, latencies, trials: done, rows }, null, 2)}\n`);
+  console.log(`\n${text}\nwritten to ${dir}`);
+  return 0;
+}
+
+runCli(main);

@@ -1,0 +1,128 @@
+/**
+ * One k6 run as a child process: its summary and hold log go to files, a watchdog stops it if it
+ * overruns. A run that is not quiet also prints k6's own end-of-test summary and, when asked, saves
+ * k6's web dashboard as an HTML report.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { stopProcess } from '../../infra/lib/stop-process.js';
+import { ROOT } from '../../scripts/lib/root.js';
+import type { K6RunConfig } from '../shared/workload.js';
+import type { Interrupt } from './interrupt.js';
+import { warn } from './log.js';
+
+const K6_SCRIPT = join(ROOT, 'loadtests', 'k6', 'locks.ts');
+/** k6 needs a moment to start and to write its summary beyond the scheduled time. */
+const K6_OVERHEAD_S = 90;
+/** After SIGINT, how long k6 gets to write its summary before it is killed. */
+const K6_SUMMARY_GRACE_MS = 15_000;
+
+const K6_EXIT: Record<number, string> = {
+  99: 'thresholds failed',
+  105: 'k6 was interrupted',
+  107: 'script error',
+  108: 'test aborted (setup health check failed?)',
+};
+/** The code k6 exits with when a threshold failed. */
+export const K6_THRESHOLDS_FAILED = 99;
+/** The code k6 exits with when its setup() aborts the test (our health check). */
+export const K6_ABORTED = 108;
+
+export interface K6Run {
+  exitCode: number | null;
+  summaryPath: string;
+  holdsPath: string;
+  /** k6's web dashboard export, when one was asked for and k6 wrote it (it skips runs of under two periods). */
+  dashboardPath?: string;
+}
+
+/**
+ * The environment of k6's built-in web dashboard: off, or on with its HTML report exported to
+ * `exportPath` when the run ends. It serves on a free port of the loopback interface while the test
+ * runs (port 0: runs never clash; the export needs no server, but port -1 would listen on every
+ * interface in k6 v1.8), and never opens a browser. The period puts about 60 points on the charts,
+ * at least 1 s apart (the export needs two periods of data).
+ */
+export function dashboardEnv(exportPath: string | undefined, scheduledS: number): Record<string, string> {
+  if (!exportPath) return { K6_WEB_DASHBOARD: 'false' };
+  const periodS = Math.min(10, Math.max(1, Math.round(scheduledS / 60)));
+  return {
+    K6_WEB_DASHBOARD: 'true',
+    K6_WEB_DASHBOARD_EXPORT: exportPath,
+    K6_WEB_DASHBOARD_OPEN: 'false',
+    K6_WEB_DASHBOARD_HOST: '127.0.0.1',
+    K6_WEB_DASHBOARD_PORT: '0',
+    K6_WEB_DASHBOARD_PERIOD: `${periodS}s`,
+  };
+}
+
+/** "k6 exited 99 (thresholds failed)". */
+export function describeK6Exit(code: number | null): string {
+  return `k6 exited ${code}${code !== null && K6_EXIT[code] ? ` (${K6_EXIT[code]})` : ''}`;
+}
+
+export function runK6(args: {
+  k6: string;
+  k6Config: K6RunConfig;
+  stem: string;
+  baseUrl: string;
+  outDir: string;
+  scheduledS: number;
+  interrupt: Interrupt;
+  /**
+   * No progress bar and no console output (capacity probes: many short runs); the summary JSON is
+   * then written by locks.ts's handleSummary (SUMMARY_PATH) instead of k6's own summary and export.
+   */
+  quiet?: boolean;
+  /** Export k6's web dashboard to outDir/k6-dashboard-<stem>.html. */
+  dashboard?: boolean;
+}): Promise<K6Run> {
+  const summaryPath = join(args.outDir, `summary-${args.stem}.json`);
+  const holdsPath = join(args.outDir, `holds-${args.stem}.log`);
+  const dashboardPath = args.dashboard ? join(args.outDir, `k6-dashboard-${args.stem}.html`) : undefined;
+  const argv = [
+    'run',
+    '--address',
+    '',
+    '--no-usage-report',
+    `--console-output=${holdsPath}`,
+    '-e',
+    `LT_CONFIG=${JSON.stringify(args.k6Config)}`,
+    '-e',
+    `BASE_URL=${args.baseUrl}`,
+    // Quiet: our JSON and one line from handleSummary. Otherwise k6 prints its own end-of-test summary
+    // and exports its JSON (handleSummary returns nothing without SUMMARY_PATH).
+    ...(args.quiet ? ['-e', `SUMMARY_PATH=${summaryPath}`, '--quiet'] : ['-e', 'SUMMARY_PATH=', `--summary-export=${summaryPath}`]),
+    K6_SCRIPT,
+  ];
+  const budgetMs = (args.scheduledS + K6_OVERHEAD_S) * 1000;
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(args.k6, argv, {
+      cwd: ROOT,
+      stdio: ['ignore', args.quiet ? 'ignore' : 'inherit', 'inherit'],
+      env: { ...process.env, K6_NO_USAGE_REPORT: 'true', ...dashboardEnv(dashboardPath, args.scheduledS) },
+    });
+    let exited = false;
+    args.interrupt.child = child;
+    const watchdog = setTimeout(() => {
+      warn(`k6 ran past ${budgetMs / 1000} s; stopping it`);
+      void stopProcess({ signal: (signal) => child.kill(signal), isGone: () => exited }, { first: 'SIGINT', graceMs: K6_SUMMARY_GRACE_MS });
+    }, budgetMs);
+    child.once('error', (error) => {
+      clearTimeout(watchdog);
+      reject(error);
+    });
+    child.once('exit', (code, signal) => {
+      exited = true;
+      clearTimeout(watchdog);
+      args.interrupt.child = undefined;
+      resolveRun({
+        exitCode: code ?? (signal ? 128 : null),
+        summaryPath,
+        holdsPath,
+        ...(dashboardPath && existsSync(dashboardPath) ? { dashboardPath } : {}),
+      });
+    });
+  });
+}
