@@ -12,6 +12,12 @@ export const handler = lockHandler(rt, {
   name: 'acquire',
   schema: acquireSchema(rt.settings),
   describe: (input) => ({ ...scopeOfTarget(input), ...(input.requestId ? { requestId: input.requestId } : {}) }),
+  access: (input) => ({
+    action: 'acquire',
+    namespace: input.namespace,
+    owner: input.owner,
+    keys: input.granularity === 'document' ? new Set(input.ids).size : 1,
+  }),
   run: (engine, input) => engine.acquire(toAcquireRequest(input)),
   present: presentGrant,
   record: (metrics) => metrics.addMetric('LockGranted', MetricUnit.Count, 1),

@@ -14,6 +14,7 @@ export const handler = lockHandler(rt, {
   schema: targetSchema(rt.settings),
   fromQuery: (query) => queryInput(query),
   describe: scopeOfTarget,
+  access: (input) => ({ action: 'inspect', namespace: input.namespace }),
   run: (engine, input) => engine.inspect(toTarget(input), input.mode),
   present: presentStates,
   summary: (states) => ({ locks: states.length }),

@@ -15,6 +15,7 @@ export const handler = lockHandler(rt, {
     granularity: input.granularity ?? 'all',
     ...(input.pathPrefix ? { key: input.pathPrefix } : {}),
   }),
+  access: (input) => ({ action: 'list', namespace: input.namespace }),
   run: (engine, input) => engine.list(input),
   present: presentStates,
   summary: (states) => ({ locks: states.length }),

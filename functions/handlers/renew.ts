@@ -12,6 +12,7 @@ export const handler = lockHandler(rt, {
   name: 'renew',
   schema: renewSchema(rt.settings),
   describe: (input) => scopeOfToken(input.leaseToken),
+  access: (input) => ({ action: 'renew', leaseToken: input.leaseToken }),
   run: (engine, input) => engine.renew(input),
   present: presentRenewal,
   record: (metrics) => metrics.addMetric('LeaseRenewed', MetricUnit.Count, 1),

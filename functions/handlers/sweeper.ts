@@ -11,6 +11,8 @@ export const handler = lockHandler(rt, {
   name: 'sweep',
   schema: sweepSchema,
   describe: () => ({ granularity: 'all' }),
+  // Scheduled, or invoked by whoever IAM lets; it deletes only what has expired.
+  access: () => ({ action: 'sweep' }),
   run: (engine, input) => engine.sweep(input),
   present: presentSweep,
   record: (metrics, report) => {

@@ -3,6 +3,7 @@
  * the error a direct invocation throws (its `name` is what a Step Functions Retry/Catch matches).
  */
 import {
+  AccessDeniedError,
   FencingRangeError,
   LeaseLostError,
   LeaseTokenMismatchError,
@@ -10,6 +11,7 @@ import {
   LockError,
   LockHeldError,
   LockOutcomeUnknownError,
+  QuotaExceededError,
   StoreRejectedError,
   StoreUnavailableError,
   ValidationError,
@@ -58,6 +60,18 @@ export function errorReply(error: unknown, correlationId?: string): ErrorReply {
         ...(error.waitedMs > 0 ? { waitedMs: error.waitedMs } : {}),
       },
     };
+  }
+  if (error instanceof AccessDeniedError) {
+    const { reason, action, namespace, principal } = error.context;
+    return {
+      statusCode: 403,
+      level: 'info',
+      headers: {},
+      body: { error: error.name, message: error.message, reason, action, ...(namespace ? { namespace } : {}), ...(principal ? { principal } : {}) },
+    };
+  }
+  if (error instanceof QuotaExceededError) {
+    return { statusCode: 429, level: 'info', headers: {}, body: { error: error.name, message: error.message, retryable: true, quota: { ...error.context } } };
   }
   if (error instanceof LeaseTokenMismatchError) {
     return { statusCode: 403, level: 'info', headers: {}, body: { error: error.name, message: error.message } };
@@ -111,6 +125,8 @@ export function invocationError(error: unknown, correlationId?: string): Error {
 /** The error names a direct invocation can throw (for Step Functions Retry/Catch). */
 export const INVOCATION_ERROR_NAMES = [
   'ValidationError',
+  'AccessDeniedError',
+  'QuotaExceededError',
   'LockHeldError',
   'LeaseLostError',
   'LeaseTokenMismatchError',

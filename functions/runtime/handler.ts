@@ -8,8 +8,18 @@ import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { z } from 'zod';
-import { LeaseLostError, LockContentionError, type LockEngine, LockHeldError, StoreUnavailableError, ValidationError } from '../core/index.js';
+import {
+  AccessDeniedError,
+  LeaseLostError,
+  LockContentionError,
+  type LockEngine,
+  LockHeldError,
+  QuotaExceededError,
+  StoreUnavailableError,
+  ValidationError,
+} from '../core/index.js';
 import { withOpaqueId } from '../store/index.js';
+import type { Access } from './admission.js';
 import { errorReply, invocationError } from './errors.js';
 import { correlationIdOf, type Invocation, type InvocationKind, inputReader, invocationOf } from './events.js';
 import type { Runtime } from './runtime.js';
@@ -35,6 +45,8 @@ export interface Operation<TSchema extends z.ZodType, TResult, TBody> {
   /** For GET routes: the raw input from the query string (the JSON body by default). */
   fromQuery?: (query: URLSearchParams) => unknown;
   describe?: (input: z.output<TSchema>) => Scope;
+  /** What the call touches, for the namespace policy and the quotas (admission.ts), checked before the engine runs. */
+  access: (input: z.output<TSchema>) => Access;
   run: (engine: LockEngine, input: z.output<TSchema>, call: Call) => Promise<TResult>;
   present: (result: TResult) => TBody;
   /** Success metrics (the failure ones are common to all operations). */
@@ -86,6 +98,8 @@ function failureMetric(metrics: Metrics, error: unknown): void {
   else if (error instanceof LeaseLostError) metrics.addMetric('LeaseLost', MetricUnit.Count, 1);
   else if (error instanceof StoreUnavailableError || error instanceof LockContentionError) metrics.addMetric('StoreUnavailable', MetricUnit.Count, 1);
   else if (error instanceof ValidationError) metrics.addMetric('InvalidRequest', MetricUnit.Count, 1);
+  else if (error instanceof AccessDeniedError) metrics.addMetric('AccessDenied', MetricUnit.Count, 1);
+  else if (error instanceof QuotaExceededError) metrics.addMetric('QuotaExceeded', MetricUnit.Count, 1);
   else metrics.addMetric('InternalError', MetricUnit.Count, 1);
 }
 
@@ -111,6 +125,7 @@ export function lockHandler<TSchema extends z.ZodType, TResult, TBody>(runtime: 
       scope = operation.describe?.(input) ?? {};
       logger.appendKeys(scope as Record<string, string>);
       metrics.addDimension('granularity', scope.granularity ?? 'all');
+      await withOpaqueId(correlationId, () => runtime.admit(invocation, operation.access(input)));
       const { engine } = await runtime.store();
       const engineStarted = performance.now();
       try {
