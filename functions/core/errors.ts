@@ -50,7 +50,7 @@ export type AccessDeniedReason =
   | 'unknown_principal'
   /** The caller is in the policy, but no statement allows this action in this namespace. */
   | 'not_allowed'
-  /** A list without a namespace, by a caller who may not list every namespace. */
+  /** A list without a namespace, by a caller who may list some namespaces but not every one. */
   | 'namespace_required';
 
 /**

@@ -91,11 +91,9 @@ function refusal(
       return 'The request carries no IAM principal: API Gateway sets one (requestContext.authorizer.iam) only on routes with AWS_IAM authorization (the httpAuthorizationType param), and the namespace policy admits identified callers only';
     case 'unknown_principal':
       return `${who} is not named in the namespace policy`;
-    case 'namespace_required': {
-      const listable = decision.listable ?? [];
-      return `${who} may list in ${listable.length > 0 ? listable.join(', ') : 'no namespace'} only: name one (namespace); a list without a namespace needs list on every namespace ("*")`;
-    }
+    case 'namespace_required':
+      return `${who} may list in ${(decision.listable ?? []).join(', ')} only: name one (namespace); a list without a namespace needs list on every namespace ("*")`;
     default:
-      return `${who} may not ${operation} in namespace ${namespace}${needs}`;
+      return `${who} may not ${operation} ${namespace !== undefined ? `in namespace ${namespace}` : 'in any namespace'}${needs}`;
   }
 }

@@ -171,8 +171,8 @@ export type Decision = { allowed: true } | { allowed: false; reason: AccessDenie
 
 /**
  * Whether `principal` may do `action` in `namespace`. A list without a namespace is allowed only to a
- * caller that may list every namespace (a statement with the pattern `*`); otherwise the answer names
- * the patterns it may list.
+ * caller that may list every namespace (a statement with the pattern `*`); one that may list some
+ * learns which patterns (namespace_required), one that may list none is not_allowed.
  */
 export function decide(policy: LockPolicy, principal: Principal, action: PolicyAction, namespace: string | undefined): Decision {
   if (policy.kind === 'allow-all') return { allowed: true };
@@ -182,6 +182,7 @@ export function decide(policy: LockPolicy, principal: Principal, action: PolicyA
   if (own.length === 0) return { allowed: false, reason: 'unknown_principal' };
   const granting = own.filter((statement) => statement.actions.has(action));
   if (namespace === undefined) {
+    if (granting.length === 0) return { allowed: false, reason: 'not_allowed' };
     if (granting.some((statement) => statement.namespaces.some(({ pattern }) => pattern === '*'))) return { allowed: true };
     return {
       allowed: false,

@@ -223,7 +223,9 @@ describe('direct invocations (no caller identity: the policy names them "direct"
       name: 'AccessDeniedError',
       context: { reason: 'not_allowed', action: 'inspect' },
     });
-    expect(await refusalOf(invoke('list', {}))).toMatchObject({ name: 'AccessDeniedError', context: { reason: 'namespace_required' } });
+    const list = await refusalOf(invoke('list', {}));
+    expect(list).toMatchObject({ name: 'AccessDeniedError', context: { reason: 'not_allowed', action: 'list' } });
+    expect(list.message).toBe('A direct invocation (principal "direct") may not list in any namespace');
   });
 
   it('an EventBridge event is the principal "eventbridge", unknown to this policy', async () => {

@@ -179,7 +179,7 @@ describe('decide', () => {
 
   it('a list without a namespace needs list on "*"; anyone else learns which namespaces it may list', () => {
     expect(decide(policy, orders, 'list', undefined)).toEqual({ allowed: false, reason: 'namespace_required', listable: ['orders'] });
-    expect(decide(policy, { kind: 'direct' }, 'list', undefined)).toEqual({ allowed: false, reason: 'namespace_required', listable: [] });
+    expect(decide(policy, { kind: 'direct' }, 'list', undefined)).toEqual({ allowed: false, reason: 'not_allowed' });
     expect(decide(policy, iam(session('lock-admin')), 'list', undefined)).toEqual({ allowed: true });
   });
 });
