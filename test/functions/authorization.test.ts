@@ -9,6 +9,7 @@ import { AccessDeniedError, QuotaExceededError } from '../../functions/core/erro
 import { contractProblems, fromProxyResult, type ResponseLike } from '../support/contract.js';
 import { functionsUnderTest, type Handlers } from '../support/functions.js';
 import { type HttpEventOptions, httpEvent, iamCaller, lambdaContext, scheduleEvent } from '../support/lambda-events.js';
+import { requestsDuring } from '../support/requests.js';
 
 const ACCOUNT = '123456789012';
 const session = (role: string, name = 'run-1') => `arn:aws:sts::${ACCOUNT}:assumed-role/${role}/${name}`;
@@ -202,6 +203,19 @@ describe('quotas on live locks (LOCK_MAX_LOCKS_PER_OWNER 6, LOCK_MAX_LOCKS_PER_N
     expect(refused.body.quota).toEqual({ per: 'namespace', subject: 'orders-q2', limit: 8, held: 8, requested: 1 });
     expect(await documentsIn('orders-q2')).toBe(8);
     expect((await call(ORDERS, '/acquire', doc('orders-q3', ['n-9'], 'quota-c'))).statusCode).toBe(200);
+  });
+
+  it('costs one search per acquire (counts only), and none for renew or release', async () => {
+    let token = '';
+    const acquiring = await requestsDuring(async () => {
+      token = (await call(ORDERS, '/acquire', doc('orders-q4', ['c-1'], 'quota-d'))).body.leaseToken;
+    });
+    expect(acquiring.filter((path) => path.endsWith('/_search'))).toEqual([`/${index}/_search`]);
+    const after = await requestsDuring(async () => {
+      const renewed = await call(ORDERS, '/renew', { body: { leaseToken: token } });
+      await call(ORDERS, '/release', { body: { leaseToken: renewed.body.leaseToken } });
+    });
+    expect(after.filter((path) => path.includes('_search'))).toEqual([]);
   });
 });
 
