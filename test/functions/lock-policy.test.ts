@@ -4,7 +4,7 @@
  * policy read from SSM (cached, fail closed), and what admission asks of each (nothing, for release,
  * the sweeper, or an acquire without quotas).
  */
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AccessDeniedError, QuotaExceededError, ValidationError } from '../../functions/core/errors.js';
 import { encodeToken, newLease } from '../../functions/core/lease-token.js';
 import { createAdmission } from '../../functions/runtime/admission.js';
@@ -13,6 +13,7 @@ import { ConfigError, readConfig } from '../../functions/runtime/config.js';
 import type { Invocation } from '../../functions/runtime/events.js';
 import { decide, type LockPolicy, type Principal, parseLockPolicy, principalName } from '../../functions/runtime/lock-policy.js';
 import { createQuotaCheck } from '../../functions/runtime/quota.js';
+import { createRuntime } from '../../functions/runtime/runtime.js';
 import { httpEvent, iamCaller } from '../support/lambda-events.js';
 
 const ACCOUNT = '123456789012';
@@ -236,6 +237,36 @@ describe('createAuthorization', () => {
       },
     );
     await expect(unreadable({ kind: 'direct' }, 'acquire', 'orders')).rejects.toThrow('ParameterNotFound');
+  });
+});
+
+describe('the runtime', () => {
+  const env = { ES_URL: 'http://127.0.0.1:9', POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true', POWERTOOLS_TRACE_ENABLED: 'false' };
+  const direct: Invocation = { kind: 'direct', event: {} };
+  const acquire = { action: 'acquire', namespace: 'jobs', owner: 'sfn', keys: 1 } as const;
+  // The runtime's Logger reads its level from the process environment.
+  beforeEach(() => vi.stubEnv('POWERTOOLS_LOG_LEVEL', 'SILENT'));
+  afterEach(() => vi.unstubAllEnvs());
+
+  it('reads the policy parameter at init through its secret reader, and admits by it', async () => {
+    const readSecret = vi.fn(async () => JSON.stringify(POLICY));
+    const rt = createRuntime({ env: { ...env, LOCK_POLICY_PARAMETER: '/es-lease-locks/dev/lock-policy' }, readSecret });
+    expect(readSecret).toHaveBeenCalledWith('/es-lease-locks/dev/lock-policy', POLICY_MAX_AGE_SECONDS);
+    await expect(rt.admit(direct, acquire)).resolves.toBeUndefined();
+    await expect(rt.admit(direct, { ...acquire, namespace: 'orders' })).rejects.toBeInstanceOf(AccessDeniedError);
+  });
+
+  it('fails closed on a policy parameter that does not parse, and refuses nothing that needs no policy', async () => {
+    const rt = createRuntime({ env: { ...env, LOCK_POLICY_PARAMETER: '/es-lease-locks/dev/lock-policy' }, readSecret: async () => '{"allow": "everyone"}' });
+    await expect(rt.admit(direct, acquire)).rejects.toBeInstanceOf(ConfigError);
+    await expect(rt.admit(direct, { action: 'release' })).resolves.toBeUndefined();
+  });
+
+  it('refuses every lock call of a stage without a policy, and cannot start with one that does not parse', async () => {
+    await expect(createRuntime({ env }).admit(direct, acquire)).rejects.toMatchObject({ name: 'AccessDeniedError', context: { reason: 'no_policy' } });
+    expect(() =>
+      createRuntime({ env: { ...env, LOCK_POLICY: '{"allow": [{"principals": ["direct"], "actions": ["acquire"], "namespaces": ["a b"]}]}' } }),
+    ).toThrow(/LOCK_POLICY: allow\.0\.namespaces\.0: must be a namespace/);
   });
 });
 
