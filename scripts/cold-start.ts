@@ -110,6 +110,8 @@ async function main(argv: string[]): Promise<number | undefined> {
             ...(process.env.ES_API_KEY ? { ES_API_KEY: process.env.ES_API_KEY } : {}),
             LOCK_INDEX: 'locks-cold-start',
             LOCK_ENSURE_INDEX: 'true',
+            // The bundles run outside any stage: no namespace policy would refuse the acquire.
+            LOCK_POLICY: 'allow-all',
             POWERTOOLS_LOG_LEVEL: 'SILENT',
             POWERTOOLS_METRICS_DISABLED: 'true',
             POWERTOOLS_TRACE_ENABLED: 'false',

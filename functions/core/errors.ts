@@ -40,6 +40,58 @@ export class ValidationError extends LockError {
   }
 }
 
+/** Why a call was refused access: see AccessDeniedError. */
+export type AccessDeniedReason =
+  /** No namespace policy is configured: every namespace-scoped call is refused. */
+  | 'no_policy'
+  /** An HTTP call that carries no IAM principal (its route is not AWS_IAM-authorized). */
+  | 'anonymous'
+  /** The caller is named by no statement of the policy. */
+  | 'unknown_principal'
+  /** The caller is in the policy, but no statement allows this action in this namespace. */
+  | 'not_allowed'
+  /** A list without a namespace, by a caller who may list some namespaces but not every one. */
+  | 'namespace_required';
+
+/**
+ * The namespace policy does not let this caller do this in this namespace, or does not know the
+ * caller. Nothing was read or written.
+ */
+export class AccessDeniedError extends LockError {
+  override readonly name = 'AccessDeniedError';
+  readonly retryable = false;
+  readonly context: { action: string; reason: AccessDeniedReason; namespace?: string; principal?: string };
+  constructor(message: string | undefined, details: { action: string; reason: AccessDeniedReason; namespace?: string; principal?: string } & ErrorCause) {
+    const who = details.principal ?? 'the caller';
+    super(message ?? `${who} may not ${details.action}${details.namespace ? ` in namespace ${details.namespace}` : ''} (${details.reason})`, details);
+    const { cause: _, ...context } = details;
+    this.context = context;
+  }
+}
+
+/**
+ * A configured limit on live locks (per owner, or per namespace) would be exceeded: nothing was
+ * taken. The count behind it comes from search, about a second behind, so the limit is a guard rail
+ * that can be passed by a few concurrent calls, never a safety property.
+ */
+export class QuotaExceededError extends LockError {
+  override readonly name = 'QuotaExceededError';
+  readonly retryable = true;
+  readonly context: { per: 'owner' | 'namespace'; subject: string; limit: number; held: number; requested: number };
+  constructor(
+    message: string | undefined,
+    details: { per: 'owner' | 'namespace'; subject: string; limit: number; held: number; requested: number } & ErrorCause,
+  ) {
+    super(
+      message ??
+        `Quota exceeded: ${details.per} ${details.subject} holds ${details.held} live lock${details.held === 1 ? '' : 's'} (limit ${details.limit} per ${details.per}); this call asks for ${details.requested} more`,
+      details,
+    );
+    const { cause: _, ...context } = details;
+    this.context = context;
+  }
+}
+
 /** Someone else holds an incompatible lock on at least one key; this call holds nothing. */
 export class LockHeldError extends LockError {
   override readonly name = 'LockHeldError';

@@ -8,6 +8,7 @@ import { scopeOfTarget } from '../runtime/scope.js';
 export const handler = lockHandler(runtime(), {
   name: 'acquire',
   describe: (request) => ({ ...scopeOfTarget(request.target), ...(request.requestId ? { requestId: request.requestId } : {}) }),
+  access: ({ target, owner }) => ({ action: 'acquire', namespace: target.namespace, owner, keys: target.granularity === 'document' ? target.ids.length : 1 }),
   run: (engine, request) => engine.acquire(request),
   present: presentGrant,
   record: (metrics) => metrics.addMetric('LockGranted', MetricUnit.Count, 1),

@@ -8,6 +8,7 @@ export const handler = lockHandler(runtime(), {
   name: 'inspect',
   fromQuery: true,
   describe: (request) => scopeOfTarget(request.target),
+  access: ({ target }) => ({ action: 'inspect', namespace: target.namespace }),
   run: (engine, request) => engine.inspect(request),
   present: presentStates,
   summary: (states) => ({ locks: states.length }),

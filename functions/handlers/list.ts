@@ -11,6 +11,7 @@ export const handler = lockHandler(runtime(), {
     granularity: request.granularity ?? 'all',
     ...(request.pathPrefix ? { key: request.pathPrefix } : {}),
   }),
+  access: ({ namespace }) => ({ action: 'list', namespace }),
   run: (engine, request) => engine.list(request),
   present: presentStates,
   summary: (states) => ({ locks: states.length }),

@@ -8,6 +8,7 @@ import { scopeOfTarget } from '../runtime/scope.js';
 export const handler = lockHandler(runtime(), {
   name: 'release',
   describe: (request) => scopeOfTarget(request.lease.target),
+  access: () => ({ action: 'release' }),
   run: (engine, request) => engine.release(request),
   present: presentRelease,
   record: (metrics, release) => {

@@ -8,6 +8,7 @@ import { scopeOfTarget } from '../runtime/scope.js';
 export const handler = lockHandler(runtime(), {
   name: 'renew',
   describe: (request) => scopeOfTarget(request.lease.target),
+  access: ({ lease }) => ({ action: 'renew', namespace: lease.target.namespace }),
   run: (engine, request) => engine.renew(request),
   present: presentRenewal,
   record: (metrics) => metrics.addMetric('LeaseRenewed', MetricUnit.Count, 1),

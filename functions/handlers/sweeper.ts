@@ -7,6 +7,7 @@ import { runtime } from '../runtime/runtime.js';
 export const handler = lockHandler(runtime(), {
   name: 'sweep',
   describe: () => ({ granularity: 'all' }),
+  access: () => ({ action: 'sweep' }),
   run: (engine, request) => engine.sweep(request),
   present: presentSweep,
   record: (metrics, report) => {

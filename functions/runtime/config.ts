@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { DEFAULT_SETTINGS } from '../core/settings.js';
 import { integer, optional } from './env.js';
+import { type LockPolicy, parseLockPolicy } from './lock-policy.js';
 import { readStoreConfig, type StoreConfig, storeEnv } from './store-config.js';
 
 export type { ElasticsearchStoreConfig, OpenSearchStoreConfig, StoreConfig } from './store-config.js';
@@ -27,6 +28,18 @@ export interface FunctionConfig {
    * fencing tokens under holders that still carry larger ones. Create it once with `npm run index:create`.
    */
   ensureIndex: boolean;
+  /** Most ids one document lock may name (LOCK_MAX_IDS_PER_REQUEST); only lower than the engine's 500. */
+  maxIdsPerRequest: number;
+  /**
+   * Who may lock what (lock-policy.ts): LOCK_POLICY, parsed here so that a policy that does not parse
+   * fails the cold start. `none` when neither it nor LOCK_POLICY_PARAMETER is set: every
+   * namespace-scoped call is then refused.
+   */
+  policy: LockPolicy;
+  /** The policy's SSM parameter / Secrets Manager secret (LOCK_POLICY_PARAMETER), read and cached by authorization.ts. */
+  policyParameter?: string;
+  /** Limits on live locks (LOCK_MAX_LOCKS_PER_OWNER / _PER_NAMESPACE); none by default, and then no extra request. */
+  quota: { perOwner?: number; perNamespace?: number };
 }
 
 export class ConfigError extends Error {
@@ -54,6 +67,11 @@ const envSchema = z
     LOCK_TOKEN_SIGNING_KEY: optional(z.string()),
     LOCK_TOKEN_SIGNING_KEY_PARAMETER: optional(z.string()),
     LOCK_ENSURE_INDEX: optional(z.enum(['true', 'false'])),
+    LOCK_MAX_IDS_PER_REQUEST: optional(integer(1, DEFAULT_SETTINGS.limits.idsPerRequest)),
+    LOCK_POLICY: optional(z.string()),
+    LOCK_POLICY_PARAMETER: optional(z.string()),
+    LOCK_MAX_LOCKS_PER_OWNER: optional(integer(1, 1_000_000)),
+    LOCK_MAX_LOCKS_PER_NAMESPACE: optional(integer(1, 1_000_000)),
   })
   .loose();
 
@@ -107,6 +125,9 @@ export function readConfig(env: Record<string, string | undefined> = process.env
   if (e.LOCK_TOKEN_SIGNING_KEY && e.LOCK_TOKEN_SIGNING_KEY_PARAMETER) {
     problems.push('LOCK_TOKEN_SIGNING_KEY and LOCK_TOKEN_SIGNING_KEY_PARAMETER are both set; keep one');
   }
+  const parsedPolicy = parseLockPolicy(e.LOCK_POLICY, 'LOCK_POLICY');
+  if (Array.isArray(parsedPolicy)) problems.push(...parsedPolicy);
+  if (e.LOCK_POLICY && e.LOCK_POLICY_PARAMETER) problems.push('LOCK_POLICY and LOCK_POLICY_PARAMETER are both set; keep one');
   const store = readStoreConfig(e, requestTimeoutMs, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -121,5 +142,12 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     ...(e.LOCK_TOKEN_SIGNING_KEY_PARAMETER ? { tokenSigningKeyParameter: e.LOCK_TOKEN_SIGNING_KEY_PARAMETER } : {}),
     ...(functionTimeoutMs !== undefined ? { functionTimeoutMs } : {}),
     ensureIndex: e.LOCK_ENSURE_INDEX === 'true',
+    maxIdsPerRequest: e.LOCK_MAX_IDS_PER_REQUEST ?? defaults.limits.idsPerRequest,
+    policy: Array.isArray(parsedPolicy) ? { kind: 'none' } : parsedPolicy,
+    ...(e.LOCK_POLICY_PARAMETER ? { policyParameter: e.LOCK_POLICY_PARAMETER } : {}),
+    quota: {
+      ...(e.LOCK_MAX_LOCKS_PER_OWNER !== undefined ? { perOwner: e.LOCK_MAX_LOCKS_PER_OWNER } : {}),
+      ...(e.LOCK_MAX_LOCKS_PER_NAMESPACE !== undefined ? { perNamespace: e.LOCK_MAX_LOCKS_PER_NAMESPACE } : {}),
+    },
   };
 }

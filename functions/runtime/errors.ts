@@ -7,10 +7,12 @@
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { ERROR_NAMES, ERRORS, type ErrorBody, type ErrorName, type ErrorSpec, isErrorName } from '../../packages/client/src/wire.js';
 import {
+  AccessDeniedError,
   LeaseLostError,
   LockError,
   LockHeldError,
   LockOutcomeUnknownError,
+  QuotaExceededError,
   StoreRejectedError,
   StoreUnavailableError,
   ValidationError,
@@ -61,6 +63,11 @@ function detailsOf(error: unknown): { fields: Partial<ErrorBody>; headers: Recor
     };
   }
   if (error instanceof LeaseLostError) return { fields: { lostKeys: error.lostKeys }, headers: {} };
+  if (error instanceof AccessDeniedError) {
+    const { reason, action, namespace, principal } = error.context;
+    return { fields: { reason, action, ...(namespace ? { namespace } : {}), ...(principal ? { principal } : {}) }, headers: {} };
+  }
+  if (error instanceof QuotaExceededError) return { fields: { quota: { ...error.context } }, headers: {} };
   if (error instanceof LockOutcomeUnknownError) {
     return {
       headers: {},

@@ -9,6 +9,7 @@ import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { type LockEngine, type LockRequests, queryInput, type RequestKind } from '../core/index.js';
 import { withOpaqueId } from '../store/index.js';
+import type { Access } from './admission.js';
 import { errorReply, failureMetric, invocationError } from './errors.js';
 import { correlationIdOf, type Invocation, type InvocationKind, inputReader, invocationOf } from './events.js';
 import type { Runtime } from './runtime.js';
@@ -38,6 +39,8 @@ export interface Operation<K extends OperationName, TResult, TBody> {
   /** GET routes read their input from the query string (the JSON body otherwise). */
   fromQuery?: boolean;
   describe?: (request: RequestOf<K>) => Scope;
+  /** What the call touches, for the namespace policy and the quotas (admission.ts), checked before the engine runs. */
+  access: (request: RequestOf<K>) => Access;
   run: (engine: LockEngine, request: RequestOf<K>, call: Call) => Promise<TResult>;
   present: (result: TResult) => TBody;
   /** Success metrics (the failure ones are common to all operations). */
@@ -110,6 +113,7 @@ export function lockHandler<K extends OperationName, TResult, TBody>(runtime: Ru
       scope = operation.describe?.(request) ?? {};
       logger.appendKeys(scope as Record<string, string>);
       metrics.addDimension('granularity', scope.granularity ?? 'all');
+      await withOpaqueId(correlationId, () => runtime.admit(invocation, operation.access(request)));
       const engineStarted = performance.now();
       try {
         const result = await traced(tracer, operation.name, scope, () => withOpaqueId(correlationId, () => operation.run(engine, request, call)));

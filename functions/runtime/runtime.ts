@@ -18,8 +18,12 @@ import {
 } from '../core/index.js';
 import { translateError } from '../store/errors.js';
 import { createLockEngine, ensureLockIndex } from '../store/index.js';
+import { countLiveLocks } from '../store/live-locks.js';
 import { createSearchClient, type SearchClient } from '../store/search-client.js';
+import { type Admit, createAdmission } from './admission.js';
+import { createAuthorization } from './authorization.js';
 import { ConfigError, decodeSigningKey, type FunctionConfig, readConfig } from './config.js';
+import { createQuotaCheck } from './quota.js';
 import { pickSecret, readSecret } from './secrets.js';
 import { searchConnection } from './store-config.js';
 
@@ -48,12 +52,14 @@ export interface Runtime {
   store(): Promise<Store>;
   /** For /health: resolves the client only (no index creation), so a missing secret or a down cluster answers 503. */
   client(): Promise<SearchClient>;
+  /** The namespace policy and the quotas (admission.ts), before the engine runs: throws AccessDeniedError / QuotaExceededError. */
+  admit: Admit;
 }
 
 export interface RuntimeOptions {
   env?: Record<string, string | undefined>;
   /** Replaces secret look-ups (tests). */
-  readSecret?: (reference: string) => Promise<string>;
+  readSecret?: (reference: string, maxAgeSeconds?: number) => Promise<string>;
 }
 
 export function createRuntime(options: RuntimeOptions = {}): Runtime {
@@ -70,6 +76,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     maxClockSkewMs: config.maxClockSkewMs,
     maxWaitMs: config.maxWaitMs,
     sweep: config.sweep,
+    limits: { idsPerRequest: config.maxIdsPerRequest },
   };
   const settings = resolveSettings(overrides);
 
@@ -128,6 +135,15 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     return indexed;
   };
 
+  const authorization = createAuthorization(config, { readSecret: fetchSecret });
+  // A policy kept in SSM is read during the init phase; one that cannot be read or does not parse is
+  // logged now and refuses every call that needs it (fail closed).
+  if (config.policyParameter) {
+    authorization.policy().catch((error: unknown) => logger.error('namespace policy unusable: calls that need it are refused', { cause: error as Error }));
+  }
+  const quota = createQuotaCheck(config.quota, async (query) => countLiveLocks((await store()).client, config.lockIndex, query));
+  const admit = createAdmission({ authorize: authorization, quota, logger });
+
   return {
     config,
     settings,
@@ -137,6 +153,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     tracer,
     store,
     client: async () => (await connect()).client,
+    admit,
   };
 }
 

@@ -1,7 +1,7 @@
 /**
- * Secrets named by the environment (ES_API_KEY_PARAMETER, LOCK_TOKEN_SIGNING_KEY_PARAMETER), read
- * once per container through Powertools Parameters: an SSM parameter name (`/path/name` or
- * `ssm:name`, SecureString decrypted) or a Secrets Manager secret (`arn:aws:secretsmanager:...` or
+ * Secrets named by the environment (ES_API_KEY_PARAMETER, LOCK_TOKEN_SIGNING_KEY_PARAMETER, and the
+ * namespace policy's LOCK_POLICY_PARAMETER), read through Powertools Parameters and cached: an SSM
+ * parameter name (`/path/name` or `ssm:name`, SecureString decrypted) or a Secrets Manager secret (`arn:aws:secretsmanager:...` or
  * `secretsmanager:name`). The AWS SDK clients load only when a parameter is configured.
  */
 
@@ -35,16 +35,20 @@ export function pickSecret(raw: string, fields: readonly string[]): string {
   return text;
 }
 
-/** Fetches the secret's current value (no caching here: the runtime calls this once per container). */
-export async function readSecret(reference: string): Promise<string> {
+/**
+ * Fetches the secret's current value. Powertools caches it for `maxAgeSeconds`: the runtime calls this
+ * once per container for the API key and the signing key, and per call for the namespace policy
+ * (authorization.ts), which a shorter age lets change without a deploy.
+ */
+export async function readSecret(reference: string, maxAgeSeconds = 900): Promise<string> {
   const source = secretSource(reference);
   let value: unknown;
   if (source.kind === 'ssm') {
     const { getParameter } = await import('@aws-lambda-powertools/parameters/ssm');
-    value = await getParameter(source.name, { decrypt: true, maxAge: 900 });
+    value = await getParameter(source.name, { decrypt: true, maxAge: maxAgeSeconds });
   } else {
     const { getSecret } = await import('@aws-lambda-powertools/parameters/secrets');
-    value = await getSecret(source.id, { maxAge: 900 });
+    value = await getSecret(source.id, { maxAge: maxAgeSeconds });
   }
   if (value instanceof Uint8Array) value = Buffer.from(value).toString('utf8');
   if (typeof value !== 'string' || value.length === 0) throw new Error(`The secret ${reference} is empty or not text`);

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readConfig } from '../../functions/runtime/config.js';
 import { ROOT } from '../../scripts/stack.js';
 import { openapi } from '../support/contract.js';
 
@@ -29,6 +30,14 @@ const OPENSEARCH_PARAMS = [
   'vpcSubnetIds=subnet-0a1b2c3d,subnet-4e5f6a7b',
   'vpcSecurityGroupIds=sg-0123abcd',
 ];
+/** A namespace policy and limits for prod (the dev package keeps the defaults: no policy, no quota). */
+const PROD_POLICY = {
+  allow: [
+    { principals: ['arn:aws:iam::123456789012:role/orders-pipeline'], actions: ['acquire', 'inspect'], namespaces: ['orders', 'orders-*'] },
+    { principals: ['direct'], actions: ['acquire'], namespaces: ['jobs'] },
+  ],
+};
+const PROD_LIMITS = { maxIdsPerRequest: '100', maxWaitMs: '5000', ttlMaxMs: '120000', maxLocksPerOwner: '50', maxLocksPerNamespace: '500' };
 const work = mkdtempSync(join(tmpdir(), 'sls-package-'));
 type Template = { Resources: Record<string, { Type: string; Properties: any; DependsOn?: unknown }> };
 const packaged: Record<string, { dir: string; template: Template }> = {};
@@ -69,7 +78,13 @@ async function slsPackage(stage: string, params: string[] = [], variant = stage)
 beforeAll(async () => {
   // One after the other: serverless-esbuild stages its zips in the service's own .serverless/ folder.
   await slsPackage('dev');
-  await slsPackage('prod', ['sweepRate=rate(5 minutes)', 'vpcSubnetIds=subnet-0a1b2c3d,subnet-4e5f6a7b', 'vpcSecurityGroupIds=sg-0123abcd']);
+  await slsPackage('prod', [
+    'sweepRate=rate(5 minutes)',
+    'vpcSubnetIds=subnet-0a1b2c3d,subnet-4e5f6a7b',
+    'vpcSecurityGroupIds=sg-0123abcd',
+    `lockPolicy=${JSON.stringify(PROD_POLICY)}`,
+    ...Object.entries(PROD_LIMITS).map(([name, value]) => `${name}=${value}`),
+  ]);
   await slsPackage('dev', OPENSEARCH_PARAMS, 'opensearch');
 });
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -133,7 +148,6 @@ describe('serverless package', () => {
       Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
     );
     expect(routes.map((route) => route.split(' -> ')[0]).sort()).toEqual(documented.sort());
-    for (const [, route] of resourcesOf(template, 'AWS::ApiGatewayV2::Route')) expect(route.Properties.AuthorizationType).toBe('NONE');
     expect(resourcesOf(template, 'AWS::ApiGatewayV2::Integration').every(([, integration]) => integration.Properties.PayloadFormatVersion === '2.0')).toBe(
       true,
     );
@@ -179,10 +193,36 @@ describe('serverless package', () => {
     expect(env.WORK_INDEX).toBe('locked-work');
   });
 
-  it('prod requires IAM (SigV4) authorization on every route', () => {
-    const routes = resourcesOf(packaged.prod!.template, 'AWS::ApiGatewayV2::Route');
-    expect(routes).toHaveLength(6);
-    for (const [, route] of routes) expect(route.Properties.AuthorizationType).toBe('AWS_IAM');
+  it('every deployed stage requires IAM (SigV4) authorization on every route, /health included, with nothing set', () => {
+    for (const stage of ['dev', 'prod', 'opensearch']) {
+      const routes = resourcesOf(packaged[stage]!.template, 'AWS::ApiGatewayV2::Route');
+      expect(routes, stage).toHaveLength(6);
+      for (const [name, route] of routes) expect(route.Properties.AuthorizationType, `${stage} ${name}`).toBe('AWS_IAM');
+    }
+  });
+
+  it('passes the namespace policy and the limits to every function; without them no policy (every lock call refused) and no quota', () => {
+    for (const [name, resource] of resourcesOf(packaged.prod!.template, 'AWS::Lambda::Function')) {
+      const env = resource.Properties.Environment.Variables as Record<string, string>;
+      expect(JSON.parse(env.LOCK_POLICY!), name).toEqual(PROD_POLICY);
+      expect(env, name).toMatchObject({
+        LOCK_POLICY_PARAMETER: '',
+        LOCK_MAX_IDS_PER_REQUEST: '100',
+        LOCK_MAX_WAIT_MS: '5000',
+        LOCK_TTL_MAX_MS: '120000',
+        LOCK_MAX_LOCKS_PER_OWNER: '50',
+        LOCK_MAX_LOCKS_PER_NAMESPACE: '500',
+      });
+      // What the functions make of it at cold start: the policy parses, the limits are read.
+      const config = readConfig(env);
+      expect(config.policy.kind, name).toBe('statements');
+      expect(config).toMatchObject({ maxIdsPerRequest: 100, quota: { perOwner: 50, perNamespace: 500 }, ttl: { maxMs: 120_000 } });
+    }
+    for (const [name, resource] of resourcesOf(packaged.dev!.template, 'AWS::Lambda::Function')) {
+      const env = resource.Properties.Environment.Variables as Record<string, string>;
+      expect(env, name).toMatchObject({ LOCK_POLICY: '', LOCK_POLICY_PARAMETER: '', LOCK_MAX_LOCKS_PER_OWNER: '', LOCK_MAX_LOCKS_PER_NAMESPACE: '' });
+      expect(readConfig(env), name).toMatchObject({ policy: { kind: 'none' }, quota: {}, maxIdsPerRequest: 500 });
+    }
   });
 
   it("grants least privilege: logs, X-Ray, and only this stage's own parameters and secrets", () => {
@@ -341,5 +381,64 @@ describe('serverless package for Amazon OpenSearch Service (lockStore=opensearch
         });
       }
     }
+  });
+});
+
+describe('package-time checks of authorization (infra/http-authorization.cjs, infra/lock-policy.cjs)', () => {
+  /** Runs a `${file(./infra/….cjs)}` resolver as the framework would, over these params (a param may be a YAML map). */
+  const resolve = (file: string, stage: string, params: Record<string, unknown>) => {
+    const resolver = createRequire(import.meta.url)(join(ROOT, 'infra', file)) as (options: {
+      resolveVariable: (expression: string) => Promise<unknown>;
+    }) => Promise<unknown>;
+    return resolver({
+      resolveVariable: async (expression) => {
+        const [source, fallback = "''"] = expression.split(', ');
+        if (source === 'sls:stage') return stage;
+        return params[source!.replace('param:', '')] ?? fallback.slice(1, -1);
+      },
+    });
+  };
+
+  it('AWS_IAM unless a stage other than prod asks for NONE; anything else refused', async () => {
+    await expect(resolve('http-authorization.cjs', 'dev', {})).resolves.toBe('AWS_IAM');
+    await expect(resolve('http-authorization.cjs', 'prod', {})).resolves.toBe('AWS_IAM');
+    await expect(resolve('http-authorization.cjs', 'local', { httpAuthorizationType: 'NONE' })).resolves.toBe('NONE');
+    await expect(resolve('http-authorization.cjs', 'dev', { httpAuthorizationType: 'NONE' })).resolves.toBe('NONE');
+    await expect(resolve('http-authorization.cjs', 'prod', { httpAuthorizationType: 'NONE' })).rejects.toThrow(
+      /^param httpAuthorizationType: must be AWS_IAM in the prod stage \(got NONE\)/,
+    );
+    await expect(resolve('http-authorization.cjs', 'dev', { httpAuthorizationType: 'JWT' })).rejects.toThrow(
+      /^param httpAuthorizationType: must be AWS_IAM or NONE/,
+    );
+  });
+
+  it('the policy as compact JSON, from JSON text or a YAML map; empty stays empty (no policy); allow-all anywhere but prod', async () => {
+    await expect(resolve('lock-policy.cjs', 'dev', {})).resolves.toBe('');
+    await expect(resolve('lock-policy.cjs', 'dev', { lockPolicy: JSON.stringify(PROD_POLICY, null, 2) })).resolves.toBe(JSON.stringify(PROD_POLICY));
+    await expect(resolve('lock-policy.cjs', 'prod', { lockPolicy: PROD_POLICY })).resolves.toBe(JSON.stringify(PROD_POLICY));
+    await expect(resolve('lock-policy.cjs', 'local', { lockPolicy: 'allow-all' })).resolves.toBe('allow-all');
+    await expect(resolve('lock-policy.cjs', 'prod', { lockPolicy: 'allow-all' })).rejects.toThrow(
+      /^param lockPolicy: allow-all \(no authorization\) is refused in the prod stage/,
+    );
+  });
+
+  it('refuses a policy that is not JSON or has no allow list, one too large for the environment, both params, and a parameter the role may not read', async () => {
+    await expect(resolve('lock-policy.cjs', 'dev', { lockPolicy: '{"allow": [' })).rejects.toThrow(/^param lockPolicy: must be JSON/);
+    await expect(resolve('lock-policy.cjs', 'dev', { lockPolicy: '[]' })).rejects.toThrow(/^param lockPolicy: must be an object with an "allow" list/);
+    const huge = {
+      allow: Array.from({ length: 60 }, (_, index) => ({
+        principals: [`arn:aws:iam::123456789012:role/pipeline-${index}`],
+        actions: ['acquire'],
+        namespaces: ['x'],
+      })),
+    };
+    await expect(resolve('lock-policy.cjs', 'dev', { lockPolicy: huge })).rejects.toThrow(/more than 3000 .* set lockPolicyParameter/);
+    await expect(resolve('lock-policy.cjs', 'dev', { lockPolicy: 'allow-all', lockPolicyParameter: '/es-lease-locks/dev/lock-policy' })).rejects.toThrow(
+      /^params lockPolicy and lockPolicyParameter: both are set/,
+    );
+    await expect(resolve('lock-policy.cjs', 'prod', { lockPolicyParameter: '/es-lease-locks/prod/lock-policy' })).resolves.toBe('');
+    await expect(resolve('lock-policy.cjs', 'prod', { lockPolicyParameter: '/shared/lock-policy' })).rejects.toThrow(
+      /^param lockPolicyParameter: \/shared\/lock-policy is outside \/es-lease-locks\/prod\//,
+    );
   });
 });

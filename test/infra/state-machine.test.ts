@@ -6,12 +6,14 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  AccessDeniedError,
   FencingRangeError,
   LeaseLostError,
   LeaseTokenMismatchError,
   LockContentionError,
   LockHeldError,
   LockOutcomeUnknownError,
+  QuotaExceededError,
   StoreRejectedError,
   StoreUnavailableError,
   ValidationError,
@@ -88,6 +90,8 @@ describe('state machine structure', () => {
   it('Retry and Catch match only error names the functions throw (or Step Functions / Lambda ones)', () => {
     const thrown = [
       new ValidationError(undefined, { fields: [] }),
+      new AccessDeniedError(undefined, { action: 'acquire', reason: 'not_allowed' }),
+      new QuotaExceededError(undefined, { per: 'owner', subject: 'o', limit: 1, held: 1, requested: 1 }),
       new LockHeldError(undefined, { conflicts: [], retryAfterMs: 1 }),
       new LeaseLostError(undefined, { leaseId: 'l', lostKeys: [] }),
       new LeaseTokenMismatchError(undefined, { leaseId: 'l' }),

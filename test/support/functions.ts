@@ -28,6 +28,8 @@ export function setFunctionEnv({ label, env = {} }: FunctionEnvOptions): string 
     MAX_CLOCK_SKEW_MS: '50',
     // Each test file gets a fresh lock index, created by the functions' opt-in at first use.
     LOCK_ENSURE_INDEX: 'true',
+    // No authorization, as on the local stack (test/functions/authorization.test.ts sets a policy).
+    LOCK_POLICY: 'allow-all',
     POWERTOOLS_LOG_LEVEL: 'SILENT',
     POWERTOOLS_METRICS_DISABLED: 'true',
     POWERTOOLS_TRACE_ENABLED: 'false',

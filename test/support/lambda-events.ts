@@ -9,6 +9,26 @@ export interface HttpEventOptions {
   query?: Record<string, string | string[]>;
   headers?: Record<string, string>;
   base64?: boolean;
+  /** The caller API Gateway authenticated on an AWS_IAM route (requestContext.authorizer.iam): see iamCaller. */
+  iam?: Record<string, unknown>;
+}
+
+/**
+ * requestContext.authorizer.iam as API Gateway fills it for a SigV4-signed request: for a role
+ * session, `userArn` is the assumed-role ARN and `callerId` / `userId` the role id and the session.
+ */
+export function iamCaller(userArn: string): Record<string, unknown> {
+  const session = /:assumed-role\/[^/]+\/(.+)$/.exec(userArn)?.[1];
+  const id = session ? `AROA${randomBytes(8).toString('hex').toUpperCase()}:${session}` : `AIDA${randomBytes(8).toString('hex').toUpperCase()}`;
+  return {
+    accessKey: `ASIA${randomBytes(8).toString('hex').toUpperCase()}`,
+    accountId: userArn.split(':')[4],
+    callerId: id,
+    cognitoIdentity: null,
+    principalOrgId: 'o-abc123def4',
+    userArn,
+    userId: id,
+  };
 }
 
 export function httpEvent(method: 'GET' | 'POST', path: string, options: HttpEventOptions = {}): APIGatewayProxyEventV2 {
@@ -46,6 +66,7 @@ export function httpEvent(method: 'GET' | 'POST', path: string, options: HttpEve
       domainName: 'abc123.execute-api.eu-west-1.amazonaws.com',
       domainPrefix: 'abc123',
       http: { method, path, protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'curl/8.5.0' },
+      ...(options.iam ? { authorizer: { iam: options.iam } } : {}),
       requestId,
       routeKey: `${method} ${path}`,
       stage: '$default',
