@@ -89,6 +89,7 @@ describe('the namespace policy over HTTP (the caller in requestContext.authorize
     expect(refused.body).toEqual({
       error: 'AccessDeniedError',
       message: `arn:aws:iam::${ACCOUNT}:role/orders-pipeline (${ORDERS}) may not acquire in namespace payments`,
+      retryable: false,
       reason: 'not_allowed',
       action: 'acquire',
       namespace: 'payments',
