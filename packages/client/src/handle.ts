@@ -10,7 +10,7 @@
  * request that set it was sent: the service started it later, so the local end is never after the
  * service's, whatever the two wall clocks say. A released lock stops renewing; its signal stays as it is.
  */
-import { type InsufficientTimeError, LeaseLostError, LeaseTokenMismatchError, type LockServiceError } from './errors.js';
+import { InsufficientTimeError, LeaseLostError, LeaseTokenMismatchError, type LockServiceError } from './errors.js';
 import type { LocalSlot } from './local-lock-table.js';
 import type { CallOptions, Locker } from './locker.js';
 import { fitRenewal, type RemainingTime } from './remaining-time.js';
@@ -185,9 +185,9 @@ export class Lock {
       () => this.scheduleRenewal(started + this.leaseTtl * settings.renewFraction - now()),
       (error: unknown) => {
         if (this.state !== 'held') return;
-        if (error instanceof Error && error.name === 'InsufficientTimeError') {
+        if (error instanceof InsufficientTimeError) {
           // No room left before the function's deadline: the lease runs out in time and the expiry says so.
-          this.outOfTime = error as InsufficientTimeError;
+          this.outOfTime = error;
           return;
         }
         if (!isTransient(error)) {

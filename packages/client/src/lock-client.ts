@@ -94,7 +94,8 @@ export class LockClient {
         grant,
         sentAt,
         receivedAt: now(),
-        renewTtlMs: request.ttlMs ?? grant.ttlMs,
+        // Without a TTL of its own, a lease cut for the remaining time renews towards the service's default, not the cut one.
+        renewTtlMs: request.ttlMs ?? (remaining ? this.settings.defaultTtlMs : grant.ttlMs),
         remainingTimeMs: remaining,
         autoRenew: options.autoRenew ?? false,
         slot,
