@@ -68,12 +68,12 @@ export class LockClient {
     const { signal } = options;
     signal?.throwIfAborted();
     const remaining = options.remainingTimeMs ?? this.remainingTimeMs;
-    // Refused before it queues or sends anything.
-    if (remaining) fitAcquire({ ttlMs: request.ttlMs, waitMs: request.waitMs }, remaining, this.settings);
+    // Refused before it queues or sends anything; the wait, local queue included, ends in time for the shortest lease.
+    const waitBudget = remaining ? fitAcquire({ ttlMs: request.ttlMs, waitMs: request.waitMs }, remaining, this.settings).waitMs : request.waitMs;
     const requestId = request.requestId ?? randomUUID();
     const startedAt = now();
     const slot: LocalSlot | undefined = await this.localTable?.enter(request, {
-      ...(request.waitMs !== undefined ? { waitMs: request.waitMs } : {}),
+      ...(waitBudget !== undefined ? { waitMs: waitBudget } : {}),
       ...(signal ? { signal } : {}),
     });
     try {
@@ -81,7 +81,7 @@ export class LockClient {
       const grant = await withRetries(
         () => {
           // What the local queue and earlier attempts left of the wait goes to the service.
-          const waitMs = request.waitMs === undefined ? undefined : Math.max(0, Math.floor(startedAt + request.waitMs - now()));
+          const waitMs = waitBudget === undefined ? undefined : Math.max(0, Math.floor(startedAt + waitBudget - now()));
           const fitted = remaining ? fitAcquire({ ttlMs: request.ttlMs, waitMs }, remaining, this.settings) : { waitMs };
           sentAt = now();
           return this.transport.acquire({ ...request, ...definedOnly(fitted), requestId }, signal ? { signal } : {});
