@@ -1,3 +1,4 @@
+import { defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -8,6 +9,9 @@ import { defineConfig } from 'vitest/config';
  * infrastructure, the client package) runs once.
  */
 export default defineConfig({
+  // The client package from its source (packages/client/package.json's exports): tests never run a stale dist/.
+  // The rest as vitest's own default: vite's server conditions without `module` (ESM builds that only bundlers can load).
+  ssr: { resolve: { conditions: ['@es-lease-locks/source', ...defaultServerConditions.filter((condition) => condition !== 'module')] } },
   test: {
     testTimeout: 60_000,
     hookTimeout: 180_000,
@@ -21,7 +25,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'opensearch',
-          include: ['test/engine/**/*.test.ts', 'test/store/**/*.test.ts', 'test/functions/**/*.test.ts'],
+          include: ['test/engine/**/*.test.ts', 'test/store/**/*.test.ts', 'test/functions/**/*.test.ts', 'test/examples/**/*.test.ts'],
           exclude: ['test/store/client-module-copies.test.ts', 'test/store/memory-store.test.ts'],
           globalSetup: ['test/support/global-setup-opensearch.ts'],
         },

@@ -92,7 +92,9 @@ async function main(argv: string[]): Promise<number | undefined> {
     }
     const rows: string[][] = [['function', 'zip', 'bundle (all .mjs)', 'main .mjs', `import, median of ${runs}`, 'min', 'first call (cold)']];
     for (const name of zips) {
-      const dir = join(work, name, 'functions', 'handlers');
+      // The handler's folder and file: functions/handlers/<name>, but for the example SQS consumer in examples/.
+      const [folder, entry] = name === 'sqsConsumer' ? ['examples/sqs-consumer', 'handler'] : ['functions/handlers', name];
+      const dir = join(work, name, folder);
       const files = readdirSync(dir);
       const bundleBytes = files.reduce((sum, file) => sum + statSync(join(dir, file)).size, 0);
       const imports: number[] = [];
@@ -103,7 +105,7 @@ async function main(argv: string[]): Promise<number | undefined> {
           cwd: work,
           env: {
             PATH: process.env.PATH,
-            BUNDLE: join(dir, `${name}.mjs`),
+            BUNDLE: join(dir, `${entry}.mjs`),
             RELEASE_BUNDLE: join(work, 'release', 'functions', 'handlers', 'release.mjs'),
             CALL: call ? '1' : '0',
             ES_URL: esUrl ?? 'http://127.0.0.1:9',
@@ -125,7 +127,7 @@ async function main(argv: string[]): Promise<number | undefined> {
         name,
         kb(statSync(join(work, 'package', `${name}.zip`)).size),
         kb(bundleBytes),
-        kb(statSync(join(dir, `${name}.mjs`)).size),
+        kb(statSync(join(dir, `${entry}.mjs`)).size),
         `${median(imports).toFixed(0)} ms`,
         `${Math.min(...imports).toFixed(0)} ms`,
         calls.length > 0 ? `${median(calls).toFixed(0)} ms` : '-',

@@ -1,11 +1,13 @@
 /**
- * The local lock table in front of the engine, on the real node: callers of one process that want
- * conflicting locks queue in memory, and only the first in line talks to Elasticsearch.
+ * The client package's local lock table in front of the engine, on the real node: callers of one
+ * process that want conflicting locks queue in memory, and only the first in line talks to
+ * Elasticsearch. The engine is the client's transport in-process (examples/sqs-consumer/engine-locker.ts),
+ * so what reaches Elasticsearch can be counted.
  */
 
+import { type AcquireBody, LeaseLostError, LocalLockTable, type Lock, LockClient, LockHeldError, localKeysOf } from '@es-lease-locks/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type AcquireBody, LocalLockTable, localKeysOf, withLock } from '../../functions/client/index.js';
-import { LeaseLostError, LockHeldError } from '../../functions/core/errors.js';
+import { engineLocker } from '../../examples/sqs-consumer/engine-locker.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, freshLockIndex, sleep, testClient } from '../support/engine.js';
 import { CountingEngine } from '../support/lock-traffic.js';
@@ -39,6 +41,17 @@ const tree = (path: string, owner: string, mode: 'exclusive' | 'shared' = 'exclu
   ttlMs: 5_000,
 });
 
+/** Runs work under the lock through the client package (`using`), with the callers' shared table when given. */
+function withLock<T>(
+  request: AcquireBody,
+  work: (signal: AbortSignal, lock: Lock) => Promise<T>,
+  options: { waitMs?: number; localTable?: LocalLockTable; signal?: AbortSignal } = {},
+): Promise<T> {
+  const { waitMs, localTable, signal } = options;
+  const locks = new LockClient({ transport: engineLocker(engine), ...(localTable ? { localTable } : {}) });
+  return locks.using({ ...request, ...(waitMs !== undefined ? { waitMs } : {}) }, work, signal ? { signal } : {});
+}
+
 function gate() {
   let open!: () => void;
   const opened = new Promise<void>((resolve) => {
@@ -51,7 +64,6 @@ function gate() {
 function holdUntil(table: LocalLockTable, request: AcquireBody, release: Promise<void>, options: { waitMs?: number; signal?: AbortSignal } = {}) {
   const started = gate();
   const done = withLock(
-    engine,
     request,
     async () => {
       started.open();
@@ -81,7 +93,6 @@ describe('local lock table', () => {
     const results = await Promise.all(
       ['w0', 'w1', 'w2', 'w3', 'w4'].map((owner) =>
         withLock(
-          engine,
           doc('queue-1', owner),
           async () => {
             inside++;
@@ -125,7 +136,6 @@ describe('local lock table', () => {
     const order: string[] = [];
     const first = gate();
     const reader = withLock(
-      engine,
       doc('fair', 'reader-1', { mode: 'shared' }),
       async () => {
         order.push('reader-1');
@@ -133,8 +143,8 @@ describe('local lock table', () => {
       },
       { localTable: table },
     );
-    const writer = withLock(engine, doc('fair', 'writer'), async () => void order.push('writer'), { waitMs: 5_000, localTable: table });
-    const late = withLock(engine, doc('fair', 'reader-2', { mode: 'shared' }), async () => void order.push('reader-2'), { waitMs: 5_000, localTable: table });
+    const writer = withLock(doc('fair', 'writer'), async () => void order.push('writer'), { waitMs: 5_000, localTable: table });
+    const late = withLock(doc('fair', 'reader-2', { mode: 'shared' }), async () => void order.push('reader-2'), { waitMs: 5_000, localTable: table });
     await sleep(100);
     // reader-2 is compatible with reader-1 but arrived after the writer: it waits.
     expect(order).toEqual(['reader-1']);
@@ -155,7 +165,7 @@ describe('local lock table', () => {
       holdUntil(table, doc('full', 'q2'), Promise.resolve(), { waitMs: 5_000 }),
     ];
     const asked = performance.now();
-    const error = await refusal(withLock(engine, doc('full', 'one-too-many'), async () => 'no', { waitMs: 5_000, localTable: table }));
+    const error = await refusal(withLock(doc('full', 'one-too-many'), async () => 'no', { waitMs: 5_000, localTable: table }));
     expect(performance.now() - asked).toBeLessThan(50);
     expect(error.message).toContain('full');
     expect(error.conflicts[0]).toMatchObject({ key: 'full', granularity: 'document', requestedMode: 'X', holders: [{ owner: 'holder', mode: 'X' }] });
@@ -172,22 +182,22 @@ describe('local lock table', () => {
     await holder.started;
 
     const asked = performance.now();
-    const local = await refusal(withLock(engine, doc('patience', 'waiter'), async () => 'no', { waitMs: 200, localTable: table }));
+    const local = await refusal(withLock(doc('patience', 'waiter'), async () => 'no', { waitMs: 200, localTable: table }));
     expect(performance.now() - asked).toBeGreaterThanOrEqual(195);
     expect(local.waitedMs).toBeGreaterThanOrEqual(195);
-    const noWait = await refusal(withLock(engine, doc('patience', 'impatient'), async () => 'no', { localTable: table }));
+    const noWait = await refusal(withLock(doc('patience', 'impatient'), async () => 'no', { localTable: table }));
     expect(noWait.waitedMs).toBe(0);
     // Neither asked Elasticsearch: only the holder's acquire went out.
     expect(engine.traffic().acquires).toBe(1);
 
     // The service's own refusal of the same request, for comparison: same class, same conflict.
-    const remote = await refusal(engine.acquire(doc('patience', 'elsewhere')));
+    const remote = await refusal(engineLocker(engine).acquire(doc('patience', 'elsewhere')));
     for (const error of [local, noWait, remote]) {
       expect(error.retryable).toBe(true);
       expect(error.conflicts).toHaveLength(1);
       expect(error.conflicts[0]).toMatchObject({ key: 'patience', granularity: 'document', requestedMode: 'X', holders: [{ owner: 'holder', mode: 'X' }] });
-      // The local table knows the holder's lease from withLock.
-      expect(error.conflicts[0]!.holders[0]!.expiresAt).toBeGreaterThan(Date.now());
+      // The local table knows the holder's lease from its lock handle.
+      expect(error.conflicts[0]!.holders[0]!.expiresAtMs).toBeGreaterThan(Date.now());
     }
     release.open();
     await holder.done;
@@ -215,7 +225,6 @@ describe('local lock table', () => {
     await holder.started;
     let heldDuringWork: string[] = [];
     const both = withLock(
-      engine,
       doc(['multi-a', 'multi-b'], 'both'),
       async () => {
         const states = await engine.inspect({ namespace: 'llt', granularity: 'document', ids: ['multi-a', 'multi-b'] });
@@ -242,7 +251,6 @@ describe('local lock table', () => {
     const callers = Array.from({ length: 24 }, (_, n) => {
       const ids = orders[n % orders.length]!;
       return withLock(
-        engine,
         doc(ids, `multi-${n}`),
         async () => {
           for (const id of ids) inside.set(id, inside.get(id)! + 1);
@@ -269,9 +277,9 @@ describe('local lock table', () => {
     const sibling = holdUntil(table, tree('/t/a/c', 'sibling'), Promise.resolve());
     const reader = holdUntil(table, tree('/t/a/d', 'reader', 'shared'), Promise.resolve());
     expect(await Promise.all([sibling.done, reader.done])).toEqual(['sibling', 'reader']);
-    const above = withLock(engine, tree('/t/a', 'above'), async () => void order.push('above'), { waitMs: 5_000, localTable: table });
+    const above = withLock(tree('/t/a', 'above'), async () => void order.push('above'), { waitMs: 5_000, localTable: table });
     // Compatible with /t/a/b, but it came after the writer of /t/a, which it would keep out (IX against X on /t/a).
-    const late = withLock(engine, tree('/t/a/e', 'late'), async () => void order.push('late'), { waitMs: 5_000, localTable: table });
+    const late = withLock(tree('/t/a/e', 'late'), async () => void order.push('late'), { waitMs: 5_000, localTable: table });
     await sleep(50);
     // Neither asked Elasticsearch yet.
     expect(engine.traffic().acquires).toBe(3);
@@ -285,7 +293,6 @@ describe('local lock table', () => {
   it('the local slot is given up on every path: work throws, the lease is lost, a queued caller aborts', async () => {
     const table = new LocalLockTable();
     const thrower = withLock(
-      engine,
       doc('paths', 'thrower'),
       async () => {
         await sleep(50);
@@ -293,21 +300,20 @@ describe('local lock table', () => {
       },
       { localTable: table },
     );
-    const next = withLock(engine, doc('paths', 'next'), async () => 'next', { waitMs: 5_000, localTable: table });
+    const next = withLock(doc('paths', 'next'), async () => 'next', { waitMs: 5_000, localTable: table });
     await expect(thrower).rejects.toThrow('work failed');
     expect(await next).toBe('next');
 
-    // A lease released behind withLock's back: the renewal finds it gone, the signal aborts, the slot is given up.
+    // A lease released behind the handle's back: the renewal finds it gone, the signal aborts, the slot is given up.
     const loser = withLock(
-      engine,
       doc('paths', 'loser', { ttlMs: 1_000 }),
-      async ({ leaseToken, signal }) => {
-        await engine.release({ leaseToken: leaseToken() });
+      async (signal, lock) => {
+        await engine.release({ leaseToken: lock.leaseToken });
         await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
       },
       { localTable: table },
     );
-    const after = withLock(engine, doc('paths', 'after-loss'), async () => 'after-loss', { waitMs: 5_000, localTable: table });
+    const after = withLock(doc('paths', 'after-loss'), async () => 'after-loss', { waitMs: 5_000, localTable: table });
     await expect(loser).rejects.toBeInstanceOf(LeaseLostError);
     expect(await after).toBe('after-loss');
 
@@ -315,7 +321,7 @@ describe('local lock table', () => {
     const holder = holdUntil(table, doc('paths', 'holder'), release.opened);
     await holder.started;
     const controller = new AbortController();
-    const aborted = withLock(engine, doc('paths', 'aborted'), async () => 'no', { waitMs: 5_000, localTable: table, signal: controller.signal });
+    const aborted = withLock(doc('paths', 'aborted'), async () => 'no', { waitMs: 5_000, localTable: table, signal: controller.signal });
     controller.abort(new Error('caller gave up'));
     await expect(aborted).rejects.toThrow('caller gave up');
     expect(table.stats()).toMatchObject({ holders: 1, waiting: 0 });
@@ -328,7 +334,7 @@ describe('local lock table', () => {
     const release = gate();
     const holder = holdUntil(new LocalLockTable(), doc('remote', 'process-1'), release.opened);
     await holder.started;
-    const error = await refusal(withLock(engine, doc('remote', 'process-2'), async () => 'no', { localTable: new LocalLockTable() }));
+    const error = await refusal(withLock(doc('remote', 'process-2'), async () => 'no', { localTable: new LocalLockTable() }));
     expect(error.conflicts[0]!.holders[0]!.owner).toBe('process-1');
     expect(engine.traffic()).toMatchObject({ acquires: 2, acquiresRefused: 1 });
     release.open();

@@ -7,9 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
+import { httpTransport, LockClient, LockHeldError } from '@es-lease-locks/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { LockHttpClient, withLock } from '../../functions/client/index.js';
-import { LockHeldError } from '../../functions/core/errors.js';
 import { deleteLockIndex } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { type StackDetails, startStack } from '../../scripts/stack.js';
@@ -113,14 +112,14 @@ describe('the stack on serverless-offline', () => {
     await invoke('release', { leaseToken: grant.payload.leaseToken });
   });
 
-  it('LockHttpClient and withLock work against it', async () => {
-    const api = new LockHttpClient(stack.baseUrl);
-    const fencing = await withLock(api, { namespace: 'e2e', granularity: 'global', owner: 'client', ttlMs: 1_000 }, async ({ fencingToken }) => {
+  it('the client package works against it: a lock renewed past its TTL, refused to another, released', async () => {
+    const locks = new LockClient(httpTransport(stack.baseUrl));
+    const fencing = await locks.using({ namespace: 'e2e', granularity: 'global', owner: 'client', ttlMs: 1_000 }, async (_signal, lock) => {
       await sleep(1_300);
-      await expect(api.acquire({ namespace: 'e2e', granularity: 'global', owner: 'intruder' })).rejects.toBeInstanceOf(LockHeldError);
-      return fencingToken;
+      await expect(locks.acquire({ namespace: 'e2e', granularity: 'global', owner: 'intruder' })).rejects.toBeInstanceOf(LockHeldError);
+      return lock.fencingToken;
     });
     expect(BigInt(fencing)).toBeGreaterThan(0n);
-    expect(await api.inspect({ namespace: 'e2e', granularity: 'global' })).toEqual([]);
+    expect(await locks.inspect({ namespace: 'e2e', granularity: 'global' })).toEqual([]);
   });
 });

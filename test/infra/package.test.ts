@@ -18,8 +18,10 @@ import { openapi } from '../support/contract.js';
 
 const run = promisify(execFile);
 const FUNCTIONS = ['acquire', 'renew', 'release', 'inspect', 'list', 'health', 'sweeper', 'sqsConsumer'];
-/** The handler module of a function (the same name, but for the SQS consumer's file). */
-const handlerFile = (name: string) => (name === 'sqsConsumer' ? 'sqs-consumer' : name);
+/** The handler of a function: functions/handlers/<name>, but for the example SQS consumer in examples/. */
+const handlerOf = (name: string) => (name === 'sqsConsumer' ? 'examples/sqs-consumer/handler.handler' : `functions/handlers/${name}.handler`);
+/** The bundle a function's zip holds its handler in. */
+const bundleOf = (name: string) => `${handlerOf(name).replace(/\.handler$/, '')}.mjs`;
 const DOMAIN_URL = 'https://search-locks-abc.eu-west-1.es.amazonaws.com';
 const DOMAIN_ARN = 'arn:aws:es:eu-west-1:123456789012:domain/locks';
 /** A managed domain in a VPC (infra/vpc.cjs takes ids of the real form: subnet-/sg- and 8 to 17 hex digits). */
@@ -106,7 +108,7 @@ describe('serverless package', () => {
     for (const name of FUNCTIONS) {
       const fn = template.Resources[logicalId(name)]!.Properties;
       expect(fn.Runtime).toBe('nodejs24.x');
-      expect(fn.Handler).toBe(`functions/handlers/${handlerFile(name)}.handler`);
+      expect(fn.Handler).toBe(handlerOf(name));
       const env = fn.Environment.Variables as Record<string, string>;
       expect(env.ES_URL).toBe('https://es.example.com:9243');
       expect(Number(env.FUNCTION_TIMEOUT_MS)).toBe(fn.Timeout * 1000);
@@ -264,8 +266,9 @@ describe('serverless package', () => {
       const { stdout } = await run('unzip', ['-Z1', join(dir, zip)]);
       const entries = stdout.trim().split('\n');
       // The handler, plus the chunks esbuild splits off (the SSM / Secrets Manager code is loaded only when configured).
-      expect(entries, zip).toContain(`functions/handlers/${handlerFile(zip.replace('.zip', ''))}.mjs`);
-      for (const entry of entries) expect(entry, zip).toMatch(/^functions\/handlers\/[\w-]+\.mjs$/);
+      const bundle = bundleOf(zip.replace('.zip', ''));
+      expect(entries, zip).toContain(bundle);
+      for (const entry of entries) expect(entry, zip).toMatch(new RegExp(`^${bundle.slice(0, bundle.lastIndexOf('/'))}/[\\w-]+\\.mjs$`));
     }
   });
 
@@ -276,7 +279,7 @@ describe('serverless package', () => {
     const out = join(work, 'unzipped');
     for (const name of FUNCTIONS) {
       await run('unzip', ['-q', '-o', join(dir, `${name}.zip`), '-d', out]);
-      const probe = `const m = await import(${JSON.stringify(join(out, `functions/handlers/${handlerFile(name)}.mjs`))}); console.log(typeof m.handler, m.handler.constructor.name, m.handler.length);`;
+      const probe = `const m = await import(${JSON.stringify(join(out, bundleOf(name)))}); console.log(typeof m.handler, m.handler.constructor.name, m.handler.length);`;
       const { stdout } = await run(process.execPath, ['--input-type=module', '-e', probe], {
         env: { PATH: process.env.PATH, ES_URL: 'http://127.0.0.1:9', POWERTOOLS_TRACE_ENABLED: 'false' },
         cwd: tmpdir(),

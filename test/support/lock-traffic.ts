@@ -6,9 +6,8 @@
  * at once (overall and per lock document), and how many ended in LockHeldError.
  */
 
+import { type AcquireBody, localKeysOf } from '@es-lease-locks/client';
 import { interpose } from '../../faults/interposed-store.js';
-import type { AcquireBody } from '../../functions/client/http-client.js';
-import { localKeysOf } from '../../functions/client/local-lock-table.js';
 import { LockHeldError } from '../../functions/core/errors.js';
 import { LockService } from '../../functions/core/service.js';
 import type { SettingsOverrides } from '../../functions/core/settings.js';

@@ -159,6 +159,17 @@ export interface ErrorBody {
   [field: string]: unknown;
 }
 
+/** What each operation takes and answers, over HTTP and by direct invocation alike. */
+export interface Operations {
+  acquire: { request: AcquireBody; answer: GrantBody };
+  renew: { request: RenewBody; answer: RenewalBody };
+  release: { request: ReleaseBody; answer: ReleaseResultBody };
+  inspect: { request: InspectQuery; answer: LockStatesBody };
+  list: { request: ListQuery; answer: LockStatesBody };
+}
+
+export type OperationName = keyof Operations;
+
 export interface ErrorSpec {
   /** The HTTP status of the answer. */
   status: number;

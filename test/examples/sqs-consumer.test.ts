@@ -1,13 +1,15 @@
 /**
- * The SQS consumer on the real node: a batch processed concurrently by Powertools' batch processor,
- * each record under withLock, failures reported as a partial batch response; and what a batch of
+ * The example SQS consumer (examples/sqs-consumer/) on the real node: a batch processed concurrently
+ * by Powertools' batch processor, each record under the client package's `using` with the engine
+ * in-process as its transport, failures reported as a partial batch response; and what a batch of
  * ten records over two keys costs in Elasticsearch requests and conflicts with and without the
  * local lock table (SQS_MEASURE_ROUNDS rounds of each, default 3; the figures are printed).
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { LocalLockTable } from '@es-lease-locks/client';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LocalLockTable } from '../../functions/client/local-lock-table.js';
+import { engineLocker } from '../../examples/sqs-consumer/engine-locker.js';
 import { deleteLockIndex } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, engineOn, freshLockIndex, testClient } from '../support/engine.js';
@@ -17,7 +19,7 @@ import { CountingEngine, type Traffic } from '../support/lock-traffic.js';
 
 const workIndex = `work-test-sqs-${randomBytes(4).toString('hex')}`;
 const lockIndex = setFunctionEnv({ label: 'sqs', env: { WORK_INDEX: workIndex, RECORD_LOCK_WAIT_MS: '5000' } });
-const consumer = await import('../../functions/handlers/sqs-consumer.js');
+const consumer = await import('../../examples/sqs-consumer/handler.js');
 const client = testClient();
 const measured: SearchClient[] = [];
 
@@ -89,7 +91,7 @@ describe('SQS consumer', () => {
         measured.push(own);
         const engine = new CountingEngine(own, lockIndexForMeasure);
         const handler = consumer.createSqsConsumer({
-          store: async () => ({ engine, client: own }),
+          store: async () => ({ locker: engineLocker(engine), client: own }),
           workIndex: `${workIndex}-measure`,
           waitMs: 5_000,
           ...(variant === 'with local table' ? { localTable: new LocalLockTable() } : {}),

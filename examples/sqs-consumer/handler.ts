@@ -1,12 +1,16 @@
 /**
  * SQS consumer, an example pipeline stage: Lambda hands it a batch of records, Powertools' batch
- * processor runs them concurrently, and each record does its work under `withLock` with the engine
- * in-process. The answer is a partial batch response: only the records that failed go back to the
- * queue (and, after the queue's maxReceiveCount, to its dead-letter queue).
+ * processor runs them concurrently, and each record does its work under a lock of the client
+ * package (`LockClient.using`) whose transport is the engine in-process (engine-locker.ts): the
+ * same code takes its locks over HTTP or by invoking the lock functions with another transport.
+ * The answer is a partial batch response: only the records that failed go back to the queue (and,
+ * after the queue's maxReceiveCount, to its dead-letter queue).
  *
  * Records of one batch often touch the same key. They share the container's one LocalLockTable, so
  * those that want the same lock queue in memory and only the first in line asks Elasticsearch;
  * without it they would all send acquires at once, all but one be refused, back off and try again.
+ * Each lease ends before the function's deadline (`remainingTimeMs`: the Lambda context's remaining
+ * time), so a function that times out never leaves a lock held past its own end.
  *
  * A record's body (JSON):
  *
@@ -28,17 +32,16 @@ import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { parse } from '@aws-lambda-powertools/parser';
 import { JSONStringified } from '@aws-lambda-powertools/parser/helpers';
 import { SqsRecordSchema } from '@aws-lambda-powertools/parser/schemas/sqs';
+import { type AcquireBody, LocalLockTable, LockClient, type Locker } from '@es-lease-locks/client';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
-import type { AcquireBody } from '../client/http-client.js';
-import { LocalLockTable } from '../client/local-lock-table.js';
-import { type Locker, withLock } from '../client/with-lock.js';
-import { toFieldIssues, ValidationError } from '../core/index.js';
-import { ConfigError } from '../runtime/config.js';
-import { runtime } from '../runtime/runtime.js';
-import { withOpaqueId } from '../store/correlation.js';
-import { writeFenced } from '../store/fenced-document.js';
-import type { SearchClient } from '../store/search-client.js';
+import { toFieldIssues, ValidationError } from '../../functions/core/index.js';
+import { ConfigError } from '../../functions/runtime/config.js';
+import { runtime } from '../../functions/runtime/runtime.js';
+import { withOpaqueId } from '../../functions/store/correlation.js';
+import { writeFenced } from '../../functions/store/fenced-document.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
+import { engineLocker } from './engine-locker.js';
 
 /** The shape of a record body; the engine checks the lock target itself (limits, paths, ids). */
 export const recordBodySchema = z
@@ -60,8 +63,8 @@ export const recordBodySchema = z
 export type RecordBody = z.output<typeof recordBodySchema>;
 
 export interface SqsConsumerOptions {
-  /** The lock engine (or the HTTP client) and the Elasticsearch client the work writes with. */
-  store: () => Promise<{ engine: Locker; client: SearchClient }>;
+  /** How the locks are taken (the engine in-process: engineLocker; or httpTransport, invokeTransport) and the Elasticsearch client the work writes with. */
+  store: () => Promise<{ locker: Locker; client: SearchClient }>;
   workIndex: string;
   /** How long a record waits for its lock: in the local queue and then in Elasticsearch, together. */
   waitMs: number;
@@ -98,22 +101,22 @@ function readRecordBody(record: SQSRecord): RecordBody {
 export function createSqsConsumer(options: SqsConsumerOptions): (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse> {
   const { logger, metrics, localTable } = options;
 
-  const processRecord = async (record: SQSRecord): Promise<void> => {
+  const processRecord = async (record: SQSRecord, context?: Context): Promise<void> => {
     try {
       const body = readRecordBody(record);
-      const { engine, client } = await options.store();
+      const { locker, client } = await options.store();
+      const locks = new LockClient({ transport: locker, ...(localTable ? { localTable } : {}) });
       const id = `sqs:${record.messageId}`;
-      const request: AcquireBody = { ...body.lock, owner: id, requestId: id };
+      const request: AcquireBody = { ...body.lock, owner: id, requestId: id, waitMs: options.waitMs };
       // The lock index requests of this record carry its message id (X-Opaque-Id): Elasticsearch's logs name the record.
       await withOpaqueId(id, () =>
-        withLock(
-          engine,
+        locks.using(
           request,
-          async ({ fencingToken, signal }) => {
+          async (signal, lock) => {
             signal.throwIfAborted();
-            await writeFenced(client, { index: options.workIndex, id: body.write.id, document: body.write.document, fencingToken });
+            await writeFenced(client, { index: options.workIndex, id: body.write.id, document: body.write.document, fencingToken: lock.fencingToken });
           },
-          { waitMs: options.waitMs, ...(localTable ? { localTable } : {}) },
+          context?.getRemainingTimeInMillis ? { remainingTimeMs: () => context.getRemainingTimeInMillis() } : {},
         ),
       );
     } catch (error) {
@@ -134,7 +137,7 @@ export function createSqsConsumer(options: SqsConsumerOptions): (event: SQSEvent
     // Records whose body does not parse fail alone (back to the queue, then its dead-letter queue).
     const processor = new BatchProcessor(EventType.SQS);
     try {
-      const response = await processPartialResponse(event, processRecord, processor, {
+      const response = await processPartialResponse(event, (record: SQSRecord) => processRecord(record, context), processor, {
         ...(context ? { context } : {}),
         processInParallel: true,
       });
@@ -185,7 +188,10 @@ const { workIndex, waitMs } = readConsumerEnv(process.env, rt.config.maxWaitMs);
 export const localTable = new LocalLockTable();
 
 export const handler = createSqsConsumer({
-  store: async () => ({ engine: (await rt.store()).service, client: (await rt.store()).client }),
+  store: async () => {
+    const { service, client } = await rt.store();
+    return { locker: engineLocker(service), client };
+  },
   workIndex,
   waitMs,
   localTable,

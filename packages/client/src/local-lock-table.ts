@@ -5,12 +5,12 @@
  * again, each try a create and a read. With it, two acquires go out, and each next holder of a key
  * asks only once the one before it has released.
  *
- *   const table = new LocalLockTable();            // one per process (module scope), shared by every caller
- *   await withLock(engine, request, work, { waitMs: 5_000, localTable: table });
+ *   const locks = new LockClient({ transport, localTable: new LocalLockTable() });  // module scope: one per process
+ *   await locks.using(request, work, { waitMs: 5_000 });
  *
- * What it queues on: the lock documents the engine takes for the request (planKeys: the same ids, in
- * the same Unicode form), plus, for a tree lock, its ancestors in the intention mode (IS / IX), with
- * the engine's compatibility table. So shared with shared goes through side by side; a lock on /a
+ * What it queues on: the lock documents the service takes for the request (local-keys.ts: the same
+ * ids, in the same Unicode form), plus, for a tree lock, its ancestors in the intention mode (IS / IX),
+ * with the service's compatibility table. So shared with shared goes through side by side; a lock on /a
  * waits for an incompatible one on /a/b and the other way round (an X on /a meets the IX of /a/b on
  * /a); writers in different subtrees do not wait for each other.
  *
@@ -22,19 +22,18 @@
  *   exclusive one, and the oldest waiter always waits for holders only;
  * - bounded: at most `maxQueued` waiters per key; one more is refused at once;
  * - the same timeouts: a caller waits here at most its `waitMs` (0: not at all) and then fails with
- *   the LockHeldError the service would have given, naming the local holders; withLock passes what
+ *   the LockHeldError the service would have given, naming the local holders; the client passes what
  *   is left of `waitMs` on to the service.
  *
  * The table only spares the lock service requests that would have been refused: it never grants a
  * lock by itself. Callers in other processes still meet in Elasticsearch. Share one table per lock
  * service (one lock index): requests for another service on the same names would wait needlessly.
  */
-import { compatible, intentionMode } from '../core/compatibility.js';
-import { LockHeldError } from '../core/errors.js';
-import { rulesFor } from '../core/granularity/index.js';
-import { lockDocId, planKeys } from '../core/keys.js';
-import type { ConflictingKey, Granularity, HolderMode, LockTarget } from '../core/model.js';
-import type { AcquireBody } from './http-client.js';
+import { LockHeldError } from './errors.js';
+import { compatible, type LocalKey, localKeysOf } from './local-keys.js';
+import type { AcquireBody, ConflictBody, Granularity, HolderMode } from './wire.js';
+
+export type { LocalKey } from './local-keys.js';
 
 export interface LocalLockTableSettings {
   /** Waiters per key. A request that would be one more is refused at once (LockHeldError). */
@@ -47,15 +46,6 @@ export const DEFAULT_LOCAL_LOCK_TABLE_SETTINGS: Readonly<LocalLockTableSettings>
   maxQueued: 100,
   retryAfterMs: 100,
 });
-
-/** One lock document a request takes locally, and in which mode. */
-export interface LocalKey {
-  /** The lock document id (lockDocId): equal keys are the same lock in Elasticsearch. */
-  id: string;
-  granularity: Granularity;
-  key: string;
-  mode: HolderMode;
-}
 
 export interface LocalSlot {
   /** Gives the local slot up (idempotent): the next compatible waiters get in. Call it after the lease is released. */
@@ -102,27 +92,6 @@ interface Entry {
   holders: Map<Holder, HolderMode>;
   /** In arrival order. */
   waiting: Map<Waiter, HolderMode>;
-}
-
-/**
- * The keys a request takes locally: the engine's own plan (same document ids) and what is above it
- * (a tree path's ancestors, the namespace's root for document and tree locks) in the intention mode. A request the table cannot read (no ids, a path that is not
- * absolute, an unknown granularity) takes no keys: it goes straight through and the service refuses it.
- */
-export function localKeysOf(request: AcquireBody): LocalKey[] {
-  const { namespace, granularity } = request;
-  const mode = request.mode ?? 'exclusive';
-  if (typeof namespace !== 'string' || (mode !== 'exclusive' && mode !== 'shared')) return [];
-  if (granularity === 'document' && !(Array.isArray(request.ids) && request.ids.every((id) => typeof id === 'string'))) return [];
-  if (granularity === 'tree' && !(typeof request.path === 'string' && request.path.startsWith('/') && request.path.length > 1)) return [];
-  if (granularity !== 'global' && granularity !== 'document' && granularity !== 'tree') return [];
-  const rules = rulesFor(granularity);
-  const target: LockTarget = rules.target(namespace, { ids: request.ids, path: request.path });
-  const keys: LocalKey[] = planKeys(target, mode).map((planned) => ({ id: planned.docId, granularity, key: planned.key, mode: planned.mode }));
-  for (const above of rules.guards?.(target) ?? [])
-    keys.push({ id: lockDocId(namespace, above.granularity, above.key), granularity: above.granularity, key: above.key, mode: intentionMode(mode) });
-  // A repeated id is refused by the service; here it must not make the request wait for itself.
-  return [...new Map(keys.map((key) => [key.id, key])).values()];
 }
 
 export class LocalLockTable {
@@ -221,7 +190,7 @@ export class LocalLockTable {
   }
 
   private refusal(keys: readonly LocalKey[], seq: number, why: string, waitedMs: number): LockHeldError {
-    const conflicts: ConflictingKey[] = keys.flatMap((key) => {
+    const conflicts: ConflictBody[] = keys.flatMap((key) => {
       const blockers = this.blockers(key, seq);
       if (blockers.length === 0) return [];
       return [
@@ -229,7 +198,12 @@ export class LocalLockTable {
           key: key.key,
           granularity: key.granularity,
           requestedMode: key.mode,
-          holders: blockers.map(({ holder, mode }) => ({ owner: holder.owner, mode, expiresAt: holder.expiresAt })),
+          holders: blockers.map(({ holder, mode }) => ({
+            owner: holder.owner,
+            mode,
+            expiresAt: new Date(holder.expiresAt).toISOString(),
+            expiresAtMs: holder.expiresAt,
+          })),
         },
       ];
     });

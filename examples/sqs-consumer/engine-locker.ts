@@ -1,0 +1,36 @@
+/**
+ * The lock engine in-process as the client package's Locker: the same calls as over HTTP or by
+ * direct invocation (wire bodies in and out, errors as the package's classes by name), with no hop
+ * in between. The service's own presentation does the translation (runtime/present.ts for answers,
+ * runtime/errors.ts for refusals), so code written against the package behaves the same whichever
+ * way it reaches the locks. It lives here, with the functions, because it needs the engine: the
+ * package itself never imports the service's code.
+ */
+import { errorFromBody, type Locker } from '@es-lease-locks/client';
+import { LockError } from '../../functions/core/errors.js';
+import type { LockTarget } from '../../functions/core/model.js';
+import type { LockService } from '../../functions/core/service.js';
+import { errorReply } from '../../functions/runtime/errors.js';
+import { presentGrant, presentRelease, presentRenewal, presentStates } from '../../functions/runtime/present.js';
+
+export function engineLocker(engine: LockService): Locker {
+  return {
+    acquire: (body) => answer(async () => presentGrant(await engine.acquire(body))),
+    renew: (body) => answer(async () => presentRenewal(await engine.renew(body))),
+    release: (body) => answer(async () => presentRelease(await engine.release(body))),
+    // LockService validates the plain target once, as the functions do.
+    inspect: ({ mode, ...target }) => answer(async () => presentStates(await engine.inspect(target as unknown as LockTarget, mode))),
+    list: (query) => answer(async () => presentStates(await engine.list(query))),
+  };
+}
+
+/** The engine's refusals as the package's error classes; anything else (a bug) stays as it is, with its stack. */
+async function answer<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!(error instanceof LockError)) throw error;
+    const reply = errorReply(error);
+    throw errorFromBody(reply.body, { status: reply.statusCode, cause: error });
+  }
+}

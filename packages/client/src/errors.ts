@@ -1,0 +1,206 @@
+/**
+ * The service's errors as classes, one per name of the wire catalogue (ERRORS in wire.ts), so that
+ * callers can write `catch (e) { if (e instanceof LockHeldError) ... }` whatever the transport.
+ * Status and retryability come from the catalogue; a class only adds the fields its name carries.
+ */
+import { type ConflictBody, ERRORS, type ErrorBody, type ErrorName, type FieldIssueBody, isErrorName } from './wire.js';
+
+/** What a class constructor takes besides the message: the error body's other fields. */
+export type ErrorDetails = Partial<
+  Pick<ErrorBody, 'retryable' | 'fields' | 'conflicts' | 'retryAfterMs' | 'waitedMs' | 'lostKeys' | 'requestId' | 'mayHoldUntil'>
+> & {
+  [field: string]: unknown;
+};
+
+export interface ErrorOptions {
+  /** The HTTP status the answer came with (defaults to the catalogue's). */
+  status?: number;
+  cause?: unknown;
+}
+
+/**
+ * Every error the service answers. An instance of this class itself (not of a subclass) stands for
+ * a name this version of the client does not know; its `name` is still the service's.
+ */
+export class LockServiceError extends Error {
+  override readonly name: string;
+  readonly status: number;
+  /** Whether repeating the same call (with the same requestId for acquire) can succeed. */
+  readonly retryable: boolean;
+  /** The error body as the service sent it (or as the client made it up). */
+  readonly body: ErrorBody;
+
+  constructor(name: string, message: string | undefined, details: ErrorDetails = {}, options: ErrorOptions = {}) {
+    const text = message ?? `${name}`;
+    super(text, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = name;
+    const spec = isErrorName(name) ? ERRORS[name] : undefined;
+    this.status = spec?.status ?? options.status ?? 500;
+    // Unknown names: the body's own word, else what the HTTP status says (gateways answer 502/503/504 without a name).
+    this.retryable = spec?.retryable ?? (typeof details.retryable === 'boolean' ? details.retryable : [429, 502, 503, 504].includes(this.status));
+    this.body = { ...details, error: name as ErrorName, message: text };
+  }
+
+  /** Retryable and on the service's side (5xx): worth repeating at once with backoff, unlike a held lock or a quota. */
+  get transient(): boolean {
+    return this.retryable && this.status >= 500;
+  }
+}
+
+/** Bad input: nothing was read or written. */
+export class ValidationError extends LockServiceError {
+  readonly fields: FieldIssueBody[];
+  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
+    super('ValidationError', message, details, options);
+    this.fields = details.fields ?? [];
+  }
+}
+
+/** The caller may not do this in this namespace. */
+export class AccessDeniedError extends LockServiceError {
+  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
+    super('AccessDeniedError', message, details, options);
+  }
+}
+
+/** A limit on held locks would be exceeded; nothing was taken. */
+export class QuotaExceededError extends LockServiceError {
+  readonly retryAfterMs: number | undefined;
+  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
+    super('QuotaExceededError', message, details, options);
+    this.retryAfterMs = details.retryAfterMs;
+  }
+}
+
+/** An incompatible holder has a key; this call holds nothing. */
+export class LockHeldError extends LockServiceError {
+  readonly conflicts: ConflictBody[];
+  /** When trying again may succeed (the holders' lease ends, bounded by the service). */
+  readonly retryAfterMs: number;
+  /** How long the service waited (the acquire's waitMs) before refusing. */
+  readonly waitedMs: number;
+  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
+    super('LockHeldError', message, details, options);
+    this.conflicts = details.conflicts ?? [];
+    this.retryAfterMs = details.retryAfterMs ?? 1_000;
+    this.waitedMs = details.waitedMs ?? 0;
+  }
+}
+
+/** The lease exists but the token's secret does not match it. */
+export class LeaseTokenMismatchError extends LockServiceError {
+  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
+    super('LeaseTokenMismatchError', message, details, options);
+  }
+}
+
+/** The lease is gone (released, or expired and taken over or swept), or ran out by the caller's clock. */
+export class LeaseLostError extends LockServiceError {
+  readonly lostKeys: string[];
+  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
+    super('LeaseLostError', message, details, options);
+    this.lostKeys = details.lostKeys ?? [];
+  }
+}
+
+/** A write of this call may have applied (or no answer came back): retry with the same requestId. */
+export class LockOutcomeUnknownError extends LockServiceError {
+  readonly requestId: string | undefined;
+  /** Until when the keys may stay held if nobody retries (epoch ms). */
+  readonly mayHoldUntil: number | undefined;
+  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
+    super('LockOutcomeUnknownError', message, details, options);
+    this.requestId = details.requestId;
+    const until = details.mayHoldUntil === undefined ? Number.NaN : Date.parse(details.mayHoldUntil);
+    this.mayHoldUntil = Number.isNaN(until) ? undefined : until;
+  }
+}
+
+/** The lock store could not be reached, timed out or pushed back. */
+export class StoreUnavailableError extends LockServiceError {
+  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
+    super('StoreUnavailableError', message, details, options);
+  }
+}
+
+/** Too many writers raced on the same lock documents. */
+export class LockContentionError extends LockServiceError {
+  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
+    super('LockContentionError', message, details, options);
+  }
+}
+
+/** The lock store refused in a way retrying will not fix (a missing lock index, permissions). */
+export class StoreRejectedError extends LockServiceError {
+  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
+    super('StoreRejectedError', message, details, options);
+  }
+}
+
+/** The lock index's fencing range is spent. */
+export class FencingRangeError extends LockServiceError {
+  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
+    super('FencingRangeError', message, details, options);
+  }
+}
+
+/** Anything else on the service's side; its logs have the details under the correlation id. */
+export class InternalError extends LockServiceError {
+  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
+    super('InternalError', message, details, options);
+  }
+}
+
+type ErrorClass = new (message?: string, details?: ErrorDetails, options?: ErrorOptions) => LockServiceError;
+
+/** A class for every name of the catalogue: a name added there without a class here does not compile. */
+const CLASSES: { readonly [Name in ErrorName]: ErrorClass } = {
+  ValidationError,
+  AccessDeniedError,
+  QuotaExceededError,
+  LockHeldError,
+  LeaseTokenMismatchError,
+  LeaseLostError,
+  LockOutcomeUnknownError,
+  StoreUnavailableError,
+  LockContentionError,
+  StoreRejectedError,
+  FencingRangeError,
+  InternalError,
+};
+
+/**
+ * The error an error body stands for: the class of its name, or LockServiceError for a name this
+ * client does not know (or none: `HTTP <status>`).
+ */
+export function errorFromBody(body: unknown, options: ErrorOptions = {}): LockServiceError {
+  const parsed = (typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {}) as Partial<ErrorBody>;
+  const { error: name, message, ...details } = parsed;
+  const text = typeof message === 'string' ? message : undefined;
+  if (isErrorName(name)) return new CLASSES[name](text, details, options);
+  const fallback = typeof name === 'string' && name !== '' ? name : `HTTP${options.status ?? 500}`;
+  return new LockServiceError(fallback, text ?? fallback, details, options);
+}
+
+/** A new error of a catalogue name, made on the client's side (a lost answer, a lease run out by the local clock). */
+export function lockError(name: ErrorName, message: string, details: ErrorDetails = {}, options: ErrorOptions = {}): LockServiceError {
+  return new CLASSES[name](message, details, options);
+}
+
+/**
+ * Refused by the client before any request: the Lambda function's remaining time (minus what the
+ * release and the answer need) is too short for the shortest lease the service grants.
+ */
+export class InsufficientTimeError extends Error {
+  override readonly name = 'InsufficientTimeError';
+  readonly retryable = false;
+  constructor(
+    message: string,
+    /** What was left for the lease, in ms. */
+    readonly availableMs: number,
+    /** The shortest lease worth asking for, in ms. */
+    readonly neededMs: number,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * @es-lease-locks/client: locks of the es-lease-locks service from your code.
+ *
+ *   const locks = new LockClient({ transport: httpTransport({ baseUrl, sigv4: true }) });
+ *   await locks.using({ namespace: 'orders', granularity: 'document', ids: ['o-1'], owner: 'me', ttlMs: 10_000 },
+ *     async (signal, lock) => write({ fencingToken: lock.fencingToken, signal }),
+ *     { remainingTimeMs: () => context.getRemainingTimeInMillis() });
+ */
+
+export {
+  AccessDeniedError,
+  type ErrorDetails,
+  type ErrorOptions,
+  errorFromBody,
+  FencingRangeError,
+  InsufficientTimeError,
+  InternalError,
+  LeaseLostError,
+  LeaseTokenMismatchError,
+  LockContentionError,
+  LockHeldError,
+  LockOutcomeUnknownError,
+  LockServiceError,
+  lockError,
+  QuotaExceededError,
+  StoreRejectedError,
+  StoreUnavailableError,
+  ValidationError,
+} from './errors.js';
+export { Lock, type LockEvents, type LockState } from './handle.js';
+export { GLOBAL_KEY, type LocalKey, localKeysOf } from './local-keys.js';
+export {
+  DEFAULT_LOCAL_LOCK_TABLE_SETTINGS,
+  type LocalEnterOptions,
+  LocalLockTable,
+  type LocalLockTableSettings,
+  type LocalLockTableStats,
+  type LocalSlot,
+} from './local-lock-table.js';
+export { type AcquireOptions, LockClient, type LockClientOptions, type UsingOptions, withLock } from './lock-client.js';
+export type { CallOptions, Locker } from './locker.js';
+export type { RemainingTime } from './remaining-time.js';
+export { isTransient } from './retry.js';
+export { DEFAULT_SETTINGS, type LockClientSettings, type LockClientSettingsOverrides, type RetrySettings, resolveSettings } from './settings.js';
+export { type AwsCredentials, type AwsCredentialsProvider, regionOfHost, type SigV4Options } from './sigv4.js';
+export { HttpTransport, type HttpTransportOptions, httpTransport } from './transport-http.js';
+export { errorFromFunctionError, InvokeTransport, type InvokeTransportOptions, invokeTransport } from './transport-invoke.js';
+export type { HoldingOptions, LockedWork } from './using.js';
+export * from './wire.js';

@@ -1,0 +1,151 @@
+/**
+ * The client: `acquire` gives a Lock handle, `using` runs work under a lock that renews itself and
+ * is released at the end. Each call is one logical call with one requestId (the caller's, or one
+ * made up once here): its retries carry the same one, so an acquire whose first answer was lost
+ * gets that grant back (`reused: true`) and never a second lock.
+ */
+import { randomUUID } from 'node:crypto';
+import { LeaseLostError } from './errors.js';
+import { Lock, type LockEvents } from './handle.js';
+import type { LocalLockTable, LocalSlot } from './local-lock-table.js';
+import type { CallOptions, Locker } from './locker.js';
+import { fitAcquire, type RemainingTime } from './remaining-time.js';
+import { withRetries } from './retry.js';
+import { type LockClientSettings, type LockClientSettingsOverrides, resolveSettings } from './settings.js';
+import { type HoldingOptions, type LockedWork, runHolding } from './using.js';
+import type { AcquireBody, InspectQuery, ListQuery, LockStateBody } from './wire.js';
+
+export interface LockClientOptions {
+  /** How calls reach the service: httpTransport, invokeTransport, or your own Locker. */
+  transport: Locker;
+  settings?: LockClientSettingsOverrides;
+  /**
+   * Callers of this process that want conflicting locks queue here first, and only the first in line
+   * asks the service (keep one client, or one table, at module scope). The wait counts against `waitMs`.
+   */
+  localTable?: LocalLockTable;
+  /** The default of every call's `remainingTimeMs`. */
+  remainingTimeMs?: RemainingTime;
+}
+
+export interface AcquireOptions extends LockEvents {
+  /** Aborting it stops waiting and retrying (the promise rejects with its reason). */
+  signal?: AbortSignal;
+  /** Renew in the background at `renewFraction` of the TTL until released. Default: false for acquire, true for using. */
+  autoRenew?: boolean;
+  /**
+   * The Lambda function's remaining time (`context.getRemainingTimeInMillis`): no lease is asked
+   * past it (less `deadlineReserveMs`); too little left refuses with InsufficientTimeError before any request.
+   */
+  remainingTimeMs?: RemainingTime;
+  /** Called before each retry of a transient failure. */
+  onRetry?: (error: unknown, attempt: number) => void;
+}
+
+export interface UsingOptions extends AcquireOptions, HoldingOptions {}
+
+const now = (): number => performance.now();
+
+export class LockClient {
+  readonly transport: Locker;
+  readonly settings: Readonly<LockClientSettings>;
+  readonly localTable: LocalLockTable | undefined;
+  private readonly remainingTimeMs: RemainingTime | undefined;
+
+  constructor(options: LockClientOptions | Locker) {
+    const resolved: LockClientOptions = 'transport' in options ? options : { transport: options };
+    this.transport = resolved.transport;
+    this.settings = resolveSettings(resolved.settings);
+    this.localTable = resolved.localTable;
+    this.remainingTimeMs = resolved.remainingTimeMs;
+  }
+
+  /**
+   * Takes the lock (waiting up to the request's `waitMs`) and returns its handle. Transient failures
+   * are retried with the same requestId. Release the handle when done.
+   */
+  async acquire(request: AcquireBody, options: AcquireOptions = {}): Promise<Lock> {
+    const { signal } = options;
+    signal?.throwIfAborted();
+    const remaining = options.remainingTimeMs ?? this.remainingTimeMs;
+    // Refused before it queues or sends anything; the wait, local queue included, ends in time for the shortest lease.
+    const waitBudget = remaining ? fitAcquire({ ttlMs: request.ttlMs, waitMs: request.waitMs }, remaining, this.settings).waitMs : request.waitMs;
+    const requestId = request.requestId ?? randomUUID();
+    const startedAt = now();
+    const slot: LocalSlot | undefined = await this.localTable?.enter(request, {
+      ...(waitBudget !== undefined ? { waitMs: waitBudget } : {}),
+      ...(signal ? { signal } : {}),
+    });
+    try {
+      let sentAt = 0;
+      const grant = await withRetries(
+        () => {
+          // What the local queue and earlier attempts left of the wait goes to the service.
+          const waitMs = waitBudget === undefined ? undefined : Math.max(0, Math.floor(startedAt + waitBudget - now()));
+          const fitted = remaining ? fitAcquire({ ttlMs: request.ttlMs, waitMs }, remaining, this.settings) : { waitMs };
+          sentAt = now();
+          return this.transport.acquire({ ...request, ...definedOnly(fitted), requestId }, signal ? { signal } : {});
+        },
+        { retry: this.settings.retry, ...(signal ? { signal } : {}), ...(options.onRetry ? { onRetry: options.onRetry } : {}) },
+      );
+      const lock = new Lock({
+        transport: this.transport,
+        settings: this.settings,
+        grant,
+        sentAt,
+        receivedAt: now(),
+        // Without a TTL of its own, a lease cut for the remaining time renews towards the service's default, not the cut one.
+        renewTtlMs: request.ttlMs ?? (remaining ? this.settings.defaultTtlMs : grant.ttlMs),
+        remainingTimeMs: remaining,
+        autoRenew: options.autoRenew ?? false,
+        slot,
+        ...(options.onRenew ? { onRenew: options.onRenew } : {}),
+        ...(options.onLost ? { onLost: options.onLost } : {}),
+      });
+      // Never hand out a lock that is already over: an answer that came after the lease's local end
+      // (a slow answer, a paused process), or a caller that gave up while the acquire was in flight.
+      if (now() >= lock.lossAt || signal?.aborted) {
+        await lock.release().catch(() => {});
+        signal?.throwIfAborted();
+        throw new LeaseLostError('The grant arrived after its lease had run out by the local clock; it was released');
+      }
+      return lock;
+    } catch (error) {
+      slot?.release();
+      throw error;
+    }
+  }
+
+  /**
+   * Runs `work` under the lock: acquires, renews in the background, releases at the end whatever
+   * happens. If the lock was lost before `work` returned, rejects with the loss even if `work`
+   * resolved: what it did was not protected to the end.
+   */
+  async using<T>(request: AcquireBody, work: LockedWork<T>, options: UsingOptions = {}): Promise<T> {
+    const lock = await this.acquire(request, { ...options, autoRenew: options.autoRenew ?? true });
+    return runHolding(lock, work, options);
+  }
+
+  /** Who holds a target's keys now (realtime). */
+  async inspect(query: InspectQuery, options: CallOptions = {}): Promise<LockStateBody[]> {
+    const inspect = this.transport.inspect?.bind(this.transport);
+    if (!inspect) throw new TypeError('this transport has no inspect');
+    return (await withRetries(() => inspect(query, options), { retry: this.settings.retry })).locks;
+  }
+
+  /** Locks by namespace, owner or path prefix (search: about a second behind). */
+  async list(query: ListQuery = {}, options: CallOptions = {}): Promise<LockStateBody[]> {
+    const list = this.transport.list?.bind(this.transport);
+    if (!list) throw new TypeError('this transport has no list');
+    return (await withRetries(() => list(query, options), { retry: this.settings.retry })).locks;
+  }
+}
+
+/** `client.using(request, work, options)`; a bare transport gets a client with the default settings. */
+export function withLock<T>(locks: LockClient | Locker, request: AcquireBody, work: LockedWork<T>, options: UsingOptions = {}): Promise<T> {
+  return (locks instanceof LockClient ? locks : new LockClient(locks)).using(request, work, options);
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as Partial<T>;
+}
