@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  AccessDeniedError,
   FencingRangeError,
   LeaseLostError,
   LeaseTokenMismatchError,
@@ -12,6 +13,7 @@ import {
   type LockError,
   LockHeldError,
   LockOutcomeUnknownError,
+  QuotaExceededError,
   StoreRejectedError,
   StoreUnavailableError,
   ValidationError,
@@ -29,7 +31,13 @@ const engineErrors: LockError[] = [
   new LockContentionError(undefined, { keys: ['a'], rounds: 9 }),
   new LockOutcomeUnknownError('unknown', { operation: 'acquire', requestId: 'r-1', mayHoldUntil: 1_700_000_000_000 }),
   new FencingRangeError('spent', { primaryTerm: 1_000, seqNo: 0 }),
+  new AccessDeniedError(undefined, { action: 'acquire', reason: 'not_allowed', namespace: 'orders', principal: 'direct' }),
+  new QuotaExceededError(undefined, { per: 'owner', subject: 'o', limit: 2, held: 2, requested: 1 }),
 ];
+
+it('every catalogue name but InternalError is an engine error above', () => {
+  expect(new Set(engineErrors.map((error) => error.name))).toEqual(new Set(Object.keys(ERRORS).filter((name) => name !== 'InternalError')));
+});
 
 describe('the error catalogue', () => {
   it.each(engineErrors.map((error) => [error.name, error] as const))('%s answers with its catalogue status and retryability', (name, error) => {
