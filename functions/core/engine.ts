@@ -7,9 +7,11 @@
  * functions build them with requests.ts, in-process callers through LockService.
  */
 
-import type { AcquireRequest, Grant, LockState, Release, Renewal, SweepReport } from './model.js';
-import { acquire } from './operations/acquire.js';
+import { ValidationError } from './errors.js';
+import type { AcquireRequest, Grant, LockState, Queued, Release, Renewal, SweepReport } from './model.js';
+import { acquire, acquireOrQueue } from './operations/acquire.js';
 import type { EngineContext } from './operations/context.js';
+import { tellWaiters } from './operations/hand-over.js';
 import { inspect, list } from './operations/read.js';
 import { release } from './operations/release.js';
 import { renew } from './operations/renew.js';
@@ -24,7 +26,12 @@ export class LockEngine {
 
   constructor(store: LockStore, overrides: SettingsOverrides = {}) {
     this.settings = resolveSettings(overrides);
-    this.context = { store, settings: this.settings };
+    const context: EngineContext = {
+      store,
+      settings: this.settings,
+      tellWaiters: (written) => tellWaiters(context, written),
+    };
+    this.context = context;
   }
 
   /**
@@ -32,7 +39,28 @@ export class LockEngine {
    * `waitMs` it retries with jittered backoff until the deadline.
    */
   acquire(request: AcquireRequest): Promise<Grant> {
+    if (request.wake) {
+      return Promise.reject(
+        new ValidationError(undefined, { fields: [{ field: 'wake', rule: 'not_here', message: 'a waiter with a wake channel acquires with acquireOrQueue' }] }),
+      );
+    }
     return acquire(this.context, request);
+  }
+
+  /**
+   * An acquire that waits in the lock's queue rather than in the call: granted at once (and told on
+   * its wake channel too), or queued, to be told on the channel when the lock is handed over to it or
+   * its ticket runs out.
+   */
+  acquireOrQueue(request: AcquireRequest & { wake: NonNullable<AcquireRequest['wake']> }): Promise<Grant | Queued> {
+    if (!this.settings.notifier) {
+      return Promise.reject(
+        new ValidationError(undefined, {
+          fields: [{ field: 'wake', rule: 'not_configured', message: 'wake-ups are not configured on this deployment (no notifier): wait with waitMs instead' }],
+        }),
+      );
+    }
+    return acquireOrQueue(this.context, request);
   }
 
   /** Extends every key of the lease to now + ttlMs. Throws LeaseLostError if any key is no longer held. */

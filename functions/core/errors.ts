@@ -221,3 +221,17 @@ export class StaleFencingTokenError extends LockError {
     this.context = context;
   }
 }
+
+/**
+ * A queued waiter was not served before its ticket ran out (its `queueTtlMs`): told on its wake
+ * channel. It holds nothing and is no longer in the queue.
+ */
+export class LockWaitExpiredError extends LockError {
+  override readonly name = 'LockWaitExpiredError';
+  readonly retryable = true;
+  readonly ticket: string;
+  constructor(message: string | undefined, details: { ticket: string; key: string } & ErrorCause) {
+    super(message ?? `Ticket ${details.ticket} for ${details.key} ran out before the lock was handed over to it`, details);
+    this.ticket = details.ticket;
+  }
+}

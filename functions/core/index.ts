@@ -22,3 +22,4 @@ export {
 export { type AcquireInput, LockService } from './service.js';
 export { DEFAULT_SETTINGS, type LockSettings, resolveSettings, type SettingsOverrides } from './settings.js';
 export type { ListQuery, LockStore, StoredLock, WriteOp, WriteOutcome } from './store.js';
+export type { WakeChannel, WakeDelivery, WakeMessage, WakeNotifier } from './wake.js';

@@ -192,6 +192,6 @@ export function hintFor(lock: StoredLock): WriteHint {
     seqNo: lock.seqNo,
     primaryTerm: lock.primaryTerm,
     index: lock.index,
-    sole: lock.body.holders.length === 1 && lock.body.lockedBelow !== true,
+    sole: lock.body.holders.length === 1 && lock.body.lockedBelow !== true && !lock.body.queue?.length,
   };
 }

@@ -1,7 +1,8 @@
 /** Pure decisions over one lock document: who holds it, whether a request fits, what to write. */
 import { compatible } from './compatibility.js';
 import { encodable, type FencingToken, LARGEST_TOKEN, tokenAt, type WritePosition } from './fencing.js';
-import type { ConflictingKey, HolderView, LockDocument, PlannedKey, StoredHolder } from './model.js';
+import type { ConflictingKey, HolderView, LockDocument, PlannedKey, StoredHolder, StoredTicket } from './model.js';
+import { handOver, queueAttentionAt, ticketLive } from './queue.js';
 import type { StoredLock, WriteOp, WriteOutcome } from './store.js';
 
 export interface Claim {
@@ -12,6 +13,8 @@ export interface Claim {
   /** Hash of the call's target, mode and owner (null without a requestId). */
   call: string | null;
   expiresAt: number;
+  /** Join the queue when the lock cannot be granted now (or others wait for it): the ticket to write. */
+  queue?: Omit<StoredTicket, 'position' | 'queuedAt'>;
 }
 
 /** Seen by anyone but the holder, a lease ends only once the clock skew allowance has also passed. */
@@ -30,18 +33,36 @@ export function fenceOf(holder: StoredHolder, written: WritePosition): FencingTo
 
 type DocumentKey = Pick<PlannedKey, 'docId' | 'namespace' | 'granularity' | 'key'>;
 
-/** `lockedBelow` is explicit: a rewrite that dropped it would let a tree lock skip the locks below it. */
-export function lockDocument(key: DocumentKey, holders: StoredHolder[], now: number, lockedBelow: boolean): LockDocument {
+/** The document's queue as a write leaves it: its waiters, and the counter their positions come from. */
+export interface QueueState {
+  queue: StoredTicket[];
+  nextPosition: number;
+}
+
+const noQueue = (body: LockDocument | undefined): QueueState => ({ queue: body?.queue ?? [], nextPosition: body?.nextPosition ?? 0 });
+
+/**
+ * `lockedBelow` is explicit: a rewrite that dropped it would let a tree lock skip the locks below it.
+ * `minExpiresAt` is when the sweeper must look at the document: a lease or a ticket running out, a
+ * waiter to try again, a grant still to be told to its waiter.
+ */
+export function lockDocument(key: DocumentKey, holders: StoredHolder[], now: number, lockedBelow: boolean, queued: QueueState = noQueue(undefined)): LockDocument {
   const expiries = holders.map((holder) => holder.expiresAt);
+  const attention = [...expiries, ...holders.filter((holder) => holder.delivery !== undefined).map((holder) => holder.grantedAt)];
+  const queueAt = queueAttentionAt(queued.queue);
+  if (queueAt !== undefined) attention.push(queueAt);
   return {
     namespace: key.namespace,
     granularity: key.granularity,
     key: key.key,
     lockId: key.docId,
     holders,
-    ...(holders.length > 0 ? { minExpiresAt: Math.min(...expiries), maxExpiresAt: Math.max(...expiries) } : {}),
+    ...(attention.length > 0 ? { minExpiresAt: Math.min(...attention) } : {}),
+    ...(holders.length > 0 ? { maxExpiresAt: Math.max(...expiries) } : {}),
     updatedAt: now,
     ...(lockedBelow ? { lockedBelow: true } : {}),
+    ...(queued.queue.length > 0 ? { queue: queued.queue } : {}),
+    ...(queued.nextPosition > 0 && queued.queue.length > 0 ? { nextPosition: queued.nextPosition } : {}),
   };
 }
 
@@ -49,11 +70,15 @@ export type Decision =
   | { kind: 'conflict'; conflict: ConflictingKey; clearsAt: number }
   /** Our lease is already there (an earlier round of this attempt landed): nothing to write. */
   | { kind: 'already-held'; lock: StoredLock }
-  | { kind: 'write'; op: WriteOp; reused: boolean };
+  | { kind: 'write'; op: WriteOp; reused: boolean }
+  /** Our ticket waits in the queue: `op` puts it there (none when an earlier round did), `ahead` waiters before it. */
+  | { kind: 'queued'; op?: WriteOp; ticket: StoredTicket; ahead: number };
 
 /**
  * Whether `claim` may take `key` given the document as read (null: absent), and the write that takes
- * it. Expired holders are dropped on the way: that is the immediate takeover.
+ * it. Expired holders are dropped on the way: that is the immediate takeover, and the waiters queued
+ * for the lock are served first (queue.ts): a caller never overtakes a live ticket. A claim with a
+ * ticket joins the queue when it cannot be granted; one without is refused.
  */
 export function decideAcquire(existing: StoredLock | null, key: PlannedKey, claim: Claim, now: number, skewMs: number, mayTakeOverRetry = true): Decision {
   const fresh: StoredHolder = {
@@ -81,7 +106,11 @@ export function decideAcquire(existing: StoredLock | null, key: PlannedKey, clai
     // larger fencing token, so ours must come from this write.
     if (ours.expiresAt - now >= (claim.expiresAt - now) / 2) return { kind: 'already-held', lock: existing };
     const extended = holders.map((holder) => (holder === ours ? { ...holder, expiresAt: claim.expiresAt, grantedAt: now, fence: null } : holder));
-    return { kind: 'write', op: replaceOp(existing, key, extended, now), reused: false };
+    return { kind: 'write', op: replaceOp(existing, key, extended, now, skewMs), reused: false };
+  }
+  const queued = existing.body.queue?.find((ticket) => ticket.ticket === claim.leaseId);
+  if (queued && ticketLive(queued, now, skewMs)) {
+    return { kind: 'queued', ticket: queued, ahead: (existing.body.queue ?? []).filter((ticket) => ticket.position < queued.position).length };
   }
 
   const live = holders.filter((holder) => isLive(holder, now, skewMs));
@@ -94,18 +123,30 @@ export function decideAcquire(existing: StoredLock | null, key: PlannedKey, clai
   const duplicate = mayTakeOverRetry ? [] : sameRequest.filter((holder) => (holder.call ?? null) === claim.call);
   const reusedByAnother = sameRequest.filter((holder) => holder !== retried && !duplicate.includes(holder));
   const others = live.filter((holder) => holder !== retried);
-  const blocking = others.filter((holder) => !compatible(key.mode, holder.mode) || reusedByAnother.includes(holder) || duplicate.includes(holder));
-  if (blocking.length > 0) {
+  // Waiters first: whoever the expired holders leave room for, in queue order.
+  const served = handOver(others, existing.body.queue, now, skewMs);
+  const blocking = served.holders.filter((holder) => !compatible(key.mode, holder.mode) || reusedByAnother.includes(holder) || duplicate.includes(holder));
+  if (blocking.length > 0 || served.queue.length > 0) {
+    if (claim.queue && !retried && reusedByAnother.length === 0 && duplicate.length === 0) return joinQueue(existing, key, served, claim.queue, now, skewMs);
+    const sameCall = claim.requestId === null ? undefined : served.queue.find((ticket) => ticket.request === claim.requestId && ticket.call === claim.call);
+    if (claim.queue && sameCall) return { kind: 'queued', ticket: sameCall, ahead: served.queue.indexOf(sameCall) };
+    const waiters = blocking.length > 0 ? [] : served.queue.slice(0, 1);
     return {
       kind: 'conflict',
       conflict: {
         key: key.key,
         granularity: key.granularity,
         requestedMode: key.mode,
-        holders: blocking.map(({ owner, mode, expiresAt }) => ({ owner, mode, expiresAt })),
-        ...(reusedByAnother.length > 0 ? { reason: 'request_id_reused' as const } : duplicate.length > 0 ? { reason: 'duplicate_in_progress' as const } : {}),
+        holders: [...blocking, ...waiters].map(({ owner, mode, expiresAt }) => ({ owner, mode, expiresAt })),
+        ...(reusedByAnother.length > 0
+          ? { reason: 'request_id_reused' as const }
+          : duplicate.length > 0
+            ? { reason: 'duplicate_in_progress' as const }
+            : blocking.length === 0
+              ? { reason: 'queued_waiters' as const }
+              : {}),
       },
-      clearsAt: Math.max(...blocking.map((holder) => holder.expiresAt + skewMs)),
+      clearsAt: blocking.length > 0 ? Math.max(...blocking.map((holder) => holder.expiresAt + skewMs)) : now,
     };
   }
   // The retry supersedes: the earlier lease is gone from this key, and the new holder's fencing token
@@ -113,29 +154,83 @@ export function decideAcquire(existing: StoredLock | null, key: PlannedKey, clai
   // caller. It never ends before the lease it takes over: the earlier delivery may have been told it
   // holds until then, and if this one fails without giving the key back, nobody else gets in before.
   // It carries the earlier holder, to give the key back to it if this delivery fails (removeLeaseOp).
-  if (!retried) return { kind: 'write', op: replaceOp(existing, key, [...others, fresh], now), reused: false };
+  const decided: QueueWrite = { ...served, nextPosition: existing.body.nextPosition ?? 0 };
+  const lockedBelow = existing.body.lockedBelow === true;
+  if (!retried) return { kind: 'write', op: replaceOp(existing, key, [...served.holders, fresh], now, skewMs, lockedBelow, decided), reused: false };
   const successor: StoredHolder = { ...fresh, expiresAt: Math.max(fresh.expiresAt, retried.expiresAt), restores: retried };
-  return { kind: 'write', op: replaceOp(existing, key, [...others, successor], now), reused: true };
+  return { kind: 'write', op: replaceOp(existing, key, [...served.holders, successor], now, skewMs, lockedBelow, decided), reused: true };
 }
 
-/** The conditional write that leaves `holders` on the document; a document marked `lockedBelow` is kept, even empty. */
+/** Our ticket goes to the end of the queue, in the same write as whatever the queue's hand-over did. */
+function joinQueue(
+  existing: StoredLock,
+  key: DocumentKey,
+  served: ReturnType<typeof handOver>,
+  wanted: NonNullable<Claim['queue']>,
+  now: number,
+  skewMs: number,
+): Decision {
+  const position = Math.max(existing.body.nextPosition ?? 0, ...served.queue.map((waiter) => waiter.position + 1));
+  const ticket: StoredTicket = { ...wanted, position, queuedAt: now };
+  const op = replaceOp(existing, key, served.holders, now, skewMs, existing.body.lockedBelow === true, {
+    ...served,
+    queue: [...served.queue, ticket],
+    nextPosition: position + 1,
+  });
+  return { kind: 'queued', op, ticket, ahead: served.queue.length };
+}
+
+/** What a write does to the queue, when the caller has decided it (decideAcquire); replaceOp serves the queue itself otherwise. */
+export interface QueueWrite extends QueueState {
+  granted: StoredHolder[];
+  dropped: StoredTicket[];
+}
+
+/**
+ * The conditional write that leaves `holders` on the document; a document marked `lockedBelow`, or
+ * with waiters, is kept, even empty. Unless `decided` says what becomes of the queue, the write serves
+ * it (queue.ts): whoever frees a lock hands it over in the same write. The op carries what it did to
+ * the queue (`queueEffects`), for the waiters to be told once it has applied.
+ */
 export function replaceOp(
   existing: StoredLock,
   key: DocumentKey,
   holders: StoredHolder[],
   now: number,
+  skewMs: number,
   lockedBelow = existing.body.lockedBelow === true,
+  decided?: QueueWrite,
 ): WriteOp {
-  if (holders.length === 0 && !lockedBelow) {
-    return { kind: 'delete', docId: existing.docId, ifSeqNo: existing.seqNo, ifPrimaryTerm: existing.primaryTerm };
+  let queued: QueueWrite | undefined = decided;
+  if (!queued && existing.body.queue && existing.body.queue.length > 0) {
+    const served = handOver(
+      holders.filter((holder) => isLive(holder, now, skewMs)),
+      existing.body.queue,
+      now,
+      skewMs,
+    );
+    queued = { ...served, nextPosition: existing.body.nextPosition ?? 0 };
   }
-  return {
-    kind: 'replace',
-    docId: existing.docId,
-    body: lockDocument(key, holders, now, lockedBelow),
-    ifSeqNo: existing.seqNo,
-    ifPrimaryTerm: existing.primaryTerm,
-  };
+  const kept = queued ? (decided ? holders : [...holders.filter((holder) => isLive(holder, now, skewMs)), ...queued.granted]) : holders;
+  if (kept.length === 0 && !lockedBelow && (queued?.queue.length ?? 0) === 0) {
+    return withEffects({ kind: 'delete', docId: existing.docId, ifSeqNo: existing.seqNo, ifPrimaryTerm: existing.primaryTerm }, queued);
+  }
+  return withEffects(
+    {
+      kind: 'replace',
+      docId: existing.docId,
+      body: lockDocument(key, kept, now, lockedBelow, queued ?? noQueue(existing.body)),
+      ifSeqNo: existing.seqNo,
+      ifPrimaryTerm: existing.primaryTerm,
+    },
+    queued,
+  );
+}
+
+/** Notes on the op what its write does to the queue, when it grants or drops a waiter. */
+function withEffects(op: WriteOp, queued: QueueWrite | undefined): WriteOp {
+  if (!queued || (queued.granted.length === 0 && queued.dropped.length === 0)) return op;
+  return { ...op, queueEffects: { granted: queued.granted, dropped: queued.dropped } };
 }
 
 /**
@@ -160,7 +255,7 @@ export function removeLeaseOp(existing: StoredLock, leaseId: string, now: number
   const others = settled.filter((holder) => holder !== ours).map((holder) => withoutNote(holder, leaseId));
   if (!ours) {
     if (others.every((holder, index) => holder === settled[index])) return undefined;
-    return replaceOp(existing, { ...existing.body, docId: existing.docId }, others, now);
+    return replaceOp(existing, { ...existing.body, docId: existing.docId }, others, now, skewMs);
   }
   const remaining = others.filter((holder) => isLive(holder, now, skewMs));
   const earlier = giveBack ? notesWithout(ours.restores, leaseId) : null;
@@ -168,7 +263,7 @@ export function removeLeaseOp(existing: StoredLock, leaseId: string, now: number
   // Our fence is still pending only in the version that inserted us: nothing has written the document since.
   const insertedByThisVersion = existing.body.holders.some((holder) => holder.lease === leaseId && holder.fence === null);
   const unmark = clearMark && existing.body.lockedBelow === true && ours.mode === 'X' && remaining.length === 0 && insertedByThisVersion;
-  return replaceOp(existing, { ...existing.body, docId: existing.docId }, remaining, now, existing.body.lockedBelow === true && !unmark);
+  return replaceOp(existing, { ...existing.body, docId: existing.docId }, remaining, now, skewMs, existing.body.lockedBelow === true && !unmark);
 }
 
 /** The note of `leaseId` somewhere in the chain of holders that `note` would give the key back to. */

@@ -1,4 +1,6 @@
 /** The lock model: what callers ask for, what the index stores, what the engine answers. */
+import type { WakeChannel } from './wake.js';
+
 /** A decimal integer string (fencing.ts says how it is made); compare with `compareFencingTokens` or `BigInt`, never as text of different lengths. */
 export type FencingToken = string;
 
@@ -19,6 +21,14 @@ export interface AcquireRequest {
   ttlMs: number;
   waitMs: number;
   requestId?: string;
+  /**
+   * Wait in the lock's queue rather than in this call: the acquire answers at once (granted, or
+   * queued), and the outcome goes to `wake` (a Step Functions task token, an SQS queue or an
+   * EventBridge bus) when the lock is handed over, or when the wait fails. Single-key targets only.
+   */
+  wake?: WakeChannel;
+  /** How long a ticket of a `wake` caller may wait in the queue (its own lease). */
+  queueTtlMs?: number;
 }
 
 /** One lock document to take, in the order every caller takes them. */
@@ -55,6 +65,39 @@ export interface StoredHolder {
    * delivery fails before its grant, unless that earlier delivery has given the key up meanwhile.
    */
   restores?: StoredHolder | null;
+  /** A holder the lock was handed over to from the queue: its ticket, to go back to the queue if the grant cannot be completed. */
+  ticket?: StoredTicket;
+  /**
+   * Its grant is still to be told on the ticket's wake channel: the how-many-th delivery is under way.
+   * Cleared once delivered; a delivery that did not finish is made again by the sweeper.
+   */
+  delivery?: number;
+}
+
+/**
+ * A waiter in a lock's queue. It waits for its turn in `position` order and is granted by whoever
+ * frees the lock (in the same conditional write); it drops out when its own lease ends.
+ */
+export interface StoredTicket {
+  /** The lease id its grant will carry. */
+  ticket: string;
+  position: number;
+  owner: string;
+  mode: HolderMode;
+  /** The TTL its grant gets, from the write that grants it. */
+  ttlMs: number;
+  queuedAt: number;
+  /** The ticket's own lease: a waiter that is gone drops out after it. */
+  expiresAt: number;
+  /** As a holder's: a hash of the lease secret. */
+  proof: string;
+  /** The lease secret, kept only when the engine has no signing key to derive it from, for a waiter woken by a channel. */
+  secret?: string;
+  wake?: WakeChannel;
+  request: string | null;
+  call: string | null;
+  /** Handed the lock once, but what is above or below the target still blocked it: nobody behind it is served before this instant, when it is tried again. */
+  retryAt?: number;
 }
 
 export interface LockDocument {
@@ -73,6 +116,10 @@ export interface LockDocument {
    * it is kept, with no holders, when its last holder goes.
    */
   lockedBelow?: boolean;
+  /** Waiters, in position order (absent when none). */
+  queue?: StoredTicket[];
+  /** The next ticket's position. */
+  nextPosition?: number;
 }
 
 export interface HolderView {
@@ -93,7 +140,7 @@ export interface ConflictingKey {
    * call (`request_id_reused`), or it is a concurrent delivery of this very call that got there first
    * while this one already held other keys (`duplicate_in_progress`).
    */
-  reason?: 'request_id_reused' | 'duplicate_in_progress';
+  reason?: 'request_id_reused' | 'duplicate_in_progress' | 'queued_waiters';
 }
 
 export interface GrantedKey {
@@ -119,6 +166,21 @@ export interface Grant {
    * fencing token is larger than its.
    */
   reused: boolean;
+  /** A grant served from the queue: how long its waiter waited there. */
+  waitedMs?: number;
+}
+
+/** An acquire with a wake channel that could not be granted at once: its place in the lock's queue. */
+export interface Queued {
+  status: 'queued';
+  ticket: string;
+  /** How many waiters are ahead of it. */
+  ahead: number;
+  /** When the ticket drops out if it has not been served. */
+  expiresAt: number;
+  target: LockTarget;
+  mode: RequestedMode;
+  owner: string;
 }
 
 export interface Renewal {

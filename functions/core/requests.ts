@@ -15,6 +15,7 @@ import { decodeToken } from './lease-token.js';
 import type { AcquireRequest, Granularity, LockTarget, RequestedMode } from './model.js';
 import type { OwnedToken } from './operations/owned.js';
 import type { LockSettings } from './settings.js';
+import type { WakeChannel } from './wake.js';
 
 export const NAMESPACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 const REQUEST_ID_PATTERN = /^[\x21-\x7e]+$/;
@@ -104,6 +105,36 @@ function targetSchema({ limits }: Readonly<LockSettings>) {
     .superRefine((input, ctx) => checkTarget(input, ctx, limits));
 }
 
+/** Where a queued waiter hears its outcome: exactly one channel. */
+const wakeSchema = z
+  .object({
+    taskToken: z.string().min(1).max(8_192).optional(),
+    queueUrl: z
+      .string()
+      .max(2_048)
+      .regex(/^https?:\/\/[^\s]+$/, { error: 'must be the URL of an SQS queue' })
+      .optional(),
+    eventBusName: z
+      .string()
+      .min(1)
+      .max(1_600)
+      .regex(/^(arn:aws[\w-]*:events:[\w-]+:\d{12}:event-bus\/)?[/.\-_A-Za-z0-9]+$/, { error: 'must be an EventBridge bus name or ARN' })
+      .optional(),
+  })
+  .strict()
+  .superRefine((wake, ctx) => {
+    const given = [wake.taskToken, wake.queueUrl, wake.eventBusName].filter((value) => value !== undefined).length;
+    if (given !== 1) ctx.addIssue({ code: 'custom', path: [], message: 'must name exactly one of taskToken, queueUrl, eventBusName', params: { rule: 'one_channel' } });
+  });
+
+type ParsedWake = z.output<typeof wakeSchema>;
+
+function toWake(wake: ParsedWake): WakeChannel {
+  if (wake.taskToken !== undefined) return { kind: 'task', taskToken: wake.taskToken };
+  if (wake.queueUrl !== undefined) return { kind: 'queue', queueUrl: wake.queueUrl };
+  return { kind: 'event', eventBusName: wake.eventBusName! };
+}
+
 function acquireSchema(settings: Readonly<LockSettings>) {
   const { limits, ttl } = settings;
   return z
@@ -114,11 +145,19 @@ function acquireSchema(settings: Readonly<LockSettings>) {
       ttlMs: z.number().int().min(ttl.minMs).max(ttl.maxMs).default(ttl.defaultMs),
       waitMs: z.number().int().min(0).max(settings.maxWaitMs).default(0),
       requestId: z.string().min(1).max(limits.requestIdMax).regex(REQUEST_ID_PATTERN, { error: 'must be printable ASCII without spaces' }).optional(),
+      wake: wakeSchema.optional(),
+      queueTtlMs: z.number().int().min(ttl.minMs).max(settings.queue.ticketTtlMs.maxMs).optional(),
     })
     .strict()
     .superRefine((input, ctx) => {
       checkText(ctx, ['owner'], input.owner, limits.ownerMax * 4);
       checkTarget(input, ctx, limits);
+      const rule = (path: string, name: string, message: string): void => void ctx.addIssue({ code: 'custom', path: [path], message, params: { rule: name } });
+      if (input.queueTtlMs !== undefined && input.wake === undefined) rule('queueTtlMs', 'needs_wake', 'is the queue lease of a waiter with a wake channel: give wake too');
+      if (input.wake === undefined) return;
+      // One lock's queue: a waiter of several keys would hold some while queued for others, and two such waiters can deadlock.
+      if ((input.ids?.length ?? 1) > 1) rule('wake', 'single_key', 'queues for one lock: give a single id (several ids are taken all at once, with waitMs)');
+      if (input.waitMs > 0) rule('waitMs', 'not_with_wake', 'must be 0 with wake: the call answers at once and the outcome goes to the wake channel');
     });
 }
 
@@ -197,6 +236,8 @@ function buildRequests(settings: Readonly<LockSettings>): LockRequests {
         ttlMs: parsed.ttlMs,
         waitMs: parsed.waitMs,
         ...(parsed.requestId !== undefined ? { requestId: parsed.requestId } : {}),
+        ...(parsed.wake !== undefined ? { wake: toWake(parsed.wake) } : {}),
+        ...(parsed.queueTtlMs !== undefined ? { queueTtlMs: parsed.queueTtlMs } : {}),
       }),
     },
     renew: { name: 'renew', schema: renewSchema(settings), toRequest: ({ leaseToken, ttlMs }) => ({ lease: leaseOf(leaseToken), ttlMs }) },

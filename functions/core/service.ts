@@ -4,7 +4,8 @@
  * hands the typed request to the engine. Same rules, same errors as the functions.
  */
 import { LockEngine } from './engine.js';
-import type { AcquireRequest, Grant, LockState, LockTarget, Release, Renewal, RequestedMode, SweepReport } from './model.js';
+import { ValidationError } from './errors.js';
+import type { AcquireRequest, Grant, LockState, LockTarget, Queued, Release, Renewal, RequestedMode, SweepReport } from './model.js';
 import { type LockRequests, lockRequests, parseRequest, targetFields } from './requests.js';
 import type { LockSettings, SettingsOverrides } from './settings.js';
 import type { LockStore } from './store.js';
@@ -21,6 +22,8 @@ export type AcquireInput =
       ttlMs?: number;
       waitMs?: number;
       requestId?: string;
+      wake?: { taskToken?: string; queueUrl?: string; eventBusName?: string };
+      queueTtlMs?: number;
     }
   | (Omit<AcquireRequest, 'waitMs' | 'ttlMs' | 'mode'> & { mode?: RequestedMode; ttlMs?: number; waitMs?: number });
 
@@ -38,6 +41,15 @@ export class LockService {
   // Async so that bad input rejects the promise like every other refusal, never throws at the call.
   async acquire(input: AcquireInput | unknown): Promise<Grant> {
     return this.engine.acquire(parseRequest(this.requests.acquire, flatTarget(input)));
+  }
+
+  /** An acquire with a `wake` channel: granted at once, or queued and told on the channel later. */
+  async acquireOrQueue(input: AcquireInput | unknown): Promise<Grant | Queued> {
+    const request = parseRequest(this.requests.acquire, flatTarget(input));
+    if (!request.wake) {
+      throw new ValidationError(undefined, { fields: [{ field: 'wake', rule: 'required', message: 'is required to queue without waiting in the call' }] });
+    }
+    return this.engine.acquireOrQueue({ ...request, wake: request.wake });
   }
 
   async renew(input: { leaseToken: string; ttlMs?: number } | unknown): Promise<Renewal> {

@@ -1,4 +1,5 @@
 /** Engine settings: frozen defaults, partial overrides. */
+import type { WakeNotifier } from './wake.js';
 
 export interface LockSettings {
   ttl: { defaultMs: number; minMs: number; maxMs: number };
@@ -43,6 +44,17 @@ export interface LockSettings {
    * release of an exclusive lease is one conditional delete instead of a read plus a delete.
    */
   tokenSigningKey?: Uint8Array;
+  /**
+   * Fair queues (queue.ts). `ticketTtlMs`: how long a waiter woken by a channel may wait by default,
+   * and at most. `pollMs`: how often a waiter in the call looks for its turn (it also serves the
+   * queue when the holder's lease has run out, so it bounds how late after an expiry a waiter is
+   * served). `redeliverAfterMs`: a grant not yet told to its waiter after this long is told again by
+   * the sweeper. `retryBlockedMs`: a waiter handed the lock while something above or below the
+   * target still blocked it goes back to the head of the queue for this long.
+   */
+  queue: { ticketTtlMs: { defaultMs: number; maxMs: number }; pollMs: { minMs: number; maxMs: number }; redeliverAfterMs: number; retryBlockedMs: number };
+  /** Tells waiters woken by a channel (wake.ts). Without one, an acquire with `wake` is refused. */
+  notifier?: WakeNotifier;
   now: () => number;
   /** How the engine waits between rounds and attempts (a test's scheduler can take it over). */
   sleep: (ms: number) => Promise<void>;
@@ -66,11 +78,18 @@ export const DEFAULT_SETTINGS: Readonly<LockSettings> = Object.freeze({
     requestIdMax: 256,
   }),
   sweep: Object.freeze({ batchSize: 500, maxBatches: 20 }),
+  queue: Object.freeze({
+    ticketTtlMs: Object.freeze({ defaultMs: 300_000, maxMs: 86_400_000 }),
+    pollMs: Object.freeze({ minMs: 10, maxMs: 200 }),
+    redeliverAfterMs: 10_000,
+    retryBlockedMs: 1_000,
+  }),
   now: () => Date.now(),
   sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
 }) as Readonly<LockSettings>;
 
-export type SettingsOverrides = Partial<Omit<LockSettings, 'ttl' | 'retry' | 'limits' | 'sweep'>> & {
+export type SettingsOverrides = Partial<Omit<LockSettings, 'ttl' | 'retry' | 'limits' | 'sweep' | 'queue'>> & {
+  queue?: Partial<LockSettings['queue']>;
   ttl?: Partial<LockSettings['ttl']>;
   retry?: Partial<LockSettings['retry']>;
   limits?: Partial<LockSettings['limits']>;
@@ -85,6 +104,7 @@ export function resolveSettings(overrides: SettingsOverrides = {}): Readonly<Loc
     retry: { ...DEFAULT_SETTINGS.retry, ...overrides.retry },
     limits: { ...DEFAULT_SETTINGS.limits, ...overrides.limits },
     sweep: { ...DEFAULT_SETTINGS.sweep, ...overrides.sweep },
+    queue: { ...DEFAULT_SETTINGS.queue, ...overrides.queue },
   };
   const { ttl } = settings;
   if (!(ttl.minMs >= 1 && ttl.minMs <= ttl.defaultMs && ttl.defaultMs <= ttl.maxMs)) {

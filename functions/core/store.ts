@@ -1,6 +1,6 @@
 /** What the engine needs from the lock index. Only functions/store implements it with Elasticsearch. */
 import type { StoreRejectedError, StoreUnavailableError } from './errors.js';
-import type { Granularity, LockDocument } from './model.js';
+import type { Granularity, LockDocument, StoredHolder, StoredTicket } from './model.js';
 
 export interface StoredLock {
   docId: string;
@@ -16,11 +16,18 @@ export interface StoredLock {
   body: LockDocument;
 }
 
-export type WriteOp =
+/** What a write did to a lock's queue: waiters it granted (now holders) and tickets that ran out. The store ignores it; the engine tells those waiters once the write applied. */
+export interface QueueEffects {
+  granted: StoredHolder[];
+  dropped: StoredTicket[];
+}
+
+export type WriteOp = (
   | { kind: 'create'; docId: string; body: LockDocument }
   | { kind: 'replace'; docId: string; body: LockDocument; ifSeqNo: number; ifPrimaryTerm: number }
   /** `index`: delete only in that incarnation (a missing incarnation answers `missing`); default: the lock index. */
-  | { kind: 'delete'; docId: string; ifSeqNo: number; ifPrimaryTerm: number; index?: string };
+  | { kind: 'delete'; docId: string; ifSeqNo: number; ifPrimaryTerm: number; index?: string }
+) & { queueEffects?: QueueEffects };
 
 export type WriteOutcome =
   | { ok: true; docId: string; seqNo: number; primaryTerm: number; index: string; epoch?: number }

@@ -6,7 +6,8 @@
  */
 import { LockContentionError, StoreUnavailableError } from './errors.js';
 import type { LockSettings } from './settings.js';
-import type { LockStore, StoredLock, WriteOp, WriteOutcome } from './store.js';
+import type { LockDocument } from './model.js';
+import type { LockStore, QueueEffects, StoredLock, WriteOp, WriteOutcome } from './store.js';
 
 export type Applied = Extract<WriteOutcome, { ok: true }>;
 
@@ -35,6 +36,11 @@ export interface WritePlan<T> {
 export interface LoopContext {
   store: LockStore;
   settings: Readonly<LockSettings>;
+  /**
+   * Writes that served a lock's queue (granted waiters, dropped tickets) are reported here once the
+   * loop ends, for those waiters to be told (operations/hand-over.ts). Not awaited by a failure.
+   */
+  tellWaiters?: (written: Array<{ lock: StoredLock | null; effects: QueueEffects }>) => Promise<void>;
 }
 
 /**
@@ -49,6 +55,28 @@ export const contentionPause = (settings: Readonly<LockSettings>, round: number)
  * its own (after the others of its request were recorded), or LockContentionError.
  */
 export async function writeUntilSettled<T>(context: LoopContext, budgetMs: number, initial: readonly T[], plan: WritePlan<T>): Promise<void> {
+  const served: Array<{ lock: StoredLock | null; effects: QueueEffects }> = [];
+  const noting: WritePlan<T> = {
+    ...plan,
+    applied(item, outcome, op) {
+      if (op.queueEffects) served.push({ lock: op.kind === 'delete' ? null : writtenLock(outcome, (op as Extract<WriteOp, { body: LockDocument }>).body), effects: op.queueEffects });
+      plan.applied(item, outcome, op);
+    },
+  };
+  try {
+    await settle(context, budgetMs, initial, noting);
+  } finally {
+    // Waiters granted by a write that applied hear of it even when the call failed later.
+    if (served.length > 0 && context.tellWaiters) await context.tellWaiters(served).catch(() => undefined);
+  }
+}
+
+const writtenLock = (outcome: Applied, body: LockDocument): StoredLock => {
+  const { docId, seqNo, primaryTerm, index, epoch } = outcome;
+  return { docId, seqNo, primaryTerm, index, ...(epoch !== undefined ? { epoch } : {}), body };
+};
+
+async function settle<T>(context: LoopContext, budgetMs: number, initial: readonly T[], plan: WritePlan<T>): Promise<void> {
   const { store, settings } = context;
   const giveUpAt = settings.now() + budgetMs;
   let pending: readonly T[] = initial;

@@ -8,12 +8,14 @@ import { FencingRangeError, LockContentionError, LockHeldError, LockOutcomeUnkno
 import { encodable, maxFencingToken } from '../fencing.js';
 import { describeTarget, type GranularityRules, rulesFor } from '../granularity/index.js';
 import { lockDocId, planKeys } from '../keys.js';
-import { encodeToken, hintFor, type NewLease, newLease } from '../lease-token.js';
+import { encodeToken, hintFor, type NewLease, newLease, proofOf } from '../lease-token.js';
 import { type Claim, decideAcquire, fenceOf, isLive, writtenLock } from '../lock-document.js';
-import type { AcquireRequest, ConflictingKey, Grant, Granularity, LockDocument, PlannedKey } from '../model.js';
+import type { AcquireRequest, ConflictingKey, Grant, Granularity, LockDocument, PlannedKey, Queued, StoredTicket } from '../model.js';
 import type { BelowQuery, ListQuery, LockStore, StoredLock, WriteOp } from '../store.js';
 import { writeUntilSettled } from '../write-loop.js';
 import type { EngineContext } from './context.js';
+import { ticketSecret } from './hand-over.js';
+import { leaveQueue, queuedOutcome, waitForTurn } from './queue-wait.js';
 import { rollback } from './remove-lease.js';
 
 interface HeldKey {
@@ -23,17 +25,41 @@ interface HeldKey {
   reused: boolean;
 }
 
-/** Tries until granted, refused for good, or `waitMs` has passed (jittered exponential backoff, as the conflict suggests). */
+/**
+ * How an acquire waits. `queue`: a single-key acquire that may wait joins the lock's queue and is
+ * served in order (in this call until `waitMs`, or through its wake channel); others retry with
+ * jittered backoff until the deadline, and never overtake a queued waiter.
+ */
+interface Waiting {
+  deadline: number;
+  /** The ticket's own lease end, when the acquire queues. */
+  queueUntil?: number;
+}
+
+/** Tries until granted, refused for good, or `waitMs` has passed: in the queue for a single key, with backoff otherwise. */
 export async function acquire(context: EngineContext, request: AcquireRequest): Promise<Grant> {
+  return (await acquireOrQueue(context, request)) as Grant;
+}
+
+/**
+ * An acquire with a wake channel answers at once: granted (also told on the channel, as a Step
+ * Functions task waits for it there), or queued, to be told when the lock is handed over.
+ */
+export async function acquireOrQueue(context: EngineContext, request: AcquireRequest): Promise<Grant | Queued> {
   const { settings } = context;
   const keys = planKeys(request.target, request.mode);
   const started = settings.now();
   const deadline = started + request.waitMs;
+  const queues = keys.length === 1 && (request.waitMs > 0 || request.wake !== undefined);
+  const queueUntil = request.wake ? started + (request.queueTtlMs ?? settings.queue.ticketTtlMs.defaultMs) : deadline;
   for (let attempt = 0; ; attempt++) {
     try {
       // A lease of its own per attempt: a copy that lags behind can then never show an earlier
       // attempt's holder, rolled back since, as a holder of this one.
-      return await attemptOnce(context, request, keys, newLease(), deadline);
+      const lease = request.wake ? ticketLease(context) : newLease();
+      const outcome = await attemptOnce(context, request, keys, lease, { deadline, ...(queues ? { queueUntil } : {}) });
+      if (request.wake && !('status' in outcome)) await tellGrantedAtOnce(context, request, outcome);
+      return outcome;
     } catch (error) {
       if (!(error instanceof LockHeldError || error instanceof LockContentionError)) throw error;
       const remaining = deadline - settings.now();
@@ -57,7 +83,45 @@ export async function acquire(context: EngineContext, request: AcquireRequest): 
   }
 }
 
-async function attemptOnce(outer: EngineContext, request: AcquireRequest, keys: PlannedKey[], lease: NewLease, deadline: number): Promise<Grant> {
+/** A channel waiter's lease: its secret derived from the signing key when there is one (nothing secret stored), else kept with the ticket. */
+function ticketLease(context: EngineContext): NewLease & { stored?: string } {
+  const lease = newLease();
+  const derived = ticketSecret(context.settings, lease.leaseId);
+  if (!derived) return { ...lease, stored: lease.secret };
+  return { leaseId: lease.leaseId, secret: derived, proof: proofOf(lease.leaseId, derived) };
+}
+
+/** Granted at once: the channel hears it too (a Step Functions task ignores the function's answer). A channel that says nobody waits gets nothing held. */
+async function tellGrantedAtOnce(context: EngineContext, request: AcquireRequest, grant: Grant): Promise<void> {
+  const notifier = context.settings.notifier!;
+  let delivery: Awaited<ReturnType<typeof notifier.notify>>;
+  try {
+    delivery = await notifier.notify(request.wake!, { outcome: 'granted', ticket: grant.leaseId, grant });
+  } catch (error) {
+    await giveUp(context, request, grant);
+    throw error;
+  }
+  if (delivery === 'gone') await giveUp(context, request, grant);
+}
+
+async function giveUp(context: EngineContext, request: AcquireRequest, grant: Grant): Promise<void> {
+  const keys = planKeys(request.target, request.mode);
+  const found = await context.store.readPrimary(keys.map((key) => key.docId));
+  await rollback(
+    context,
+    [...found.values()].filter((lock): lock is StoredLock => lock !== null),
+    grant.leaseId,
+  );
+}
+
+async function attemptOnce(
+  outer: EngineContext,
+  request: AcquireRequest,
+  keys: PlannedKey[],
+  lease: NewLease & { stored?: string },
+  waiting: Waiting,
+): Promise<Grant | Queued> {
+  const { deadline } = waiting;
   const counted = new CountingStore(outer.store);
   const context: EngineContext = { ...outer, store: counted };
   const { store, settings } = context;
@@ -82,6 +146,9 @@ async function attemptOnce(outer: EngineContext, request: AcquireRequest, keys: 
   const guards = rules.guards?.(request.target as never).map(({ granularity, key }) => lockDocId(request.target.namespace, granularity, key)) ?? [];
   let guardsRead: Map<string, StoredLock | null> | undefined;
   let known = new Map<string, StoredLock | null>();
+  // The document our ticket waits in (queueing acquires), as our last look at it left it.
+  let queuedIn: StoredLock | undefined;
+  let queuedTicket: StoredTicket | undefined;
   try {
     known = allExclusive(keys) ? new Map<string, StoredLock | null>() : await store.read(keys.map((key) => key.docId));
     // Methods rather than arrow functions: the bundle names every named arrow function as it is made
@@ -95,6 +162,22 @@ async function attemptOnce(outer: EngineContext, request: AcquireRequest, keys: 
           requestId: request.requestId ?? null,
           call,
           expiresAt: now + request.ttlMs,
+          ...(waiting.queueUntil !== undefined
+            ? {
+                queue: {
+                  ticket: lease.leaseId,
+                  owner: request.owner,
+                  mode: keys[0]!.mode,
+                  ttlMs: request.ttlMs,
+                  expiresAt: waiting.queueUntil,
+                  proof: lease.proof,
+                  request: request.requestId ?? null,
+                  call,
+                  ...(request.wake ? { wake: request.wake } : {}),
+                  ...(lease.stored ? { secret: lease.stored } : {}),
+                },
+              }
+            : {}),
         };
         const writes: Array<{ item: PlannedKey; op: WriteOp }> = [];
         const conflicts: ConflictingKey[] = [];
@@ -107,6 +190,11 @@ async function attemptOnce(outer: EngineContext, request: AcquireRequest, keys: 
             clearsAt = Math.max(clearsAt, decision.clearsAt);
           } else if (decision.kind === 'already-held') {
             keep(key, decision.lock, false);
+          } else if (decision.kind === 'queued') {
+            queuedTicket = decision.ticket;
+            const existing = known.get(key.docId);
+            if (existing) queuedIn = existing;
+            if (decision.op) writes.push({ item: key, op: decision.op });
           } else {
             if (decision.reused) reusedIn.add(key.docId);
             writes.push({ item: key, op: decision.op });
@@ -123,7 +211,8 @@ async function attemptOnce(outer: EngineContext, request: AcquireRequest, keys: 
       },
       applied(key, outcome, op) {
         const body = (op as Extract<WriteOp, { body: LockDocument }>).body;
-        keep(key, writtenLock(outcome, body), reusedIn.has(key.docId));
+        if (body.holders.some((holder) => holder.lease === lease.leaseId)) keep(key, writtenLock(outcome, body), reusedIn.has(key.docId));
+        else queuedIn = writtenLock(outcome, body);
       },
       async reread(changed) {
         known = await readConfirmed(changed.map((key) => key.docId));
@@ -157,6 +246,12 @@ async function attemptOnce(outer: EngineContext, request: AcquireRequest, keys: 
           }
         : {}),
     });
+    const [only] = keys;
+    if (queuedTicket && only && !held.has(only.docId)) {
+      if (request.wake) return queuedOutcome(request, queuedTicket, queuedIn);
+      keep(only, await waitForTurn(context, only, lease.leaseId, deadline, queuedIn), false);
+      guardsRead = undefined;
+    }
     if (rules.confirm) await confirmScope(context, rules.confirm, request, keys, held, lease.leaseId, deadline, guardsRead);
     // Another delivery of this call may take a key over between two of our requests (and release it,
     // or fail and give it back): a grant confirmed from our own earlier writes rests on the primary's
@@ -164,6 +259,7 @@ async function attemptOnce(outer: EngineContext, request: AcquireRequest, keys: 
     if (request.requestId !== undefined && counted.requests > 1) await confirmStillOurs(context, keys, held, lease.leaseId);
     return confirmedGrant(context, request, keys, held, lease);
   } catch (error) {
+    if (queuedTicket && keys[0] && !held.has(keys[0].docId)) await leaveQueue(context, keys[0], lease.leaseId).catch(() => undefined);
     throw await abandon(
       context,
       request,
@@ -306,6 +402,7 @@ function grantFrom(context: EngineContext, request: AcquireRequest, keys: Planne
     return { key, entry, mine, fencingToken: fenceOf(mine, entry.lock) };
   });
   const expiresAt = Math.min(...granted.map(({ mine }) => mine.expiresAt));
+  const served = granted.length === 1 ? granted[0]!.mine : undefined;
   const hints = granted.map(({ entry }) => hintFor(entry.lock));
   return {
     leaseToken: encodeToken(
@@ -322,6 +419,7 @@ function grantFrom(context: EngineContext, request: AcquireRequest, keys: Planne
     owner: request.owner,
     keys: granted.map(({ key, fencingToken }) => ({ key: key.key, mode: key.mode, fencingToken })),
     reused: granted.some(({ entry }) => entry.reused),
+    ...(served?.ticket ? { waitedMs: Math.max(0, served.grantedAt - served.ticket.queuedAt) } : {}),
   };
 }
 

@@ -1,10 +1,13 @@
 /** What every operation works with: the store and the engine's settings. */
 import type { LockSettings } from '../settings.js';
 import type { LockStore } from '../store.js';
+import type { LoopContext } from '../write-loop.js';
 
 export interface EngineContext {
   store: LockStore;
   settings: Readonly<LockSettings>;
+  /** Tells the waiters a write granted or dropped (the engine sets it: operations/hand-over.ts). */
+  tellWaiters?: LoopContext['tellWaiters'];
 }
 
 /** Giving a lease up, rolling one back or keeping one alive matters more than taking one: three times the budget. */

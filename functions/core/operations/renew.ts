@@ -9,7 +9,7 @@
 import { LeaseLostError, StoreUnavailableError } from '../errors.js';
 import { maxFencingToken } from '../fencing.js';
 import { encodeToken, hintFor } from '../lease-token.js';
-import { fenceOf, lockDocument, settleFences, writtenLock } from '../lock-document.js';
+import { fenceOf, replaceOp, settleFences, writtenLock } from '../lock-document.js';
 import type { LockDocument, Renewal } from '../model.js';
 import type { StoredLock, WriteOp } from '../store.js';
 import { writeUntilSettled } from '../write-loop.js';
@@ -30,13 +30,8 @@ export async function renew(context: EngineContext, token: OwnedToken, ttlMs: nu
     decide: (pending, now) =>
       pending.map((lock) => {
         const holders = settleFences(lock).map((holder) => (holder.lease === token.leaseId ? { ...holder, expiresAt } : holder));
-        const op: WriteOp = {
-          kind: 'replace',
-          docId: lock.docId,
-          body: lockDocument({ ...lock.body, docId: lock.docId }, holders, now, lock.body.lockedBelow === true),
-          ifSeqNo: lock.seqNo,
-          ifPrimaryTerm: lock.primaryTerm,
-        };
+        // Through replaceOp: a renewal that finds holders run out serves the queue they were keeping waiting.
+        const op = replaceOp(lock, { ...lock.body, docId: lock.docId }, holders, now, settings.maxClockSkewMs);
         return { item: lock, op };
       }),
     applied: (lock, outcome, op) => {

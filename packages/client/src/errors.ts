@@ -103,6 +103,13 @@ export class LeaseLostError extends LockServiceError {
   }
 }
 
+/** A queued waiter's ticket ran out before the lock was handed over to it (told on its wake channel). It holds nothing. */
+export class LockWaitExpiredError extends LockServiceError {
+  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
+    super('LockWaitExpiredError', message, details, options);
+  }
+}
+
 /** A write of this call may have applied (or no answer came back): retry with the same requestId. */
 export class LockOutcomeUnknownError extends LockServiceError {
   readonly requestId: string | undefined;
@@ -161,6 +168,7 @@ const CLASSES: { readonly [Name in ErrorName]: ErrorClass } = {
   LockHeldError,
   LeaseTokenMismatchError,
   LeaseLostError,
+  LockWaitExpiredError,
   LockOutcomeUnknownError,
   StoreUnavailableError,
   LockContentionError,

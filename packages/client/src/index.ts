@@ -16,6 +16,7 @@ export {
   InsufficientTimeError,
   InternalError,
   LeaseLostError,
+  LockWaitExpiredError,
   LeaseTokenMismatchError,
   LockContentionError,
   LockHeldError,

@@ -133,7 +133,7 @@ export interface ConflictBody {
   granularity: Granularity;
   requestedMode: HolderMode;
   holders: Array<{ owner: string; mode: HolderMode; expiresAt: string; expiresAtMs: number }>;
-  reason?: 'request_id_reused' | 'duplicate_in_progress';
+  reason?: 'request_id_reused' | 'duplicate_in_progress' | 'queued_waiters';
 }
 
 export interface FieldIssueBody {
@@ -197,6 +197,8 @@ export const ERRORS = {
   LockHeldError: { status: 409, retryable: true, metric: 'LockConflict', level: 'info' },
   /** The lease exists but the token's secret does not match it. */
   LeaseTokenMismatchError: { status: 403, retryable: false, metric: 'LeaseTokenMismatch', level: 'info' },
+  /** A queued waiter's ticket ran out before the lock was handed over to it (told on its wake channel); it holds nothing. */
+  LockWaitExpiredError: { status: 409, retryable: true, metric: 'LockWaitExpired', level: 'info' },
   /** The lease is gone (released, or expired and taken over or swept). */
   LeaseLostError: { status: 410, retryable: false, metric: 'LeaseLost', level: 'info' },
   /** A write of this call may have applied: retry with the same requestId. */
