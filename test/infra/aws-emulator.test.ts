@@ -301,6 +301,22 @@ describe('Step Functions (moto interprets the ASL: execute_state_machine is set 
     expect(await errorName(aws.sfn.send(new SendTaskHeartbeatCommand({ taskToken: late })))).toBe('InvalidToken');
   });
 
+  it('a Retry reuses the task token, and every attempt takes the answer already given (AWS: a token per attempt): one SendTaskFailure fails them all', async () => {
+    const machine = await createMachine({
+      Flaky: waitingTask({ Retry: [{ ErrorEquals: ['Busy'], IntervalSeconds: 1, MaxAttempts: 2, BackoffRate: 1 }], End: true }),
+    });
+    const run = await start(machine, {});
+    const first = await nextMessage(queueUrl);
+    await aws.sfn.send(new SendTaskFailureCommand({ taskToken: first.TaskToken as string, error: 'Busy' }));
+
+    const done = await settled(run);
+    expect(done.status).toBe('FAILED');
+    expect(done.error).toBe('Busy');
+    // Both retries sent their message, with the first attempt's token, and failed before anyone answered.
+    expect((await drain(queueUrl)).map((body) => JSON.parse(body).TaskToken)).toEqual([first.TaskToken, first.TaskToken]);
+    expect((await historyTypes(run)).filter((type) => type === 'TaskFailed')).toHaveLength(3);
+  });
+
   it('StartExecution needs a name: without one, moto names every execution "None" and refuses the second as ExecutionAlreadyExists', async () => {
     const machine = await createMachine({ Done: { Type: 'Succeed' } });
     await aws.sfn.send(new StartExecutionCommand({ stateMachineArn: machine, input: '{}' }));
