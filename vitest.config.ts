@@ -19,7 +19,12 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'elasticsearch', include: ['test/**/*.test.ts'], globalSetup: ['test/support/global-setup.ts'] },
+        test: {
+          name: 'elasticsearch',
+          include: ['test/**/*.test.ts'],
+          // The AWS emulator starts only when a test file asks for it (test/support/aws.ts); this stops it after the run.
+          globalSetup: ['test/support/global-setup.ts', 'test/support/global-setup-aws.ts'],
+        },
       },
       {
         extends: true,

@@ -1,0 +1,77 @@
+/**
+ * Running a state machine whose Tasks call Lambda functions on the AWS emulator, which cannot run
+ * Lambda (moto needs Docker for that): `viaTaskTokens` rewrites every `lambda:invoke` Task into an
+ * `sqs:sendMessage.waitForTaskToken` Task that sends {TaskToken, FunctionName, Payload} to a queue,
+ * and `TaskTokenWorker` plays Lambda: it takes each message, runs the function in-process, and
+ * answers SendTaskSuccess with {Payload: result} (what lambda:invoke gives, so ResultSelectors on
+ * $.Payload keep working) or SendTaskFailure with the thrown error's name and message.
+ * Retry, Catch, Choice and Fail are moto's own interpreter's, in real time.
+ */
+import { SendTaskFailureCommand, SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import { DeleteMessageCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+
+type Json = any;
+
+export interface RewriteOptions {
+  /** Every Retry's IntervalSeconds at most this, BackoffRate 1 (moto waits in real time). */
+  maxIntervalSeconds?: number;
+}
+
+/** The definition with each lambda:invoke Task sent through `queueUrl` and answered by task token. */
+export function viaTaskTokens(definition: { States: Record<string, Json> }, queueUrl: string, options: RewriteOptions = {}): Json {
+  const copy = structuredClone(definition);
+  for (const state of Object.values(copy.States)) {
+    if (state.Type !== 'Task' || state.Resource !== 'arn:aws:states:::lambda:invoke') continue;
+    state.Resource = 'arn:aws:states:::sqs:sendMessage.waitForTaskToken';
+    state.Parameters = { QueueUrl: queueUrl, MessageBody: { 'TaskToken.$': '$$.Task.Token', ...state.Parameters } };
+    if (options.maxIntervalSeconds !== undefined) {
+      for (const rule of state.Retry ?? []) {
+        rule.IntervalSeconds = Math.min(rule.IntervalSeconds ?? 1, options.maxIntervalSeconds);
+        rule.BackoffRate = 1;
+        delete rule.MaxDelaySeconds;
+      }
+    }
+  }
+  return copy;
+}
+
+export type FunctionRunner = (functionName: string, payload: unknown) => Promise<unknown>;
+
+/** Answers the tasks that arrive on `queueUrl` with `run` until stopped. */
+export class TaskTokenWorker {
+  private stopped = false;
+  private readonly loop: Promise<void>;
+
+  constructor(
+    private readonly clients: { sqs: SQSClient; sfn: SFNClient },
+    private readonly queueUrl: string,
+    private readonly run: FunctionRunner,
+  ) {
+    this.loop = this.work();
+  }
+
+  private async work(): Promise<void> {
+    while (!this.stopped) {
+      const { Messages = [] } = await this.clients.sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: this.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+      );
+      for (const message of Messages) {
+        await this.clients.sqs.send(new DeleteMessageCommand({ QueueUrl: this.queueUrl, ReceiptHandle: message.ReceiptHandle! }));
+        const { TaskToken, FunctionName, Payload } = JSON.parse(message.Body!) as { TaskToken: string; FunctionName: string; Payload: unknown };
+        let answer: SendTaskSuccessCommand | SendTaskFailureCommand;
+        try {
+          answer = new SendTaskSuccessCommand({ taskToken: TaskToken, output: JSON.stringify({ Payload: await this.run(FunctionName, Payload) }) });
+        } catch (error) {
+          const { name, message: text } = error as Error;
+          answer = new SendTaskFailureCommand({ taskToken: TaskToken, error: name, cause: text });
+        }
+        await this.clients.sfn.send(answer as SendTaskSuccessCommand);
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.loop;
+  }
+}
