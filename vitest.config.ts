@@ -31,7 +31,8 @@ export default defineConfig({
         test: {
           name: 'opensearch',
           include: ['test/engine/**/*.test.ts', 'test/store/**/*.test.ts', 'test/functions/**/*.test.ts', 'test/examples/**/*.test.ts'],
-          exclude: ['test/store/client-module-copies.test.ts', 'test/store/memory-store.test.ts'],
+          // The wake-up notifier talks to an AWS emulator, never to the store.
+          exclude: ['test/store/client-module-copies.test.ts', 'test/store/memory-store.test.ts', 'test/functions/wake-notifier.test.ts'],
           globalSetup: ['test/support/global-setup-opensearch.ts'],
         },
       },

@@ -1,7 +1,7 @@
 /**
  * Per-container wiring: configuration, Powertools (Logger, Metrics, Tracer), the search client
- * (Elasticsearch or OpenSearch, as LOCK_STORE says) and the lock engine, all created once when the
- * function's module loads. The lock index is ensured once per container: the promise is cached, and
+ * (Elasticsearch or OpenSearch, as LOCK_STORE says), the lock engine and the wake-up notifier, all
+ * created once when the function's module loads. The lock index is ensured once per container: the promise is cached, and
  * forgotten only if it fails.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
@@ -16,6 +16,7 @@ import {
   resolveSettings,
   type SettingsOverrides,
 } from '../core/index.js';
+import type { WakeNotifier } from '../core/wake.js';
 import { translateError } from '../store/errors.js';
 import { createLockEngine, ensureLockIndex } from '../store/index.js';
 import { countLiveLocks } from '../store/live-locks.js';
@@ -26,6 +27,7 @@ import { ConfigError, decodeSigningKey, type FunctionConfig, readConfig } from '
 import { createQuotaCheck } from './quota.js';
 import { pickSecret, readSecret } from './secrets.js';
 import { searchConnection } from './store-config.js';
+import { createWakeNotifier } from './wake/index.js';
 
 export const SERVICE_NAME = 'es-lease-locks';
 export const METRICS_NAMESPACE = 'EsLeaseLocks';
@@ -54,12 +56,16 @@ export interface Runtime {
   client(): Promise<SearchClient>;
   /** The namespace policy and the quotas (admission.ts), before the engine runs: throws AccessDeniedError / QuotaExceededError. */
   admit: Admit;
+  /** Wakes queued waiters that are not in the call (Step Functions task, SQS queue, EventBridge bus): the engine's `settings.notifier`. */
+  readonly notifier: WakeNotifier;
 }
 
 export interface RuntimeOptions {
   env?: Record<string, string | undefined>;
   /** Replaces secret look-ups (tests). */
   readSecret?: (reference: string, maxAgeSeconds?: number) => Promise<string>;
+  /** Replaces the AWS wake-ups (tests). */
+  notifier?: WakeNotifier;
 }
 
 export function createRuntime(options: RuntimeOptions = {}): Runtime {
@@ -79,6 +85,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     limits: { idsPerRequest: config.maxIdsPerRequest },
   };
   const settings = resolveSettings(overrides);
+  // Builds no SDK client: each is loaded on the first wake-up of its channel.
+  const notifier = options.notifier ?? createWakeNotifier({ metrics, logger });
 
   const build = (apiKey: string | undefined, tokenSigningKey: Uint8Array | undefined): Store => {
     const client = createSearchClient(searchConnection(config.store, apiKey));
@@ -154,6 +162,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     store,
     client: async () => (await connect()).client,
     admit,
+    notifier,
   };
 }
 

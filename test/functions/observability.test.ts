@@ -125,9 +125,24 @@ describe('observability', () => {
     await handlers.renew({ leaseToken: renewed.leaseToken }, lambdaContext('renew')).catch(() => {});
     await handlers.sweeper({}, lambdaContext('sweeper'));
     const names = emf().flatMap((blob) => blob._aws.CloudWatchMetrics[0].Metrics.map((metric: { Name: string }) => metric.Name));
-    expect(names).toEqual(expect.arrayContaining(['LeaseRenewed', 'LeaseLost', 'LocksSwept', 'HoldersPruned']));
+    expect(names).toEqual(expect.arrayContaining(['LeaseRenewed', 'LeaseLost', 'LocksSwept', 'HoldersPruned', 'LeasesRunOut']));
     const sweep = emf().find((blob) => 'LocksSwept' in blob);
     expect(sweep?.granularity).toBe('all');
+  });
+
+  it('counts leases that ran out unreleased (LeasesRunOut, what its alarm reads) with the sweep dimensions the alarm names', async () => {
+    // Two holders that never come back: a shared lock of two owners, 1 s leases, swept after they ran out.
+    for (const owner of ['gone-1', 'gone-2']) {
+      await handlers.acquire({ namespace: 'obs-run-out', granularity: 'global', mode: 'shared', owner, ttlMs: 1_000 }, lambdaContext('acquire'));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    lines = [];
+    await handlers.sweeper({}, lambdaContext('sweeper'));
+    const sweep = emf().find((blob) => 'LeasesRunOut' in blob);
+    expect(sweep?.LeasesRunOut).toBeGreaterThanOrEqual(2);
+    expect(sweep?.LeasesRunOut).toBe(sweep?.HoldersPruned);
+    expect(sweep?._aws.CloudWatchMetrics[0]).toMatchObject({ Namespace: 'EsLeaseLocks', Dimensions: [['service', 'operation', 'granularity']] });
+    expect(sweep).toMatchObject({ service: 'es-lease-locks', operation: 'sweep', granularity: 'all' });
   });
 
   it('the tracer is off outside Lambda (POWERTOOLS_TRACE_ENABLED=false), so engine calls run untraced', async () => {

@@ -40,8 +40,15 @@ const PROD_POLICY = {
   ],
 };
 const PROD_LIMITS = { maxIdsPerRequest: '100', maxWaitMs: '5000', ttlMaxMs: '120000', maxLocksPerOwner: '50', maxLocksPerNamespace: '500' };
+/** Where prod's alarms go, and the state machines, queues and buses its lock functions may wake waiters on (dev sets none). */
+const ALARM_TOPIC = 'arn:aws:sns:eu-west-1:123456789012:locks-alarms';
+const WAKE_TARGETS = {
+  wakeStateMachineArns: ['arn:aws:states:eu-west-1:123456789012:stateMachine:orders-*'],
+  wakeQueueArns: ['arn:aws:sqs:eu-west-1:123456789012:lock-waiters.fifo', 'arn:aws:sqs:eu-west-1:123456789012:batch-waiters'],
+  wakeEventBusArns: ['arn:aws:events:eu-west-1:123456789012:event-bus/locks'],
+};
 const work = mkdtempSync(join(tmpdir(), 'sls-package-'));
-type Template = { Resources: Record<string, { Type: string; Properties: any; DependsOn?: unknown }> };
+type Template = { Resources: Record<string, { Type: string; Properties: any; DependsOn?: unknown; Condition?: string }>; Conditions?: Record<string, any> };
 const packaged: Record<string, { dir: string; template: Template }> = {};
 
 /** Packages a stage with params; `variant` names the result when one stage is packaged more than once. */
@@ -86,6 +93,9 @@ beforeAll(async () => {
     'vpcSecurityGroupIds=sg-0123abcd',
     `lockPolicy=${JSON.stringify(PROD_POLICY)}`,
     ...Object.entries(PROD_LIMITS).map(([name, value]) => `${name}=${value}`),
+    `alarmTopicArn=${ALARM_TOPIC}`,
+    'leasesRunOutAlarmThreshold=25',
+    ...Object.entries(WAKE_TARGETS).map(([name, arns]) => `${name}=${arns.join(',')}`),
   ]);
   await slsPackage('dev', OPENSEARCH_PARAMS, 'opensearch');
 });
@@ -443,5 +453,139 @@ describe('package-time checks of authorization (infra/http-authorization.cjs, in
     await expect(resolve('lock-policy.cjs', 'prod', { lockPolicyParameter: '/shared/lock-policy' })).rejects.toThrow(
       /^param lockPolicyParameter: \/shared\/lock-policy is outside \/es-lease-locks\/prod\//,
     );
+  });
+});
+
+describe('alarms and the wake-up grants (serverless.yml, infra/alarms.cjs, infra/wake-iam.cjs)', () => {
+  type Statement = { Effect: string; Action: string[]; Resource: unknown[] };
+  const statementsOf = (variant: string) =>
+    packaged[variant]!.template.Resources.IamRoleLambdaExecution!.Properties.Policies[0].PolicyDocument.Statement as Statement[];
+  const alarmsOf = (variant: string) => Object.fromEntries(resourcesOf(packaged[variant]!.template, 'AWS::CloudWatch::Alarm'));
+  /** Whether CloudFormation creates a resource: its Condition, evaluated as CloudFormation would (these conditions compare two strings). */
+  const created = (variant: string, logicalId: string): boolean => {
+    const { template } = packaged[variant]!;
+    const condition = template.Resources[logicalId]!.Condition;
+    if (!condition) return true;
+    const [left, right] = template.Conditions![condition]['Fn::Not'][0]['Fn::Equals'];
+    return left !== right;
+  };
+  const WAKE_ACTIONS = ['states:SendTaskSuccess', 'states:SendTaskFailure', 'sqs:SendMessage', 'events:PutEvents'];
+
+  it('alarms on sweeper failures: AWS/Lambda Errors of the sweeper, Sum >= 1 in 2 of 3 five-minute periods, no data is no failure', () => {
+    for (const variant of ['dev', 'prod']) {
+      expect(alarmsOf(variant).SweeperErrorsAlarm!.Properties, variant).toMatchObject({
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Errors',
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: 'SweeperLambdaFunction' } }],
+        Statistic: 'Sum',
+        Period: 300,
+        EvaluationPeriods: 3,
+        DatapointsToAlarm: 2,
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'notBreaching',
+      });
+    }
+  });
+
+  it("alarms on the dead-letter queue's depth: any visible message in LockedWorkDeadLetterQueue", () => {
+    expect(alarmsOf('dev').DeadLetterQueueDepthAlarm!.Properties).toMatchObject({
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': ['LockedWorkDeadLetterQueue', 'QueueName'] } }],
+      Statistic: 'Maximum',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
+  it("alarms on failed wake-ups: the WakeDeliveryFailures EMF metric in the functions' namespace, under the service dimension alone (as the notifier emits it)", () => {
+    const dev = packaged.dev!.template;
+    const env = dev.Resources.SweeperLambdaFunction!.Properties.Environment.Variables as Record<string, string>;
+    expect(alarmsOf('dev').WakeDeliveryFailuresAlarm!.Properties).toMatchObject({
+      Namespace: env.POWERTOOLS_METRICS_NAMESPACE,
+      MetricName: 'WakeDeliveryFailures',
+      Dimensions: [{ Name: 'service', Value: env.POWERTOOLS_SERVICE_NAME }],
+      Statistic: 'Sum',
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 2,
+      Threshold: 1,
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
+  it('alarms on leases that ran out unreleased only with leasesRunOutAlarmThreshold set, on the sweep dimensions the sweeper emits', () => {
+    expect(created('dev', 'LeasesRunOutAlarm')).toBe(false);
+    expect(created('prod', 'LeasesRunOutAlarm')).toBe(true);
+    const env = packaged.prod!.template.Resources.SweeperLambdaFunction!.Properties.Environment.Variables as Record<string, string>;
+    expect(alarmsOf('prod').LeasesRunOutAlarm!.Properties).toMatchObject({
+      Namespace: env.POWERTOOLS_METRICS_NAMESPACE,
+      MetricName: 'LeasesRunOut',
+      Dimensions: [
+        { Name: 'service', Value: env.POWERTOOLS_SERVICE_NAME },
+        { Name: 'operation', Value: 'sweep' },
+        { Name: 'granularity', Value: 'all' },
+      ],
+      Statistic: 'Sum',
+      Threshold: 25,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+    for (const id of ['SweeperErrorsAlarm', 'DeadLetterQueueDepthAlarm', 'WakeDeliveryFailuresAlarm']) expect(created('dev', id), id).toBe(true);
+  });
+
+  it('notifies alarmTopicArn on ALARM and OK when it is set; without it, no actions', () => {
+    for (const [name, alarm] of Object.entries(alarmsOf('prod'))) {
+      expect(alarm.Properties, name).toMatchObject({ AlarmActions: [ALARM_TOPIC], OKActions: [ALARM_TOPIC] });
+      expect(alarm.Properties.AlarmName, name).toMatch(/^es-lease-locks-prod-/);
+    }
+    for (const [name, alarm] of Object.entries(alarmsOf('dev'))) expect(alarm.Properties, name).toMatchObject({ AlarmActions: [], OKActions: [] });
+  });
+
+  it('grants wake-ups on exactly the state machines, queues and buses the wake* params list, and none without them', () => {
+    // The framework writes a one-ARN Resource as a string.
+    const wake = (variant: string) =>
+      statementsOf(variant)
+        .filter((statement) => statement.Action.some((action) => WAKE_ACTIONS.includes(action)))
+        .map((statement) => ({ ...statement, Resource: [statement.Resource].flat() }));
+    expect(wake('dev')).toEqual([]);
+    expect(wake('prod')).toEqual([
+      { Effect: 'Allow', Action: ['states:SendTaskSuccess', 'states:SendTaskFailure'], Resource: WAKE_TARGETS.wakeStateMachineArns },
+      { Effect: 'Allow', Action: ['sqs:SendMessage'], Resource: WAKE_TARGETS.wakeQueueArns },
+      { Effect: 'Allow', Action: ['events:PutEvents'], Resource: WAKE_TARGETS.wakeEventBusArns },
+    ]);
+  });
+
+  /** Runs a `${file(./infra/….cjs)}` resolver (or one of its exports) as the framework would, over these params. */
+  const resolve = (file: string, params: Record<string, string>, exported?: string) => {
+    const loaded = createRequire(import.meta.url)(join(ROOT, 'infra', file)) as Record<string, unknown> & ((options: unknown) => Promise<unknown>);
+    const resolver = (exported ? loaded[exported] : loaded) as (options: { resolveVariable: (expression: string) => Promise<unknown> }) => Promise<unknown>;
+    return resolver({
+      resolveVariable: async (expression) => {
+        const [source, fallback = "''"] = expression.split(', ');
+        return params[source!.replace('param:', '')] ?? fallback.slice(1, -1);
+      },
+    });
+  };
+
+  it('refuses a wake target that is not an ARN of its kind, or that opens a whole service (`*`)', async () => {
+    await expect(resolve('wake-iam.cjs', { wakeStateMachineArns: '*' })).rejects.toThrow(/^param wakeStateMachineArns: \* is not of the form arn:aws:states:/);
+    await expect(resolve('wake-iam.cjs', { wakeQueueArns: 'https://sqs.eu-west-1.amazonaws.com/123456789012/q' })).rejects.toThrow(/^param wakeQueueArns: /);
+    await expect(resolve('wake-iam.cjs', { wakeQueueArns: 'arn:aws:sqs:*:123456789012:q' })).rejects.toThrow(/^param wakeQueueArns: /);
+    await expect(resolve('wake-iam.cjs', { wakeEventBusArns: 'arn:aws:events:eu-west-1:123456789012:rule/x' })).rejects.toThrow(/^param wakeEventBusArns: /);
+    await expect(resolve('wake-iam.cjs', {})).resolves.toEqual([]);
+  });
+
+  it('refuses an alarm topic that is not an SNS topic ARN, and a LeasesRunOut threshold that is not a whole number from 1', async () => {
+    await expect(resolve('alarms.cjs', { alarmTopicArn: 'locks-alarms' }, 'actions')).rejects.toThrow(
+      /^param alarmTopicArn: locks-alarms is not an SNS topic ARN/,
+    );
+    await expect(resolve('alarms.cjs', {}, 'actions')).resolves.toEqual([]);
+    for (const wrong of ['0', '-1', '2.5', 'ten']) {
+      await expect(resolve('alarms.cjs', { leasesRunOutAlarmThreshold: wrong }, 'leasesRunOutThreshold'), wrong).rejects.toThrow(
+        /^param leasesRunOutAlarmThreshold: /,
+      );
+    }
+    await expect(resolve('alarms.cjs', {}, 'leasesRunOutThreshold')).resolves.toBe(0);
   });
 });
