@@ -1,7 +1,7 @@
 /** POST /acquire, or a direct invocation with the same JSON: takes a lock and answers the grant. */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { lockHandler } from '../runtime/handler.js';
-import { presentGrant } from '../runtime/present.js';
+import { presentAcquired } from '../runtime/present.js';
 import { runtime } from '../runtime/runtime.js';
 import { scopeOfTarget } from '../runtime/scope.js';
 
@@ -9,8 +9,21 @@ export const handler = lockHandler(runtime(), {
   name: 'acquire',
   describe: (request) => ({ ...scopeOfTarget(request.target), ...(request.requestId ? { requestId: request.requestId } : {}) }),
   access: ({ target, owner }) => ({ action: 'acquire', namespace: target.namespace, owner, keys: target.granularity === 'document' ? target.ids.length : 1 }),
-  run: (engine, request) => engine.acquire(request),
-  present: presentGrant,
-  record: (metrics) => metrics.addMetric('LockGranted', MetricUnit.Count, 1),
-  summary: (grant) => ({ mode: grant.mode, fencingToken: grant.fencingToken, reused: grant.reused, keys: grant.keys.length }),
+  // A waiter with a wake channel is answered at once (granted, or queued); the others wait in the call.
+  run: (engine, request) => (request.wake ? engine.acquireOrQueue({ ...request, wake: request.wake }) : engine.acquire(request)),
+  present: presentAcquired,
+  status: (outcome) => ('status' in outcome ? 202 : 200),
+  record: (metrics, outcome) => {
+    if ('status' in outcome) {
+      metrics.addMetric('Queued', MetricUnit.Count, 1);
+      metrics.addMetric('QueueDepth', MetricUnit.Count, outcome.ahead + 1);
+      return;
+    }
+    metrics.addMetric('LockGranted', MetricUnit.Count, 1);
+    if (outcome.waitedMs !== undefined) metrics.addMetric('WaitTime', MetricUnit.Milliseconds, outcome.waitedMs);
+  },
+  summary: (outcome) =>
+    'status' in outcome
+      ? { status: 'queued', ticket: outcome.ticket, ahead: outcome.ahead }
+      : { mode: outcome.mode, fencingToken: outcome.fencingToken, reused: outcome.reused, keys: outcome.keys.length },
 });

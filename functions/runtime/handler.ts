@@ -43,6 +43,8 @@ export interface Operation<K extends OperationName, TResult, TBody> {
   access: (request: RequestOf<K>) => Access;
   run: (engine: LockEngine, request: RequestOf<K>, call: Call) => Promise<TResult>;
   present: (result: TResult) => TBody;
+  /** The HTTP status of a success (200 unless said). */
+  status?: (result: TResult) => number;
   /** Success metrics (the failure ones are common to all operations). */
   record?: (metrics: Metrics, result: TResult) => void;
   /** Log line on success; defaults to `${name} done`. */
@@ -121,7 +123,7 @@ export function lockHandler<K extends OperationName, TResult, TBody>(runtime: Ru
         operation.record?.(metrics, result);
         const body = operation.present(result);
         logger.info(`${operation.name} done`, { durationMs: round(engineMs), ...(operation.summary?.(result) ?? {}) });
-        return kind === 'http' ? jsonResponse(200, body, { 'x-correlation-id': correlationId }) : body;
+        return kind === 'http' ? jsonResponse(operation.status?.(result) ?? 200, body, { 'x-correlation-id': correlationId }) : body;
       } finally {
         engineMs ??= performance.now() - engineStarted;
         metrics.addMetric('EngineLatency', MetricUnit.Milliseconds, engineMs);

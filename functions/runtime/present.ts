@@ -1,6 +1,6 @@
 /** Engine results as the JSON the functions answer (HTTP body and direct-invocation result alike): the wire contract's types. */
-import type { ConflictBody, GrantBody, LockStatesBody, ReleaseResultBody, RenewalBody, SweepReportBody } from '../../packages/client/src/wire.js';
-import type { ConflictingKey, Grant, LockState, Release, Renewal, SweepReport } from '../core/index.js';
+import type { ConflictBody, GrantBody, LockStatesBody, QueuedBody, ReleaseResultBody, RenewalBody, SweepReportBody } from '../../packages/client/src/wire.js';
+import type { ConflictingKey, Grant, LockState, Queued, Release, Renewal, SweepReport } from '../core/index.js';
 
 export type { GrantBody, LockStateBody, ReleaseResultBody, RenewalBody } from '../../packages/client/src/wire.js';
 
@@ -19,8 +19,26 @@ export function presentGrant(grant: Grant): GrantBody {
     owner: grant.owner,
     keys: grant.keys.map((key) => ({ key: key.key, mode: key.mode, fencingToken: key.fencingToken })),
     reused: grant.reused,
+    ...(grant.waitedMs !== undefined ? { waitedMs: grant.waitedMs } : {}),
   };
 }
+
+export function presentQueued(queued: Queued): QueuedBody {
+  return {
+    status: 'queued',
+    ticket: queued.ticket,
+    ahead: queued.ahead,
+    expiresAt: iso(queued.expiresAt),
+    expiresAtMs: queued.expiresAt,
+    namespace: queued.target.namespace,
+    granularity: queued.target.granularity,
+    mode: queued.mode,
+    owner: queued.owner,
+  };
+}
+
+/** An acquire's answer: the grant, or the waiter's place in the queue. */
+export const presentAcquired = (outcome: Grant | Queued): GrantBody | QueuedBody => ('status' in outcome ? presentQueued(outcome) : presentGrant(outcome));
 
 export function presentRenewal(renewal: Renewal): RenewalBody {
   return {

@@ -93,7 +93,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     const { engine: service } = createLockEngine({
       client,
       index: config.lockIndex,
-      settings: { ...overrides, ...(tokenSigningKey ? { tokenSigningKey } : {}) },
+      settings: { ...overrides, notifier, ...(tokenSigningKey ? { tokenSigningKey } : {}) },
     });
     return { engine: service.engine, requests: service.requests, service, client };
   };

@@ -22,10 +22,35 @@ export interface AcquireBody {
   owner: string;
   /** Lease length; the server's default when left out. */
   ttlMs?: number;
-  /** How long the call may wait for a held lock before it answers LockHeldError; default 0. */
+  /**
+   * How long the call may wait for a held lock before it answers LockHeldError; default 0. A single
+   * key waits in the lock's queue and is served in arrival order.
+   */
   waitMs?: number;
   /** Names one logical call: a retry with the same requestId gets that call's grant back, never a second one. */
   requestId?: string;
+  /**
+   * Wait in the lock's queue, not in the call (single key, waitMs 0): the call answers at once
+   * (granted, or `status: 'queued'`), and the outcome goes to exactly one channel.
+   */
+  wake?: { taskToken?: string; queueUrl?: string; eventBusName?: string };
+  /** How long a `wake` waiter's ticket may wait in the queue; the server's default (5 minutes) when left out. */
+  queueTtlMs?: number;
+}
+
+/** The answer of an acquire with `wake` that was not granted at once (HTTP 202). */
+export interface QueuedBody {
+  status: 'queued';
+  /** The lease id its grant will carry; every message on the wake channel names it. */
+  ticket: string;
+  /** Waiters ahead of it when it joined. */
+  ahead: number;
+  expiresAt: string;
+  expiresAtMs: number;
+  namespace: string;
+  granularity: Granularity;
+  mode: LockMode;
+  owner: string;
 }
 
 export interface RenewBody {
@@ -81,6 +106,8 @@ export interface GrantBody {
   keys: GrantedKeyBody[];
   /** True when this call took over the live grant of an earlier delivery of the same requestId. */
   reused: boolean;
+  /** A grant served from the lock's queue: how long it waited there (ms). */
+  waitedMs?: number;
 }
 
 export interface RenewalBody {
