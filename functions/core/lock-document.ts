@@ -127,9 +127,7 @@ export function decideAcquire(existing: StoredLock | null, key: PlannedKey, clai
   const served = handOver(others, existing.body.queue, now, skewMs);
   const blocking = served.holders.filter((holder) => !compatible(key.mode, holder.mode) || reusedByAnother.includes(holder) || duplicate.includes(holder));
   if (blocking.length > 0 || served.queue.length > 0) {
-    if (claim.queue && !retried && reusedByAnother.length === 0 && duplicate.length === 0) return joinQueue(existing, key, served, claim.queue, now, skewMs);
-    const sameCall = claim.requestId === null ? undefined : served.queue.find((ticket) => ticket.request === claim.requestId && ticket.call === claim.call);
-    if (claim.queue && sameCall) return { kind: 'queued', ticket: sameCall, ahead: served.queue.indexOf(sameCall) };
+    if (claim.queue && !retried && reusedByAnother.length === 0 && duplicate.length === 0) return joinQueue(existing, key, served, claim, now, skewMs);
     const waiters = blocking.length > 0 ? [] : served.queue.slice(0, 1);
     return {
       kind: 'conflict',
@@ -161,23 +159,20 @@ export function decideAcquire(existing: StoredLock | null, key: PlannedKey, clai
   return { kind: 'write', op: replaceOp(existing, key, [...served.holders, successor], now, skewMs, lockedBelow, decided), reused: true };
 }
 
-/** Our ticket goes to the end of the queue, in the same write as whatever the queue's hand-over did. */
-function joinQueue(
-  existing: StoredLock,
-  key: DocumentKey,
-  served: ReturnType<typeof handOver>,
-  wanted: NonNullable<Claim['queue']>,
-  now: number,
-  skewMs: number,
-): Decision {
-  const position = Math.max(existing.body.nextPosition ?? 0, ...served.queue.map((waiter) => waiter.position + 1));
-  const ticket: StoredTicket = { ...wanted, position, queuedAt: now };
-  const op = replaceOp(existing, key, served.holders, now, skewMs, existing.body.lockedBelow === true, {
-    ...served,
-    queue: [...served.queue, ticket],
-    nextPosition: position + 1,
-  });
-  return { kind: 'queued', op, ticket, ahead: served.queue.length };
+/**
+ * Our ticket goes to the end of the queue, in the same write as whatever the queue's hand-over did.
+ * A ticket of an earlier delivery of the same call (same requestId, target, mode and owner) is taken
+ * over in its place instead: a retry keeps its turn, and the earlier delivery finds its ticket gone.
+ */
+function joinQueue(existing: StoredLock, key: DocumentKey, served: ReturnType<typeof handOver>, claim: Claim, now: number, skewMs: number): Decision {
+  const wanted = claim.queue!;
+  const earlier = claim.requestId === null ? undefined : served.queue.find((ticket) => ticket.request === claim.requestId && ticket.call === claim.call);
+  const position = earlier?.position ?? Math.max(existing.body.nextPosition ?? 0, ...served.queue.map((waiter) => waiter.position + 1));
+  const ticket: StoredTicket = { ...wanted, position, queuedAt: earlier?.queuedAt ?? now };
+  const queue = earlier ? served.queue.map((waiter) => (waiter === earlier ? ticket : waiter)) : [...served.queue, ticket];
+  const nextPosition = Math.max(existing.body.nextPosition ?? 0, position + 1);
+  const op = replaceOp(existing, key, served.holders, now, skewMs, existing.body.lockedBelow === true, { ...served, queue, nextPosition });
+  return { kind: 'queued', op, ticket, ahead: queue.filter((waiter) => waiter.position < position).length };
 }
 
 /** What a write does to the queue, when the caller has decided it (decideAcquire); replaceOp serves the queue itself otherwise. */

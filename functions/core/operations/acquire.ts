@@ -50,8 +50,10 @@ export async function acquireOrQueue(context: EngineContext, request: AcquireReq
   const keys = planKeys(request.target, request.mode);
   const started = settings.now();
   const deadline = started + request.waitMs;
-  const queues = keys.length === 1 && (request.waitMs > 0 || request.wake !== undefined);
-  const queueUntil = request.wake ? started + (request.queueTtlMs ?? settings.queue.ticketTtlMs.defaultMs) : deadline;
+  // A waiter in the call keeps looking until everyone sees its ticket run out (its end plus the clock
+  // skew allowance): it can then never be handed the lock after it gave up.
+  const queueUntil = request.wake ? started + (request.queueTtlMs ?? settings.queue.ticketTtlMs.defaultMs) : deadline - settings.maxClockSkewMs;
+  const queues = keys.length === 1 && (request.wake !== undefined || (request.waitMs > 0 && queueUntil > started));
   for (let attempt = 0; ; attempt++) {
     try {
       // A lease of its own per attempt: a copy that lags behind can then never show an earlier
@@ -215,7 +217,8 @@ async function attemptOnce(
         else queuedIn = writtenLock(outcome, body);
       },
       async reread(changed) {
-        known = await readConfirmed(changed.map((key) => key.docId));
+        // A ticket that did not go in: a lagging copy would keep showing the version it was conditioned on, so the primary answers.
+        known = queuedTicket ? await store.readPrimary(changed.map((key) => key.docId)) : await readConfirmed(changed.map((key) => key.docId));
         return changed;
       },
       // The primary tells what landed (a copy cut off from the cluster could say "not there" for a
@@ -259,7 +262,17 @@ async function attemptOnce(
     if (request.requestId !== undefined && counted.requests > 1) await confirmStillOurs(context, keys, held, lease.leaseId);
     return confirmedGrant(context, request, keys, held, lease);
   } catch (error) {
-    if (queuedTicket && keys[0] && !held.has(keys[0].docId)) await leaveQueue(context, keys[0], lease.leaseId).catch(() => undefined);
+    if (queuedTicket && keys[0] && !held.has(keys[0].docId)) {
+      // Not known to have left: the lock may be handed over to the ticket until it runs out.
+      const left = await leaveQueue(context, keys[0], lease.leaseId).then(
+        () => true,
+        () => false,
+      );
+      if (!left) {
+        unresolved = true;
+        latestExpiry = Math.max(latestExpiry, (waiting.queueUntil ?? 0) + request.ttlMs);
+      }
+    }
     throw await abandon(
       context,
       request,

@@ -202,5 +202,7 @@ export async function redeliver(context: EngineContext, lock: StoredLock, leaseI
     attempt = holder.delivery + 1;
     return { ...holder, delivery: attempt };
   });
-  if (noted && attempt > 1) await deliverGrant(context, noted, leaseId, attempt);
+  // Only a note that landed counts: a version read before the first delivery finished may still show it under way.
+  const mine = noted?.body.holders.find((holder) => holder.lease === leaseId);
+  if (noted && attempt > 1 && mine?.delivery === attempt) await deliverGrant(context, noted, leaseId, attempt);
 }
