@@ -56,7 +56,9 @@ export class LockEngine {
     if (!this.settings.notifier) {
       return Promise.reject(
         new ValidationError(undefined, {
-          fields: [{ field: 'wake', rule: 'not_configured', message: 'wake-ups are not configured on this deployment (no notifier): wait with waitMs instead' }],
+          fields: [
+            { field: 'wake', rule: 'not_configured', message: 'wake-ups are not configured on this deployment (no notifier): wait with waitMs instead' },
+          ],
         }),
       );
     }

@@ -37,6 +37,8 @@ export interface LeaseClaims {
   hints: WriteHint[];
   /** When the lease ends, as the engine computed it at the last grant or renewal. */
   expiresAt?: number;
+  /** When it was granted (kept through renewals): for the hold-time metric only, never for a decision. */
+  grantedAt?: number;
 }
 
 export interface DecodedToken extends LeaseClaims {
@@ -90,6 +92,7 @@ interface Payload {
   m: 'x' | 's';
   h?: Array<[string, number, number, 0 | 1, string]>;
   e?: number;
+  a?: number;
 }
 
 // An HMAC keyed with raw bytes builds a key object on every call (measured 10.9 µs against 1.6 µs with a kept one).
@@ -116,6 +119,7 @@ export function encodeToken(claims: LeaseClaims, secret: string, signingKey?: Ui
   const named = fields.ids ?? fields.path;
   if (named !== undefined) payload.k = named;
   if (claims.expiresAt !== undefined) payload.e = claims.expiresAt;
+  if (claims.grantedAt !== undefined) payload.a = claims.grantedAt;
   if (signingKey && claims.hints.length > 0) payload.h = claims.hints.map((hint) => [hint.docId, hint.primaryTerm, hint.seqNo, hint.sole ? 1 : 0, hint.index]);
   const body = `${PREFIX}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${secret}`;
   return signingKey ? `${body}.${mac(signingKey, body)}` : body;
@@ -182,6 +186,7 @@ export function decodeToken(token: string, signingKey?: Uint8Array): DecodedToke
     secret,
     signed,
     ...(signed && Number.isInteger(payload.e) ? { expiresAt: payload.e } : {}),
+    ...(Number.isSafeInteger(payload.a) ? { grantedAt: payload.a } : {}),
   };
 }
 

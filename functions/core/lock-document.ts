@@ -46,7 +46,13 @@ const noQueue = (body: LockDocument | undefined): QueueState => ({ queue: body?.
  * `minExpiresAt` is when the sweeper must look at the document: a lease or a ticket running out, a
  * waiter to try again, a grant still to be told to its waiter.
  */
-export function lockDocument(key: DocumentKey, holders: StoredHolder[], now: number, lockedBelow: boolean, queued: QueueState = noQueue(undefined)): LockDocument {
+export function lockDocument(
+  key: DocumentKey,
+  holders: StoredHolder[],
+  now: number,
+  lockedBelow: boolean,
+  queued: QueueState = noQueue(undefined),
+): LockDocument {
   const expiries = holders.map((holder) => holder.expiresAt);
   const attention = [...expiries, ...holders.filter((holder) => holder.delivery !== undefined).map((holder) => holder.grantedAt)];
   const queueAt = queueAttentionAt(queued.queue);

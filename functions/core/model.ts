@@ -198,6 +198,10 @@ export interface Release {
   outcome: ReleaseOutcome;
   releasedKeys: string[];
   missingKeys: string[];
+  /** How long the lease was held, when its token says when it was granted. */
+  heldMs?: number;
+  /** Waiters this release handed the lock over to (in the write that freed it). */
+  handedOver: number;
 }
 
 export interface LockState {
@@ -209,6 +213,8 @@ export interface LockState {
 
 export interface SweepReport {
   scanned: number;
+  /** Waiters served by the sweeper's writes (the lock was free of live holders). */
+  handedOver: number;
   deletedLocks: number;
   prunedHolders: number;
   conflicts: number;

@@ -63,7 +63,11 @@ export function holderFor(ticket: StoredTicket, now: number): StoredHolder {
 }
 
 /** A waiter that is still waiting in this queue: either its ticket, or the holder its ticket became. */
-export function placeOf(holders: readonly StoredHolder[], queue: readonly StoredTicket[] | undefined, ticketId: string): StoredTicket | StoredHolder | undefined {
+export function placeOf(
+  holders: readonly StoredHolder[],
+  queue: readonly StoredTicket[] | undefined,
+  ticketId: string,
+): StoredTicket | StoredHolder | undefined {
   return holders.find((holder) => holder.lease === ticketId) ?? queue?.find((ticket) => ticket.ticket === ticketId);
 }
 

@@ -124,7 +124,8 @@ const wakeSchema = z
   .strict()
   .superRefine((wake, ctx) => {
     const given = [wake.taskToken, wake.queueUrl, wake.eventBusName].filter((value) => value !== undefined).length;
-    if (given !== 1) ctx.addIssue({ code: 'custom', path: [], message: 'must name exactly one of taskToken, queueUrl, eventBusName', params: { rule: 'one_channel' } });
+    if (given !== 1)
+      ctx.addIssue({ code: 'custom', path: [], message: 'must name exactly one of taskToken, queueUrl, eventBusName', params: { rule: 'one_channel' } });
   });
 
 type ParsedWake = z.output<typeof wakeSchema>;
@@ -153,7 +154,8 @@ function acquireSchema(settings: Readonly<LockSettings>) {
       checkText(ctx, ['owner'], input.owner, limits.ownerMax * 4);
       checkTarget(input, ctx, limits);
       const rule = (path: string, name: string, message: string): void => void ctx.addIssue({ code: 'custom', path: [path], message, params: { rule: name } });
-      if (input.queueTtlMs !== undefined && input.wake === undefined) rule('queueTtlMs', 'needs_wake', 'is the queue lease of a waiter with a wake channel: give wake too');
+      if (input.queueTtlMs !== undefined && input.wake === undefined)
+        rule('queueTtlMs', 'needs_wake', 'is the queue lease of a waiter with a wake channel: give wake too');
       if (input.wake === undefined) return;
       // One lock's queue: a waiter of several keys would hold some while queued for others, and two such waiters can deadlock.
       if ((input.ids?.length ?? 1) > 1) rule('wake', 'single_key', 'queues for one lock: give a single id (several ids are taken all at once, with waitMs)');

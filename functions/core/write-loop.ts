@@ -5,8 +5,8 @@
  * release (and rollback) and sweep differ only in what they decide and how they read again.
  */
 import { LockContentionError, StoreUnavailableError } from './errors.js';
-import type { LockSettings } from './settings.js';
 import type { LockDocument } from './model.js';
+import type { LockSettings } from './settings.js';
 import type { LockStore, QueueEffects, StoredLock, WriteOp, WriteOutcome } from './store.js';
 
 export type Applied = Extract<WriteOutcome, { ok: true }>;
@@ -59,7 +59,11 @@ export async function writeUntilSettled<T>(context: LoopContext, budgetMs: numbe
   const noting: WritePlan<T> = {
     ...plan,
     applied(item, outcome, op) {
-      if (op.queueEffects) served.push({ lock: op.kind === 'delete' ? null : writtenLock(outcome, (op as Extract<WriteOp, { body: LockDocument }>).body), effects: op.queueEffects });
+      if (op.queueEffects)
+        served.push({
+          lock: op.kind === 'delete' ? null : writtenLock(outcome, (op as Extract<WriteOp, { body: LockDocument }>).body),
+          effects: op.queueEffects,
+        });
       plan.applied(item, outcome, op);
     },
   };

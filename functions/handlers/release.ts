@@ -15,6 +15,8 @@ export const handler = lockHandler(runtime(), {
     if (release.outcome === 'not_held') metrics.addMetric('ReleaseNotHeld', MetricUnit.Count, 1);
     else metrics.addMetric('LockReleased', MetricUnit.Count, 1);
     if (release.outcome === 'expired') metrics.addMetric('ReleasedAfterExpiry', MetricUnit.Count, 1);
+    if (release.heldMs !== undefined) metrics.addMetric('HoldTime', MetricUnit.Milliseconds, release.heldMs);
+    if (release.handedOver > 0) metrics.addMetric('HandOvers', MetricUnit.Count, release.handedOver);
   },
-  summary: (release) => ({ outcome: release.outcome, missingKeys: release.missingKeys.length }),
+  summary: (release) => ({ outcome: release.outcome, missingKeys: release.missingKeys.length, handedOver: release.handedOver }),
 });

@@ -14,6 +14,7 @@ export const handler = lockHandler(runtime(), {
     metrics.addMetric('LocksSwept', MetricUnit.Count, report.deletedLocks);
     metrics.addMetric('HoldersPruned', MetricUnit.Count, report.prunedHolders);
     metrics.addMetric('SweepConflicts', MetricUnit.Count, report.conflicts);
+    metrics.addMetric('HandOvers', MetricUnit.Count, report.handedOver);
     // The same count under the name its alarm reads: holders whose lease ran out unreleased (a holder that died or hung).
     metrics.addMetric('LeasesRunOut', MetricUnit.Count, report.prunedHolders);
   },

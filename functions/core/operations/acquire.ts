@@ -419,7 +419,14 @@ function grantFrom(context: EngineContext, request: AcquireRequest, keys: Planne
   const hints = granted.map(({ entry }) => hintFor(entry.lock));
   return {
     leaseToken: encodeToken(
-      { leaseId: lease.leaseId, target: request.target, mode: request.mode, hints, expiresAt },
+      {
+        leaseId: lease.leaseId,
+        target: request.target,
+        mode: request.mode,
+        hints,
+        expiresAt,
+        grantedAt: Math.round(Math.min(...granted.map(({ mine }) => mine.grantedAt))),
+      },
       lease.secret,
       context.settings.tokenSigningKey,
     ),

@@ -73,7 +73,12 @@ async function tellFailure(context: EngineContext, ticket: StoredTicket, error: 
  * write's). `attempt` is the delivery under way: only the first may give the lock back when the
  * channel says nobody waits any more, since a later one may race a delivery that did arrive.
  */
-export async function deliverGrant(context: EngineContext, lock: StoredLock, leaseId: string, attempt: number): Promise<'delivered' | 'gone' | 'requeued' | 'skipped'> {
+export async function deliverGrant(
+  context: EngineContext,
+  lock: StoredLock,
+  leaseId: string,
+  attempt: number,
+): Promise<'delivered' | 'gone' | 'requeued' | 'skipped'> {
   const { settings } = context;
   const holder = lock.body.holders.find((candidate) => candidate.lease === leaseId);
   const ticket = holder?.ticket;
@@ -84,7 +89,9 @@ export async function deliverGrant(context: EngineContext, lock: StoredLock, lea
   const confirm = rulesFor(target.granularity).confirm;
   if (confirm) {
     try {
-      [current] = (await confirm(context, { target: target as never, mode, ttlMs: ticket.ttlMs, leaseId, locks: [lock], deadline: settings.now() })) as [StoredLock];
+      [current] = (await confirm(context, { target: target as never, mode, ttlMs: ticket.ttlMs, leaseId, locks: [lock], deadline: settings.now() })) as [
+        StoredLock,
+      ];
     } catch (error) {
       if (!(error instanceof LockHeldError)) throw error;
       await requeue(context, lock, leaseId);
@@ -97,7 +104,11 @@ export async function deliverGrant(context: EngineContext, lock: StoredLock, lea
   if (!mine || !secret || mine.expiresAt - settings.now() < ticket.ttlMs / 2) return 'skipped';
   const fencingToken = fenceOf(mine, current);
   const grant: Grant = {
-    leaseToken: encodeToken({ leaseId, target, mode, hints: [hintFor(current)], expiresAt: mine.expiresAt }, secret, settings.tokenSigningKey),
+    leaseToken: encodeToken(
+      { leaseId, target, mode, hints: [hintFor(current)], expiresAt: mine.expiresAt, grantedAt: Math.round(mine.grantedAt) },
+      secret,
+      settings.tokenSigningKey,
+    ),
     leaseId,
     fencingToken,
     expiresAt: mine.expiresAt,

@@ -18,7 +18,13 @@ const queues = (lock: StoredLock | null | undefined, leaseId: string, now: numbe
   lock?.body.queue?.some((ticket) => ticket.ticket === leaseId && ticketLive(ticket, now, skewMs)) ?? false;
 
 /** Returns the document holding our lease, as the primary (or our own write) has it; LockHeldError once `deadline` passes, or if the ticket was dropped. */
-export async function waitForTurn(context: EngineContext, key: PlannedKey, leaseId: string, deadline: number, seen: StoredLock | undefined): Promise<StoredLock> {
+export async function waitForTurn(
+  context: EngineContext,
+  key: PlannedKey,
+  leaseId: string,
+  deadline: number,
+  seen: StoredLock | undefined,
+): Promise<StoredLock> {
   const { settings, store } = context;
   const skew = settings.maxClockSkewMs;
   let last = seen ?? null;

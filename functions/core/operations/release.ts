@@ -31,6 +31,7 @@ export async function release(context: EngineContext, token: OwnedToken): Promis
   }
 
   let missing: string[] = [];
+  let handedOver = 0;
   if (remaining.length > 0) {
     const { owned, missingKeys, without } = await readOwned(context, token, remaining);
     const afterRead = context.settings.now();
@@ -42,11 +43,14 @@ export async function release(context: EngineContext, token: OwnedToken): Promis
     // Judged on the holders the conditional deletes removed (the primary's versions), not on the read, which a lagging copy may have answered.
     expired ||= result.removed.some((holder) => holder.expiresAt <= afterRead);
     missing = [...new Set([...missingKeys, ...result.missing])];
+    handedOver = result.handedOver;
   }
   return {
     leaseId: token.leaseId,
     outcome: missing.length === token.keys.length ? 'not_held' : missing.length > 0 ? 'partially_held' : expired ? 'expired' : 'released',
     releasedKeys: token.keys.map((key) => key.key).filter((key) => !missing.includes(key)),
     missingKeys: missing,
+    ...(token.grantedAt !== undefined ? { heldMs: Math.max(0, now - token.grantedAt) } : {}),
+    handedOver,
   };
 }

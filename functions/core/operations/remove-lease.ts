@@ -17,8 +17,9 @@ export async function removeLease(
   leaseId: string,
   giveBack = false,
   clearMark = false,
-): Promise<{ removed: StoredHolder[]; missing: string[] }> {
+): Promise<{ removed: StoredHolder[]; missing: string[]; handedOver: number }> {
   const removed: StoredHolder[] = [];
+  let handedOver = 0;
   const missingKeys = new Set<string>();
   const keyOf = new Map(locks.map((lock) => [lock.docId, lock.body.key]));
   await writeUntilSettled(context, keepingBudget(context.settings), locks, {
@@ -28,7 +29,8 @@ export async function removeLease(
         if (!lock.body.holders.some((holder) => holder.lease === leaseId)) missingKeys.add(lock.body.key);
         return op ? [{ item: lock, op }] : [];
       }),
-    applied: (lock) => {
+    applied: (lock, _, op) => {
+      handedOver += op.queueEffects?.granted.length ?? 0;
       const mine = lock.body.holders.find((holder) => holder.lease === leaseId);
       if (mine) removed.push(mine);
     },
@@ -42,7 +44,7 @@ export async function removeLease(
     },
     keysOf: (pending) => pending.map((lock) => lock.body.key),
   });
-  return { removed, missing: [...missingKeys] };
+  return { removed, missing: [...missingKeys], handedOver };
 }
 
 /**

@@ -69,7 +69,14 @@ export async function renew(context: EngineContext, token: OwnedToken, ttlMs: nu
   }
   return {
     leaseToken: encodeToken(
-      { leaseId: token.leaseId, target: token.target, mode: token.mode, hints: locks.map(hintFor), expiresAt: earliest },
+      {
+        leaseId: token.leaseId,
+        target: token.target,
+        mode: token.mode,
+        hints: locks.map(hintFor),
+        expiresAt: earliest,
+        ...(token.grantedAt !== undefined ? { grantedAt: token.grantedAt } : {}),
+      },
       token.secret,
       settings.tokenSigningKey,
     ),

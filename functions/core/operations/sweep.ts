@@ -15,7 +15,7 @@ export async function sweep(context: EngineContext, options: { batchSize?: numbe
   const { settings, store } = context;
   const batchSize = options.batchSize ?? settings.sweep.batchSize;
   const maxBatches = options.maxBatches ?? settings.sweep.maxBatches;
-  const report: SweepReport = { scanned: 0, deletedLocks: 0, prunedHolders: 0, conflicts: 0, batches: 0 };
+  const report: SweepReport = { scanned: 0, handedOver: 0, deletedLocks: 0, prunedHolders: 0, conflicts: 0, batches: 0 };
   let cursor: unknown;
   while (report.batches < maxBatches) {
     const page = await store.findExpired(settings.now() - settings.maxClockSkewMs, batchSize, cursor);
@@ -46,6 +46,7 @@ export async function sweep(context: EngineContext, options: { batchSize?: numbe
         }),
       applied: (lock, _, op) => {
         report.prunedHolders += pruned.get(lock.docId) ?? 0;
+        report.handedOver += op.queueEffects?.granted.length ?? 0;
         untold.push(...(runOut.get(lock.docId) ?? []));
         if (op.kind === 'delete') report.deletedLocks++;
       },

@@ -149,6 +149,8 @@ export interface LockStatesBody {
 
 export interface SweepReportBody {
   scanned: number;
+  /** Waiters the sweeper's writes handed a lock over to. */
+  handedOver: number;
   deletedLocks: number;
   prunedHolders: number;
   conflicts: number;
