@@ -5,6 +5,13 @@
  * and `TaskTokenWorker` plays Lambda: it takes each message, runs the function in-process, and
  * answers SendTaskSuccess with {Payload: result} (what lambda:invoke gives, so ResultSelectors on
  * $.Payload keep working) or SendTaskFailure with the thrown error's name and message.
+ *
+ * A `lambda:invoke.waitForTaskToken` Task (its Payload carries `$$.Task.Token` itself, e.g. an
+ * acquire's `wake.taskToken`) goes the same way, marked `Callback: true`: the worker runs the
+ * function and leaves the task to whoever the function hands the token to (the lock functions'
+ * notifier, now or at a hand-over); only a function that throws is answered, with SendTaskFailure,
+ * as a failed Lambda invocation fails the task. Both kinds share the one task token: the message's
+ * `TaskToken` and the one inside the Payload are the same.
  * Retry, Catch, Choice and Fail are moto's own interpreter's, in real time.
  */
 import { SendTaskFailureCommand, SendTaskSuccessCommand, type SFNClient } from '@aws-sdk/client-sfn';
@@ -17,13 +24,17 @@ export interface RewriteOptions {
   maxIntervalSeconds?: number;
 }
 
-/** The definition with each lambda:invoke Task sent through `queueUrl` and answered by task token. */
+const CALLBACK = 'arn:aws:states:::lambda:invoke.waitForTaskToken';
+const LAMBDA_INVOKE = new Set(['arn:aws:states:::lambda:invoke', CALLBACK]);
+
+/** The definition with each lambda:invoke Task (and lambda:invoke.waitForTaskToken Task) sent through `queueUrl` and answered by task token. */
 export function viaTaskTokens(definition: { States: Record<string, Json> }, queueUrl: string, options: RewriteOptions = {}): Json {
   const copy = structuredClone(definition);
   for (const state of Object.values(copy.States)) {
-    if (state.Type !== 'Task' || state.Resource !== 'arn:aws:states:::lambda:invoke') continue;
+    if (state.Type !== 'Task' || !LAMBDA_INVOKE.has(state.Resource)) continue;
+    const callback = state.Resource === CALLBACK;
     state.Resource = 'arn:aws:states:::sqs:sendMessage.waitForTaskToken';
-    state.Parameters = { QueueUrl: queueUrl, MessageBody: { 'TaskToken.$': '$$.Task.Token', ...state.Parameters } };
+    state.Parameters = { QueueUrl: queueUrl, MessageBody: { 'TaskToken.$': '$$.Task.Token', ...state.Parameters, ...(callback ? { Callback: true } : {}) } };
     if (options.maxIntervalSeconds !== undefined) {
       for (const rule of state.Retry ?? []) {
         rule.IntervalSeconds = Math.min(rule.IntervalSeconds ?? 1, options.maxIntervalSeconds);
@@ -57,10 +68,18 @@ export class TaskTokenWorker {
       );
       for (const message of Messages) {
         await this.clients.sqs.send(new DeleteMessageCommand({ QueueUrl: this.queueUrl, ReceiptHandle: message.ReceiptHandle! }));
-        const { TaskToken, FunctionName, Payload } = JSON.parse(message.Body!) as { TaskToken: string; FunctionName: string; Payload: unknown };
+        const { TaskToken, FunctionName, Payload, Callback } = JSON.parse(message.Body!) as {
+          TaskToken: string;
+          FunctionName: string;
+          Payload: unknown;
+          Callback?: true;
+        };
         let answer: SendTaskSuccessCommand | SendTaskFailureCommand;
         try {
-          answer = new SendTaskSuccessCommand({ taskToken: TaskToken, output: JSON.stringify({ Payload: await this.run(FunctionName, Payload) }) });
+          const result = await this.run(FunctionName, Payload);
+          // .waitForTaskToken: the function's answer is not the task's; the token's holder completes it.
+          if (Callback) continue;
+          answer = new SendTaskSuccessCommand({ taskToken: TaskToken, output: JSON.stringify({ Payload: result }) });
         } catch (error) {
           const { name, message: text } = error as Error;
           answer = new SendTaskFailureCommand({ taskToken: TaskToken, error: name, cause: text });
