@@ -10,7 +10,7 @@ import { LeaseLostError, StoreUnavailableError } from '../errors.js';
 import { maxFencingToken } from '../fencing.js';
 import { encodeToken, hintFor } from '../lease-token.js';
 import { fenceOf, replaceOp, settleFences, writtenLock } from '../lock-document.js';
-import type { LockDocument, Renewal } from '../model.js';
+import type { LockDocument, Renewal, StoredHolder } from '../model.js';
 import type { StoredLock, WriteOp } from '../store.js';
 import { writeUntilSettled } from '../write-loop.js';
 import { type EngineContext, keepingBudget } from './context.js';
@@ -29,7 +29,8 @@ export async function renew(context: EngineContext, token: OwnedToken, ttlMs: nu
   await writeUntilSettled(context, keepingBudget(settings), owned, {
     decide: (pending, now) =>
       pending.map((lock) => {
-        const holders = settleFences(lock).map((holder) => (holder.lease === token.leaseId ? { ...holder, expiresAt } : holder));
+        // A renewal shows the grant reached its holder: a hand-over's pending delivery (hand-over.ts) is done.
+        const holders = settleFences(lock).map((holder) => (holder.lease === token.leaseId ? renewed(holder, expiresAt) : holder));
         // Through replaceOp: a renewal that finds holders run out serves the queue they were keeping waiting.
         const op = replaceOp(lock, { ...lock.body, docId: lock.docId }, holders, now, settings.maxClockSkewMs);
         return { item: lock, op };
@@ -85,6 +86,11 @@ export async function renew(context: EngineContext, token: OwnedToken, ttlMs: nu
     expiresAt: earliest,
     ttlMs,
   };
+}
+
+function renewed(holder: StoredHolder, expiresAt: number): StoredHolder {
+  const { delivery: _, ...rest } = holder;
+  return { ...rest, expiresAt };
 }
 
 const ourExpiry = (lock: StoredLock, leaseId: string): number => lock.body.holders.find((holder) => holder.lease === leaseId)?.expiresAt ?? -Infinity;
