@@ -1,8 +1,15 @@
 /** The lock model: what callers ask for, what the index stores, what the engine answers. */
-import type { WakeChannel } from './wake.js';
-
 /** A decimal integer string (fencing.ts says how it is made); compare with `compareFencingTokens` or `BigInt`, never as text of different lengths. */
 export type FencingToken = string;
+
+/** Where a waiter that is not in the call hears its outcome (wake.ts says how). */
+export type WakeChannel =
+  /** A Step Functions task waiting with `.waitForTaskToken`: completed with the grant (SendTaskSuccess) or failed (SendTaskFailure). */
+  | { kind: 'task'; taskToken: string }
+  /** An SQS queue: one message per outcome (a FIFO queue gets the ticket as group and deduplication id). */
+  | { kind: 'queue'; queueUrl: string }
+  /** An EventBridge bus: one event per outcome, source `es-lease-locks`, detail-type `Lock granted` / `Lock wait failed`. */
+  | { kind: 'event'; eventBusName: string };
 
 export type Granularity = 'global' | 'document' | 'tree';
 export type RequestedMode = 'exclusive' | 'shared';

@@ -4,15 +4,9 @@
  * decides what to say; a WakeNotifier (functions/runtime/wake/ for AWS) says it. The core never
  * imports AWS: a channel is plain data stored with the ticket.
  */
-import type { Grant } from './model.js';
+import type { Grant, WakeChannel } from './model.js';
 
-export type WakeChannel =
-  /** A Step Functions task waiting with `.waitForTaskToken`: completed with the grant (SendTaskSuccess) or failed (SendTaskFailure). */
-  | { kind: 'task'; taskToken: string }
-  /** An SQS queue: one message per outcome (a FIFO queue gets the ticket as group and deduplication id). */
-  | { kind: 'queue'; queueUrl: string }
-  /** An EventBridge bus: one event per outcome, source `es-lease-locks`, detail-type `Lock granted` / `Lock wait failed`. */
-  | { kind: 'event'; eventBusName: string };
+export type { WakeChannel } from './model.js';
 
 export type WakeMessage =
   | { outcome: 'granted'; ticket: string; grant: Grant }

@@ -132,24 +132,23 @@ const withoutDelivery = (holder: StoredHolder): StoredHolder => {
 };
 
 /**
- * One conditional change to our holder, re-read from the primary when the document changed: `change`
- * returns the holder to write, or undefined for nothing to do. Returns the document as written (or read).
+ * One conditional write to the document of the handed-over holder `leaseId`, decided anew on the
+ * primary's version whenever the document changed meanwhile; `decide` returns nothing when there is
+ * nothing (left) to do. Returns the document as written (null: deleted), or as last read.
  */
-async function changeHolder(
+async function rewrite(
   context: EngineContext,
   lock: StoredLock,
   leaseId: string,
-  change: (holder: StoredHolder) => StoredHolder | undefined,
+  decide: (current: StoredLock, holder: StoredHolder, now: number) => WriteOp | undefined,
 ): Promise<StoredLock | null> {
   const { settings, store } = context;
   let current: StoredLock | null = lock;
   await writeUntilSettled(context, keepingBudget(settings), [lock.docId], {
     decide(_, now) {
       const holder = current?.body.holders.find((candidate) => candidate.lease === leaseId);
-      const changed = holder && change(holder);
-      if (!current || !holder || !changed) return [];
-      const holders = settleFences(current).map((candidate) => (candidate.lease === leaseId ? { ...changed, fence: candidate.fence } : candidate));
-      return [{ item: current.docId, op: replaceOp(current, { ...current.body, docId: current.docId }, holders, now, settings.maxClockSkewMs) }];
+      const op = current && holder ? decide(current, holder, now) : undefined;
+      return op ? [{ item: lock.docId, op }] : [];
     },
     applied(_, outcome, op) {
       current = op.kind === 'delete' ? null : writtenLock(outcome, (op as Extract<WriteOp, { body: LockDocument }>).body);
@@ -163,45 +162,32 @@ async function changeHolder(
   return current;
 }
 
+/** Our holder as `change` makes it (undefined: unchanged), its fencing token kept. */
+function changeHolder(context: EngineContext, lock: StoredLock, leaseId: string, change: (holder: StoredHolder) => StoredHolder | undefined) {
+  const skew = context.settings.maxClockSkewMs;
+  return rewrite(context, lock, leaseId, (current, holder, now) => {
+    const changed = change(holder);
+    if (!changed) return undefined;
+    const holders = settleFences(current).map((candidate) => (candidate.lease === leaseId ? { ...changed, fence: candidate.fence } : candidate));
+    return replaceOp(current, { ...current.body, docId: current.docId }, holders, now, skew);
+  });
+}
+
 /** The channel says nobody waits: the lock goes to the next waiters, unless a second delivery has started meanwhile. */
 async function giveBackUndelivered(context: EngineContext, lock: StoredLock, leaseId: string): Promise<void> {
-  const { settings, store } = context;
-  let current: StoredLock | null = lock;
-  await writeUntilSettled(context, keepingBudget(settings), [lock.docId], {
-    decide(_, now) {
-      const holder = current?.body.holders.find((candidate) => candidate.lease === leaseId);
-      if (!current || holder?.delivery !== 1) return [];
-      const op = removeLeaseOp(current, leaseId, now, settings.maxClockSkewMs);
-      return op ? [{ item: current.docId, op }] : [];
-    },
-    applied() {},
-    async reread(changed) {
-      current = (await store.readPrimary(changed)).get(lock.docId) ?? null;
-      return changed;
-    },
-    keysOf: () => [lock.body.key],
-  });
+  const skew = context.settings.maxClockSkewMs;
+  await rewrite(context, lock, leaseId, (current, holder, now) => (holder.delivery === 1 ? removeLeaseOp(current, leaseId, now, skew) : undefined));
 }
 
 /** Handed the lock while what is above or below still blocked it: back to the head of the queue, tried again after a pause (nobody behind it is served meanwhile). */
 async function requeue(context: EngineContext, lock: StoredLock, leaseId: string): Promise<void> {
-  const { settings, store } = context;
-  let current: StoredLock | null = lock;
-  await writeUntilSettled(context, keepingBudget(settings), [lock.docId], {
-    decide(_, now) {
-      const holder = current?.body.holders.find((candidate) => candidate.lease === leaseId);
-      if (!current || !holder?.ticket) return [];
-      const ticket: StoredTicket = { ...holder.ticket, retryAt: now + settings.queue.retryBlockedMs };
-      const others = settleFences(current).filter((candidate) => candidate.lease !== leaseId && isLive(candidate, now, settings.maxClockSkewMs));
-      const back: StoredLock = { ...current, body: { ...current.body, queue: [ticket, ...(current.body.queue ?? [])] } };
-      return [{ item: current.docId, op: replaceOp(back, { ...current.body, docId: current.docId }, others, now, settings.maxClockSkewMs) }];
-    },
-    applied() {},
-    async reread(changed) {
-      current = (await store.readPrimary(changed)).get(lock.docId) ?? null;
-      return changed;
-    },
-    keysOf: () => [lock.body.key],
+  const { settings } = context;
+  await rewrite(context, lock, leaseId, (current, holder, now) => {
+    if (!holder.ticket) return undefined;
+    const ticket: StoredTicket = { ...holder.ticket, retryAt: now + settings.queue.retryBlockedMs };
+    const others = settleFences(current).filter((candidate) => candidate.lease !== leaseId && isLive(candidate, now, settings.maxClockSkewMs));
+    const back: StoredLock = { ...current, body: { ...current.body, queue: [ticket, ...(current.body.queue ?? [])] } };
+    return replaceOp(back, { ...current.body, docId: current.docId }, others, now, settings.maxClockSkewMs);
   });
 }
 

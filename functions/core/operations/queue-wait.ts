@@ -28,12 +28,10 @@ export async function waitForTurn(
   const { settings, store } = context;
   const skew = settings.maxClockSkewMs;
   let last = seen ?? null;
-  let delay = settings.queue.pollMs.minMs;
   for (;;) {
     const now = settings.now();
     if (now >= deadline) throw stillWaiting(context, key, last);
-    await settings.sleep(Math.min(delay, deadline - now));
-    delay = Math.min(settings.queue.pollMs.maxMs, delay * 2);
+    await settings.sleep(Math.min(lookAgainIn(context, last, leaseId, now), deadline - now));
     let current = (await store.read([key.docId])).get(key.docId) ?? null;
     const at = settings.now();
     // A plain read may lag: our grant, or our ticket gone, counts only on the primary's word.
@@ -46,6 +44,20 @@ export async function waitForTurn(
     const served = current && (await serveIfDue(context, current, leaseId));
     if (served) return served;
   }
+}
+
+/**
+ * When to look again: soon at the head of the queue behind a hold that has just begun (most holds are
+ * short), less often the longer the hold has lasted and the more waiters are ahead (a quarter of the
+ * hold so far per waiter ahead), between the settings' bounds. Short holds hand over fast; long ones
+ * cost few reads.
+ */
+function lookAgainIn(context: EngineContext, lock: StoredLock | null, leaseId: string, now: number): number {
+  const { minMs, maxMs } = context.settings.queue.pollMs;
+  const ours = lock?.body.queue?.find((ticket) => ticket.ticket === leaseId);
+  const ahead = ours ? (lock?.body.queue ?? []).filter((ticket) => ticket.position < ours.position).length : 0;
+  const heldSince = Math.min(now, ...(lock?.body.holders ?? []).map((holder) => holder.grantedAt));
+  return Math.max(minMs, Math.min(maxMs, ((now - heldSince) / 4) * (ahead + 1)));
 }
 
 /**
