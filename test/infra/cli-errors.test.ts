@@ -155,6 +155,8 @@ describe('usage mistakes: one line naming the flag and the rule, exit 2', () => 
     { script: 'scripts/dev.ts', args: ['--bogus'], says: /^error: --bogus: unknown flag/ },
     { script: 'scripts/dev.ts', args: [], env: { PORT: 'abc' }, says: /^error: PORT: must be a whole number from 1 to 65535/ },
     { script: 'loadtests/runner/commands/k6-install.ts', args: ['--bogus'], says: /^error: --bogus: unknown flag/ },
+    { script: 'loadtests/runner/commands/loadtest-waiting.ts', args: ['--modes', 'spin'], says: /^error: --modes: unknown mode "spin" \(polling, queueing\)/ },
+    { script: 'loadtests/runner/commands/loadtest-waiting.ts', args: ['--callers', '0'], says: /^error: --callers: must be a whole number/ },
     // --store: the same rule in every command that picks the lock store.
     ...[
       'infra/index/cli.ts',
@@ -163,6 +165,7 @@ describe('usage mistakes: one line naming the flag and the rule, exit 2', () => 
       'scripts/dev.ts',
       'loadtests/runner/commands/loadtest-model.ts',
       'loadtests/runner/commands/loadtest-engine.ts',
+      'loadtests/runner/commands/loadtest-waiting.ts',
     ].map((script) => ({
       script,
       args: ['--store', 'elastic'],
@@ -211,6 +214,7 @@ describe('usage mistakes: one line naming the flag and the rule, exit 2', () => 
       ['infra/es/cluster-cli.ts', []],
       ['faults/run.ts', []],
       ['bench/engine.ts', []],
+      ['loadtests/runner/commands/loadtest-waiting.ts', []],
       ['scripts/cold-start.ts', []],
       ['scripts/dev.ts', []],
       ['loadtests/runner/commands/k6-install.ts', []],

@@ -46,7 +46,7 @@ export interface EngineProbeResult {
 }
 
 /** k6's trend percentile: linear interpolation between the sorted samples. */
-function percentile(sorted: number[], p: number): number {
+export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;
   const at = (p / 100) * (sorted.length - 1);
   const low = Math.floor(at);

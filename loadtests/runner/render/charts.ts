@@ -198,7 +198,7 @@ export interface BarChartOptions {
   subtitle?: string;
   yLabel: string;
   /** One group per category (e.g. a strategy); a warning is printed in red under its name. */
-  groups: Array<{ name: string; values: number[]; warning?: string }>;
+  groups: Array<{ name: string; values: number[]; warning?: string; color?: string }>;
   /** Names of the bars in every group (e.g. p50, p95, p99). */
   bars: string[];
   /** Color per group (true) or per bar (false). */
@@ -226,7 +226,7 @@ export function barChart(options: BarChartOptions): string {
   parts.push(yAxisLabel(options.yLabel, margin.top + plotH / 2));
   options.groups.forEach((group, gi) => {
     const gx = margin.left + gi * groupW + groupW * 0.15;
-    const color = colorFor(group.name, gi);
+    const color = group.color ?? colorFor(group.name, gi);
     group.values.forEach((value, bi) => {
       if (!Number.isFinite(value)) return;
       const x = gx + bi * barW;
