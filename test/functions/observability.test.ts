@@ -130,6 +130,24 @@ describe('observability', () => {
     expect(sweep?.granularity).toBe('all');
   });
 
+  it('measures waiting: queue depth when queued, wait and hold times and hand-overs when the lock passes on', async () => {
+    const target = { namespace: 'obs-queue', granularity: 'document', ids: ['q-1'] };
+    const holder = (await handlers.acquire({ ...target, owner: 'holder', ttlMs: 10_000 }, lambdaContext('acquire'))) as { leaseToken: string };
+    const waiting = handlers.acquire({ ...target, owner: 'waiter', ttlMs: 10_000, waitMs: 10_000 }, lambdaContext('acquire')) as Promise<{
+      leaseToken: string;
+      waitedMs: number;
+    }>;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await handlers.release({ leaseToken: holder.leaseToken }, lambdaContext('release'));
+    const waiter = await waiting;
+    expect(waiter.waitedMs).toBeGreaterThan(0);
+    await handlers.release({ leaseToken: waiter.leaseToken }, lambdaContext('release'));
+    const metric = (name: string) => emf().find((blob) => name in blob);
+    expect(metric('WaitTime')?.WaitTime).toBe(waiter.waitedMs);
+    expect(metric('HandOvers')).toMatchObject({ HandOvers: 1, operation: 'release', granularity: 'document' });
+    expect(metric('HoldTime')?.HoldTime).toBeGreaterThanOrEqual(300);
+  });
+
   it('counts leases that ran out unreleased (LeasesRunOut, what its alarm reads) with the sweep dimensions the alarm names', async () => {
     // Two holders that never come back: a shared lock of two owners, 1 s leases, swept after they ran out.
     for (const owner of ['gone-1', 'gone-2']) {
