@@ -857,7 +857,10 @@ function violations(outcome: Outcome, store: MemoryLockStore): Violation[] {
  */
 const SEEDS_THAT_BROKE_IT = [500515, 871242137, 862121079, 31007078];
 /** The same for the queue workload (runSchedule's `queue`). */
-const SEEDS_THAT_BROKE_THE_QUEUE: number[] = [];
+const SEEDS_THAT_BROKE_THE_QUEUE: number[] = [
+  // 1049: a grant at once whose notification went out and then threw was rolled back under the waiter that had it.
+  1049,
+];
 
 describe('interleavings of concurrent calls', () => {
   it('keep the lock in every schedule that once broke it', async () => {
