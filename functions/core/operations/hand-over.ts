@@ -38,7 +38,7 @@ export function targetOfDocument(body: LockDocument): LockTarget {
   return { namespace: body.namespace, granularity: 'global' };
 }
 
-/** Tells every channel waiter a write granted or dropped. Best effort: what fails here the sweeper tells again (a grant) or the channel's own timeout tells (a dropped ticket). */
+/** Tells every channel waiter a write granted, dropped, or pruned a grant of that was never told. Best effort: what fails here the sweeper tells again (a grant) or the channel's own timeout tells (a dropped ticket, a lost grant). */
 export async function tellWaiters(context: EngineContext, written: readonly WrittenEffects[]): Promise<void> {
   for (const { lock, effects } of written) {
     for (const holder of effects.granted) {
@@ -49,6 +49,7 @@ export async function tellWaiters(context: EngineContext, written: readonly Writ
       const key = lock?.body.key ?? ticket.ticket;
       await tellFailure(context, ticket, new LockWaitExpiredError(undefined, { ticket: ticket.ticket, key })).catch(() => undefined);
     }
+    for (const holder of effects.lost ?? []) await tellLost(context, holder, lock?.body.key ?? holder.lease);
   }
 }
 
