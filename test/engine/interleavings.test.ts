@@ -863,6 +863,9 @@ const SEEDS_THAT_BROKE_THE_QUEUE: number[] = [
   // 1029: a grant handed over but never told (it had too little of its lease left to send) ran out, and
   // an acquire's write pruned it: only the sweeper told such waiters they had lost it, so nobody did.
   1029,
+  // 1280: the sweeper's second delivery of a grant whose first had gone out (then thrown) found it
+  // blocked around the target and put it back in the queue: granted again later under the same lease, taken from its waiter.
+  1280,
 ];
 
 describe('interleavings of concurrent calls', () => {

@@ -88,6 +88,9 @@ export async function deliverGrant(context: EngineContext, lock: StoredLock, lea
       [current] = (await confirm(context, { target: target as never, mode, ttlMs: ticket.ttlMs, leaseId, locks: [lock], deadline: settings.now() })) as [StoredLock];
     } catch (error) {
       if (!(error instanceof LockHeldError)) throw error;
+      // Only the first delivery may put the grant back in the queue: a later one may race a delivery
+      // that did go out (its answer lost), so the grant stays and, if it is never told, runs out and is told lost.
+      if (attempt > 1) return 'skipped';
       await requeue(context, lock, leaseId);
       return 'requeued';
     }
@@ -180,7 +183,8 @@ async function requeue(context: EngineContext, lock: StoredLock, leaseId: string
   await writeUntilSettled(context, keepingBudget(settings), [lock.docId], {
     decide(_, now) {
       const holder = current?.body.holders.find((candidate) => candidate.lease === leaseId);
-      if (!current || !holder?.ticket) return [];
+      // A redelivery noted meanwhile may have told it: then it is no longer ours to put back.
+      if (!current || !holder?.ticket || holder.delivery !== 1) return [];
       const ticket: StoredTicket = { ...holder.ticket, retryAt: now + settings.queue.retryBlockedMs };
       const others = settleFences(current).filter((candidate) => candidate.lease !== leaseId && isLive(candidate, now, settings.maxClockSkewMs));
       const back: StoredLock = { ...current, body: { ...current.body, queue: [ticket, ...(current.body.queue ?? [])] } };
