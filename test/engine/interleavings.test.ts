@@ -866,6 +866,9 @@ const SEEDS_THAT_BROKE_THE_QUEUE: number[] = [
   // 1280: the sweeper's second delivery of a grant whose first had gone out (then thrown) found it
   // blocked around the target and put it back in the queue: granted again later under the same lease, taken from its waiter.
   1280,
+  // 1402: a channel waiter's own call found its ticket handed the lock (on a re-read) and told it granted,
+  // while the hand-over's delivery found the target blocked below and put it back in the queue: two holders.
+  1402,
 ];
 
 describe('interleavings of concurrent calls', () => {

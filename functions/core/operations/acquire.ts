@@ -258,6 +258,11 @@ async function attemptOnce(
         : {}),
     });
     const [only] = keys;
+    // Our ticket was handed the lock by someone else's write (found on a re-read): that hand-over tells
+    // the channel (deliverGrant, or the sweeper again), and may put it back in the queue; telling it here too would race that.
+    const handedTo = request.wake && only ? held.get(only.docId)?.lock : undefined;
+    const handedOver = handedTo?.body.holders.find((holder) => holder.lease === lease.leaseId)?.ticket;
+    if (handedOver) return queuedOutcome(request, handedOver, handedTo);
     if (queuedTicket && only && !held.has(only.docId)) {
       if (request.wake) return queuedOutcome(request, queuedTicket, queuedIn);
       keep(only, await waitForTurn(context, only, lease.leaseId, deadline, queuedIn), false);
