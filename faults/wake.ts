@@ -38,7 +38,7 @@ export class FaultNotifier implements WakeNotifier {
 
   /** Opens a channel for one call of `client`: an SQS-like queue URL of its own. */
   open(client: string, call: number, keys: HeldKey[], clockOffsetMs: number): { channel: WakeChannel; wake: { queueUrl: string } } {
-    const queueUrl = `memory://wake/${client}/${call}`;
+    const queueUrl = `https://sqs.memory.invalid/wake/${client}/${call}`;
     this.boxes.set(queueUrl, { client, keys, clockOffsetMs, messages: [], recorded: new Set(), closed: false });
     this.tally.waiters++;
     return { channel: { kind: 'queue', queueUrl }, wake: { queueUrl } };
