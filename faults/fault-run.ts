@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { LockService } from '../functions/core/service.js';
 import { createLockEngine, createSearchClient, deleteLockIndex, ensureLockIndex } from '../functions/store/index.js';
 import { type ClusterNode, waitForNodes } from '../infra/es/cluster.js';
 import { behaviourOf, type Fault } from './catalog.js';
@@ -14,7 +15,8 @@ import type { HistoryEvent, Violation } from './history.js';
 import { injectFault } from './inject.js';
 import type { Firewall } from './partition.js';
 import { clockOffsets } from './skew.js';
-import { runClient, type Tally, type Workload } from './workload.js';
+import { FaultNotifier, type WakeTally } from './wake.js';
+import { QUEUE_TTL_MS, runClient, type Tally, TTL_MS, type Workload } from './workload.js';
 
 export interface RunSettings {
   durationS: number;
@@ -46,6 +48,8 @@ export interface RunResult {
   primaryTerms: number[];
   clockOffsetsMs: number[];
   historyFile?: string;
+  /** The waiters woken by a channel: how many, what they were told, how many heard nothing. */
+  wake?: WakeTally;
 }
 
 /** A client for the cluster, of the product its nodes run. */
@@ -71,15 +75,19 @@ export async function runFault(fault: Fault, settings: RunSettings, nodes: reado
   const index = `faults-${fault}-${randomBytes(3).toString('hex')}`;
   await ensureLockIndex(client, index, settings.shards ? { shards: settings.shards } : {});
   await client.cluster.health({ index, wait_for_status: 'green', timeout: '60s' });
+  const history: HistoryEvent[] = [];
+  // Waiters woken by a channel, told through a notifier in memory; the sweeper hands over, tells again and tells the lost.
+  const notifier = new FaultNotifier(history);
   const { engine, store } = createLockEngine({
     client,
     index,
     settings: {
       maxClockSkewMs: behaviour.maxClockSkewMs,
       ...(settings.workload.retryMaxDelayMs ? { retry: { maxDelayMs: settings.workload.retryMaxDelayMs } } : {}),
+      notifier,
+      queue: { redeliverAfterMs: 1_000 },
     },
   });
-  const history: HistoryEvent[] = [];
   const before = { ...settings.tally };
   const startedAt = Date.now();
   const durationMs = settings.durationS * 1_000;
@@ -93,18 +101,33 @@ export async function runFault(fault: Fault, settings: RunSettings, nodes: reado
     () => log(`${fault}: ${Math.round((Date.now() - startedAt) / 1000)} s, ${settings.tally.grants - before.grants} grants`),
     10_000,
   );
-  const context = { store, settings: engine.settings, workload: settings.workload, behaviour, history, tally: settings.tally, running };
+  const queued = new Set<string>();
+  const context = {
+    store,
+    settings: engine.settings,
+    workload: settings.workload,
+    behaviour,
+    history,
+    tally: settings.tally,
+    running,
+    wake: { notifier, queued },
+  };
   let injection: Awaited<ReturnType<typeof injectFault>>;
   try {
     [injection] = await Promise.all([
       injectFault(fault, { client, index, nodes, firewall: settings.firewall, startedAt, durationMs, stopped: () => !running(), log }),
       ...offsets.map((offset, id) => runClient(context, id, offset)),
+      sweepWhile(engine, running),
     ]);
   } finally {
     clearInterval(progress);
   }
   const endedAt = Date.now();
   await waitForNodes([...nodes], nodes.length, 120_000);
+  // Every ticket and lease runs out, and the sweeper tells whoever is still untold (a grant never told: lost; a ticket: expired).
+  await sleep(QUEUE_TTL_MS + TTL_MS + behaviour.maxClockSkewMs + 500);
+  for (let round = 0; round < 3; round++) await engine.sweep().catch(() => undefined);
+  const wake = notifier.count(queued);
   const grants = history.filter((event) => event.op === 'acquire' && event.type === 'ok').sort((a, b) => a.time - b.time);
   const errors: Record<string, number> = {};
   for (const event of history) if (event.error) errors[`${event.op} ${event.error}`] = (errors[`${event.op} ${event.error}`] ?? 0) + 1;
@@ -117,7 +140,7 @@ export async function runFault(fault: Fault, settings: RunSettings, nodes: reado
   let historyFile: string | undefined;
   if (settings.results.keep === 'always' || violations.length > 0) {
     historyFile = join(settings.results.dir, `${settings.results.name}.history.json`);
-    writeFileSync(historyFile, JSON.stringify({ fault, index, clockOffsetsMs: offsets, behaviour, violations, history }));
+    writeFileSync(historyFile, JSON.stringify({ fault, index, clockOffsetsMs: offsets, behaviour, violations, wake, history }));
   }
   await deleteLockIndex(client, index).catch(() => undefined);
   await client.close();
@@ -135,5 +158,16 @@ export async function runFault(fault: Fault, settings: RunSettings, nodes: reado
     primaryTerms,
     clockOffsetsMs: offsets,
     ...(historyFile ? { historyFile } : {}),
+    wake,
   };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The sweeper, every half second while the run lasts (a failing sweep waits for the next). */
+async function sweepWhile(engine: LockService, running: () => boolean): Promise<void> {
+  while (running()) {
+    await sleep(500);
+    await engine.sweep().catch(() => undefined);
+  }
 }

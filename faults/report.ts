@@ -49,6 +49,10 @@ export function renderTable(results: readonly RunResult[], skipped: readonly Ski
       .map(([name, count]) => `${name} ${count}`)
       .join(', ');
     out.push(`    conflicts ${result.conflicts}, unknown outcomes ${result.unknown}; errors: ${errors || 'none'}`);
+    if (result.wake) {
+      const { waiters, toldGranted, toldFailed, toldTwice, untold } = result.wake;
+      out.push(`    channel waiters ${waiters}: told granted ${toldGranted} (twice ${toldTwice}), told failed ${toldFailed}, queued and never told ${untold}`);
+    }
     if (result.clockOffsetsMs.some((offset) => offset !== 0)) out.push(`    client clocks (ms): ${result.clockOffsetsMs.join(', ')}`);
     for (const violation of result.violations.slice(0, 10)) out.push(`    ${violation.kind}: ${violation.message}`);
     if (result.violations.length > 10) out.push(`    ... ${result.violations.length - 10} more in ${result.historyFile}`);

@@ -15,6 +15,7 @@ import type { Behaviour } from './catalog.js';
 import type { HeldKey, HistoryEvent } from './history.js';
 import { interpose } from './interposed-store.js';
 import { skewedClock } from './skew.js';
+import type { FaultNotifier } from './wake.js';
 
 /** The one namespace the clients lock in (on a lock index with several shards, it lives on one of them). */
 export const FAULTS_NAMESPACE = 'faults';
@@ -85,6 +86,15 @@ export function pickTarget(workload: Workload, random: () => number, twoStep = f
   return treeTarget(workload, random, twoStep || random() < 0.15);
 }
 
+/** A single-key target (what a waiter woken by a channel may queue for): one id, or one tree path. */
+function singleKeyTarget(workload: Workload, random: () => number): Target {
+  const tree = workload.granularity === 'tree' || (workload.granularity === 'mixed' && random() < 0.5);
+  return tree ? treeTarget(workload, random, random() < 0.15) : documentTarget(workload, random, false);
+}
+
+/** How long a channel waiter's ticket may wait in the queue. */
+export const QUEUE_TTL_MS = 4_000;
+
 const outcomeOf = (error: unknown): 'fail' | 'info' =>
   error instanceof LockOutcomeUnknownError || (error instanceof StoreUnavailableError && error.context.ambiguous) ? 'info' : 'fail';
 
@@ -150,6 +160,12 @@ export interface ClientContext {
   tally: Tally;
   /** Whether the client should start another cycle. */
   running: () => boolean;
+  /**
+   * Waiters woken by a channel: when set, one call in five (of those no acquirer fault is armed for)
+   * queues for a single key with acquireOrQueue and waits for its channel; `queued` collects the
+   * channels whose call answered queued.
+   */
+  wake?: { notifier: FaultNotifier; queued: Set<string> };
 }
 
 class FunctionTimeout extends Error {
@@ -164,55 +180,68 @@ export async function runClient(context: ClientContext, id: number, clockOffsetM
   let { engine, arm, disarm } = clientEngine(context.store, context.settings, clockOffsetMs);
   for (let call = 0; context.running(); call++) {
     const faulty = behaviour.acquirers !== undefined && Math.random() < behaviour.acquirers.rate;
-    const target = pickTarget(workload, Math.random, faulty);
+    const woken = context.wake !== undefined && !faulty && Math.random() < 0.2;
+    const target = woken ? singleKeyTarget(workload, Math.random) : pickTarget(workload, Math.random, faulty);
     const exclusive = Math.random() < 0.7;
     const keys = target.keys(exclusive);
     if (faulty) arm(behaviour.acquirers!.fault);
     record({ type: 'invoke', op: 'acquire', keys });
     let grant: Grant;
-    try {
-      const acquiring = engine.acquire({
-        namespace: FAULTS_NAMESPACE,
-        ...target.request,
-        mode: exclusive ? 'exclusive' : 'shared',
-        owner: client,
-        ttlMs: TTL_MS,
-        waitMs: 1_000,
-        requestId: `${client}-${call}`,
-      });
-      // A frozen call never answers: the caller gives up on it after its own timeout.
-      grant = await (faulty && behaviour.acquirers!.fault === 'freeze'
-        ? Promise.race([acquiring, sleep(3_000).then(() => Promise.reject(new FunctionTimeout('the function timed out')))])
-        : acquiring);
-      disarm();
-    } catch (error) {
-      // An acquire refused before its first write never reached the fault: it must not carry over to the next call.
-      disarm();
-      if (error instanceof FunctionTimeout) {
-        record({ type: 'info', op: 'acquire', error: error.name });
-        tally.unknown++;
-        ({ engine, arm, disarm } = clientEngine(context.store, context.settings, clockOffsetMs));
+    if (woken) {
+      const told = await acquireWoken(context.wake!, engine, client, call, target, exclusive, keys, clockOffsetMs, record);
+      if (!told) {
+        tally.conflicts++;
         continue;
       }
-      const type = outcomeOf(error);
-      record({ type, op: 'acquire', error: (error as Error).name });
-      if (type === 'info') tally.unknown++;
-      if (error instanceof LockHeldError || error instanceof LockContentionError) tally.conflicts++;
-      else await sleep(50);
-      continue;
-    }
+      grant = told;
+    } else
+      try {
+        const acquiring = engine.acquire({
+          namespace: FAULTS_NAMESPACE,
+          ...target.request,
+          mode: exclusive ? 'exclusive' : 'shared',
+          owner: client,
+          ttlMs: TTL_MS,
+          // Single-key waiters queue; some wait long enough to be served after a holder's lease runs out.
+          waitMs: Math.random() < 0.25 ? 3_000 : 1_000,
+          requestId: `${client}-${call}`,
+        });
+        // A frozen call never answers: the caller gives up on it after its own timeout.
+        grant = await (faulty && behaviour.acquirers!.fault === 'freeze'
+          ? Promise.race([acquiring, sleep(3_000).then(() => Promise.reject(new FunctionTimeout('the function timed out')))])
+          : acquiring);
+        disarm();
+      } catch (error) {
+        // An acquire refused before its first write never reached the fault: it must not carry over to the next call.
+        disarm();
+        if (error instanceof FunctionTimeout) {
+          record({ type: 'info', op: 'acquire', error: error.name });
+          tally.unknown++;
+          ({ engine, arm, disarm } = clientEngine(context.store, context.settings, clockOffsetMs));
+          continue;
+        }
+        const type = outcomeOf(error);
+        record({ type, op: 'acquire', error: (error as Error).name });
+        if (type === 'info') tally.unknown++;
+        if (error instanceof LockHeldError || error instanceof LockContentionError) tally.conflicts++;
+        else await sleep(50);
+        continue;
+      }
     tally.grants++;
     // The lease ends at the holder's clock's expiresAt: on the real clock, that is its offset earlier.
     const realEnd = (expiresAt: number): number => expiresAt - clockOffsetMs;
-    record({
-      type: 'ok',
-      op: 'acquire',
-      leaseId: grant.leaseId,
-      keys,
-      fencingToken: grant.fencingToken,
-      expiresAt: realEnd(grant.expiresAt),
-      ...(clockOffsetMs !== 0 ? { clockOffsetMs } : {}),
-    });
+    // A grant told on a channel was recorded by the notifier, when it was told.
+    if (!woken) {
+      record({
+        type: 'ok',
+        op: 'acquire',
+        leaseId: grant.leaseId,
+        keys,
+        fencingToken: grant.fencingToken,
+        expiresAt: realEnd(grant.expiresAt),
+        ...(clockOffsetMs !== 0 ? { clockOffsetMs } : {}),
+      });
+    }
     let leaseToken = grant.leaseToken;
     // The holder works, renewing once in a while; a stalling holder overruns its lease and carries on.
     const stalls = Math.random() < behaviour.stallRate;
@@ -246,4 +275,48 @@ export async function runClient(context: ClientContext, id: number, clockOffsetM
     }
     tally.cycles++;
   }
+}
+
+/**
+ * One call of a waiter woken by a channel: acquireOrQueue, then (queued) wait for the channel. Returns
+ * the grant it heard of, or undefined after recording why not: told it failed, told nothing in time
+ * (`info`: the engine may still hand it the lock, which the notifier then records as a grant that
+ * nobody acts on), or the call failed (a grant that reached the channel all the same is used).
+ */
+async function acquireWoken(
+  wake: NonNullable<ClientContext['wake']>,
+  engine: LockService,
+  client: string,
+  call: number,
+  target: Target,
+  exclusive: boolean,
+  keys: HeldKey[],
+  clockOffsetMs: number,
+  record: (event: Omit<HistoryEvent, 'client' | 'time'>) => void,
+): Promise<Grant | undefined> {
+  const { notifier } = wake;
+  const { channel, wake: wakeInput } = notifier.open(client, call, keys, clockOffsetMs);
+  try {
+    const answer = await engine.acquireOrQueue({
+      namespace: FAULTS_NAMESPACE,
+      ...target.request,
+      mode: exclusive ? 'exclusive' : 'shared',
+      owner: client,
+      ttlMs: TTL_MS,
+      queueTtlMs: QUEUE_TTL_MS,
+      wake: wakeInput,
+    });
+    if (!('status' in answer)) return answer;
+    wake.queued.add((channel as { queueUrl: string }).queueUrl);
+  } catch (error) {
+    const reached = notifier.first(channel);
+    if (reached?.outcome === 'granted') return reached.grant;
+    notifier.close(channel);
+    record({ type: outcomeOf(error), op: 'acquire', error: (error as Error).name });
+    return undefined;
+  }
+  const message = await notifier.next(channel, QUEUE_TTL_MS + TTL_MS + 1_000);
+  if (message?.outcome === 'granted') return message.grant;
+  record(message ? { type: 'fail', op: 'acquire', error: message.error } : { type: 'info', op: 'acquire', error: 'NotToldInTime' });
+  return undefined;
 }

@@ -213,8 +213,12 @@ export function replaceOp(
     queued = { ...served, nextPosition: existing.body.nextPosition ?? 0 };
   }
   const kept = queued ? (decided ? holders : [...holders.filter((holder) => isLive(holder, now, skewMs)), ...queued.granted]) : holders;
+  // Whatever write prunes a grant whose waiter was never told, run out, owes that waiter the news (not only the sweeper's).
+  const lost = existing.body.holders.filter(
+    (holder) => holder.delivery !== undefined && !isLive(holder, now, skewMs) && !kept.some((other) => other.lease === holder.lease),
+  );
   if (kept.length === 0 && !lockedBelow && (queued?.queue.length ?? 0) === 0) {
-    return withEffects({ kind: 'delete', docId: existing.docId, ifSeqNo: existing.seqNo, ifPrimaryTerm: existing.primaryTerm }, queued);
+    return withEffects({ kind: 'delete', docId: existing.docId, ifSeqNo: existing.seqNo, ifPrimaryTerm: existing.primaryTerm }, queued, lost);
   }
   return withEffects(
     {
@@ -225,13 +229,16 @@ export function replaceOp(
       ifPrimaryTerm: existing.primaryTerm,
     },
     queued,
+    lost,
   );
 }
 
-/** Notes on the op what its write does to the queue, when it grants or drops a waiter. */
-function withEffects(op: WriteOp, queued: QueueWrite | undefined): WriteOp {
-  if (!queued || (queued.granted.length === 0 && queued.dropped.length === 0)) return op;
-  return { ...op, queueEffects: { granted: queued.granted, dropped: queued.dropped } };
+/** Notes on the op what its write does to the queue, when it grants or drops a waiter, or prunes a grant never told. */
+function withEffects(op: WriteOp, queued: QueueWrite | undefined, lost: StoredHolder[]): WriteOp {
+  const granted = queued?.granted ?? [];
+  const dropped = queued?.dropped ?? [];
+  if (granted.length === 0 && dropped.length === 0 && lost.length === 0) return op;
+  return { ...op, queueEffects: { granted, dropped, ...(lost.length > 0 ? { lost } : {}) } };
 }
 
 /**

@@ -20,6 +20,8 @@ export interface StoredLock {
 export interface QueueEffects {
   granted: StoredHolder[];
   dropped: StoredTicket[];
+  /** Grants handed over from the queue, never told to their waiter, that ran out and leave with this write: their waiters hear they were lost. */
+  lost?: StoredHolder[];
 }
 
 export type WriteOp = (

@@ -93,15 +93,23 @@ function ticketLease(context: EngineContext): NewLease & { stored?: string } {
   return { leaseId: lease.leaseId, secret: derived, proof: proofOf(lease.leaseId, derived) };
 }
 
-/** Granted at once: the channel hears it too (a Step Functions task ignores the function's answer). A channel that says nobody waits gets nothing held. */
+/**
+ * Granted at once: the channel hears it too (a Step Functions task ignores the function's answer). A
+ * channel that says nobody waits gets nothing held. A delivery that threw may have gone out all the
+ * same (the message sent, its answer lost): the waiter may hold the lease, so it is kept until it
+ * runs out, and the caller hears that the outcome is unknown.
+ */
 async function tellGrantedAtOnce(context: EngineContext, request: AcquireRequest, grant: Grant): Promise<void> {
   const notifier = context.settings.notifier!;
   let delivery: Awaited<ReturnType<typeof notifier.notify>>;
   try {
     delivery = await notifier.notify(request.wake!, { outcome: 'granted', ticket: grant.leaseId, grant });
   } catch (error) {
-    await giveUp(context, request, grant);
-    throw error;
+    const mayHoldUntil = grant.expiresAt + context.settings.maxClockSkewMs;
+    throw new LockOutcomeUnknownError(
+      `The lock was granted, but telling the wake channel failed (${(error as Error).message}): the grant may have reached it, so lease ${grant.leaseId} is kept until it runs out.`,
+      { operation: 'acquire', ...(request.requestId ? { requestId: request.requestId } : {}), mayHoldUntil, cause: error },
+    );
   }
   if (delivery === 'gone') await giveUp(context, request, grant);
 }
@@ -250,6 +258,11 @@ async function attemptOnce(
         : {}),
     });
     const [only] = keys;
+    // Our ticket was handed the lock by someone else's write (found on a re-read): that hand-over tells
+    // the channel (deliverGrant, or the sweeper again), and may put it back in the queue; telling it here too would race that.
+    const handedTo = request.wake && only ? held.get(only.docId)?.lock : undefined;
+    const handedOver = handedTo?.body.holders.find((holder) => holder.lease === lease.leaseId)?.ticket;
+    if (handedOver) return queuedOutcome(request, handedOver, handedTo);
     if (queuedTicket && only && !held.has(only.docId)) {
       if (request.wake) return queuedOutcome(request, queuedTicket, queuedIn);
       keep(only, await waitForTurn(context, only, lease.leaseId, deadline, queuedIn), false);

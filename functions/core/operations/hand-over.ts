@@ -38,7 +38,7 @@ export function targetOfDocument(body: LockDocument): LockTarget {
   return { namespace: body.namespace, granularity: 'global' };
 }
 
-/** Tells every channel waiter a write granted or dropped. Best effort: what fails here the sweeper tells again (a grant) or the channel's own timeout tells (a dropped ticket). */
+/** Tells every channel waiter a write granted, dropped, or pruned a grant of that was never told. Best effort: what fails here the sweeper tells again (a grant) or the channel's own timeout tells (a dropped ticket, a lost grant). */
 export async function tellWaiters(context: EngineContext, written: readonly WrittenEffects[]): Promise<void> {
   for (const { lock, effects } of written) {
     for (const holder of effects.granted) {
@@ -49,6 +49,7 @@ export async function tellWaiters(context: EngineContext, written: readonly Writ
       const key = lock?.body.key ?? ticket.ticket;
       await tellFailure(context, ticket, new LockWaitExpiredError(undefined, { ticket: ticket.ticket, key })).catch(() => undefined);
     }
+    for (const holder of effects.lost ?? []) await tellLost(context, holder, lock?.body.key ?? holder.lease);
   }
 }
 
@@ -94,6 +95,9 @@ export async function deliverGrant(
       ];
     } catch (error) {
       if (!(error instanceof LockHeldError)) throw error;
+      // Only the first delivery may put the grant back in the queue: a later one may race a delivery
+      // that did go out (its answer lost), so the grant stays and, if it is never told, runs out and is told lost.
+      if (attempt > 1) return 'skipped';
       await requeue(context, lock, leaseId);
       return 'requeued';
     }
@@ -183,7 +187,8 @@ async function giveBackUndelivered(context: EngineContext, lock: StoredLock, lea
 async function requeue(context: EngineContext, lock: StoredLock, leaseId: string): Promise<void> {
   const { settings } = context;
   await rewrite(context, lock, leaseId, (current, holder, now) => {
-    if (!holder.ticket) return undefined;
+    // A redelivery noted meanwhile may have told it: then it is no longer ours to put back.
+    if (!holder.ticket || holder.delivery !== 1) return undefined;
     const ticket: StoredTicket = { ...holder.ticket, retryAt: now + settings.queue.retryBlockedMs };
     const others = settleFences(current).filter((candidate) => candidate.lease !== leaseId && isLive(candidate, now, settings.maxClockSkewMs));
     const back: StoredLock = { ...current, body: { ...current.body, queue: [ticket, ...(current.body.queue ?? [])] } };

@@ -4,12 +4,12 @@
  * (counted as a conflict). Correctness never waits for it: expired locks are taken over at once.
  */
 import { isLive, replaceOp, settleFences } from '../lock-document.js';
-import type { StoredHolder, SweepReport } from '../model.js';
+import type { SweepReport } from '../model.js';
 import { handOver } from '../queue.js';
 import type { StoredLock, WriteOp } from '../store.js';
 import { writeUntilSettled } from '../write-loop.js';
 import type { EngineContext } from './context.js';
-import { redeliver, tellLost } from './hand-over.js';
+import { redeliver } from './hand-over.js';
 
 export async function sweep(context: EngineContext, options: { batchSize?: number; maxBatches?: number } = {}): Promise<SweepReport> {
   const { settings, store } = context;
@@ -23,9 +23,8 @@ export async function sweep(context: EngineContext, options: { batchSize?: numbe
     report.batches++;
     report.scanned += page.locks.length;
     const pruned = new Map<string, number>();
-    // Grants handed over from the queue whose waiter has not heard yet: those that ran out are lost, the others are told again.
-    const runOut = new Map<string, StoredHolder[]>();
-    const untold: StoredHolder[] = [];
+    // Grants handed over from the queue whose waiter has not heard yet are told again (those that ran out
+    // are told they were lost by the write that prunes them: replaceOp notes them, tellWaiters tells them).
     const retell: Array<{ lock: StoredLock; leaseId: string }> = [];
     await writeUntilSettled(context, settings.contentionBudgetMs, page.locks, {
       decide: (pending, now) =>
@@ -38,16 +37,11 @@ export async function sweep(context: EngineContext, options: { batchSize?: numbe
           const served = handOver(live, lock.body.queue, now, settings.maxClockSkewMs);
           if (live.length === lock.body.holders.length && served.granted.length === 0 && served.dropped.length === 0) return [];
           pruned.set(lock.docId, lock.body.holders.length - live.length);
-          runOut.set(
-            lock.docId,
-            settled.filter((holder) => !live.includes(holder) && holder.delivery !== undefined),
-          );
           return [{ item: lock, op: replaceOp(lock, { ...lock.body, docId: lock.docId }, live, now, settings.maxClockSkewMs) }];
         }),
       applied: (lock, _, op) => {
         report.prunedHolders += pruned.get(lock.docId) ?? 0;
         report.handedOver += op.queueEffects?.granted.length ?? 0;
-        untold.push(...(runOut.get(lock.docId) ?? []));
         if (op.kind === 'delete') report.deletedLocks++;
       },
       // Someone changed it since the search: it is alive, or the next run sees it again.
@@ -57,7 +51,6 @@ export async function sweep(context: EngineContext, options: { batchSize?: numbe
       },
       keysOf: (pending) => pending.map((lock) => lock.body.key),
     });
-    for (const holder of untold) await tellLost(context, holder, holder.ticket?.ticket ?? holder.lease);
     for (const { lock, leaseId } of retell) await redeliver(context, lock, leaseId).catch(() => undefined);
     if (page.next === undefined) break;
     cursor = page.next;
