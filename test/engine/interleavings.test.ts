@@ -931,6 +931,15 @@ describe('interleavings of concurrent calls', () => {
     if (RUNS >= 500) expect(unknown).toBeGreaterThan(0);
   }, 300_000);
 
+  // Open (found by the 20,000-schedule survey from seed 424242, and on main as of 4f762c4, before the
+  // queue): two deliveries of one tree call (c1-1 on /r/y) both fail, the second with
+  // LockContentionError, yet a holder of theirs stays on the path until its lease runs out. Move the
+  // seed to SEEDS_THAT_BROKE_IT once fixed: this test then fails, as a reminder.
+  it.fails('still break all-or-nothing in schedule 442215 (open)', async () => {
+    const { outcome, store } = await runSchedule(442215);
+    expect(violations(outcome, store).map((problem) => problem.text)).toEqual([]);
+  });
+
   it('keep the queue in every schedule that once broke it', async () => {
     for (const seed of SEEDS_THAT_BROKE_THE_QUEUE) {
       const { outcome, store } = await runSchedule(seed, true);
