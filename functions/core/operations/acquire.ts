@@ -275,7 +275,8 @@ async function attemptOnce(
     if (request.requestId !== undefined && counted.requests > 1) await confirmStillOurs(context, keys, held, lease.leaseId);
     return confirmedGrant(context, request, keys, held, lease);
   } catch (error) {
-    if (queuedTicket && keys[0] && !held.has(keys[0].docId)) {
+    // Whatever we last saw: a ticket we wrote may still wait, or have been handed the lock since.
+    if (queuedTicket && keys[0]) {
       // Not known to have left: the lock may be handed over to the ticket until it runs out.
       const left = await leaveQueue(context, keys[0], lease.leaseId).then(
         () => true,

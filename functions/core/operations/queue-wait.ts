@@ -111,9 +111,12 @@ export async function leaveQueue(context: EngineContext, key: PlannedKey, leaseI
     decide(_, now) {
       if (!current) return [];
       const inQueue = current.body.queue?.some((ticket) => ticket.ticket === leaseId) ?? false;
-      if (!inQueue && !holds(current, leaseId)) return [];
+      // Only what the ticket became: a holder of ours that a write of our own put there (and that may
+      // carry an earlier delivery's holder to give back) is the rollback's to remove.
+      const fromTicket = current.body.holders.some((holder) => holder.lease === leaseId && holder.ticket !== undefined);
+      if (!inQueue && !fromTicket) return [];
       const without: StoredLock = { ...current, body: { ...current.body, queue: (current.body.queue ?? []).filter((ticket) => ticket.ticket !== leaseId) } };
-      const holders = settleFences(current).filter((holder) => holder.lease !== leaseId);
+      const holders = settleFences(current).filter((holder) => !(holder.lease === leaseId && holder.ticket !== undefined));
       return [{ item: key.docId, op: replaceOp(without, { ...current.body, docId: current.docId }, holders, now, settings.maxClockSkewMs) }];
     },
     applied() {
