@@ -16,8 +16,10 @@ import type { Grant } from '../../functions/core/model.js';
 import type { WakeMessage } from '../../functions/core/wake.js';
 import { presentGrant } from '../../functions/runtime/present.js';
 import { createWakeNotifier, WakeDeliveryError } from '../../functions/runtime/wake/index.js';
+import { awsEmulatorUrl } from '../support/aws.js';
 
-const EMULATOR = process.env.AWS_EMULATOR_URL || 'http://127.0.0.1:5005';
+// The project's emulator (infra/aws/), started on demand, or the one AWS_EMULATOR_URL names.
+const EMULATOR = await awsEmulatorUrl();
 const REGION = 'eu-west-1';
 
 // What the SDK reads when it builds the notifier's clients (on their first use, after this).
