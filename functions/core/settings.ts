@@ -10,8 +10,12 @@ export interface LockSettings {
   maxClockSkewMs: number;
   /** Upper bound accepted for `waitMs`. */
   maxWaitMs: number;
-  /** Backoff while waiting for a held lock: full jitter between base and cap, doubling. */
-  retry: { baseDelayMs: number; maxDelayMs: number };
+  /**
+   * Backoff while waiting for a held lock: full jitter between base and cap, doubling. `watchAbove`:
+   * a caller refused by a lock above its target (a directory over its file, the namespace's global
+   * lock) watches that lock's document and tries again once it is free, instead of backing off.
+   */
+  retry: { baseDelayMs: number; maxDelayMs: number; watchAbove: boolean };
   /** Cap on the retryAfterMs suggested in a conflict (a lease may be released long before it expires). */
   maxRetryAfterMs: number;
   /**
@@ -64,7 +68,7 @@ export const DEFAULT_SETTINGS: Readonly<LockSettings> = Object.freeze({
   ttl: Object.freeze({ defaultMs: 30_000, minMs: 1_000, maxMs: 900_000 }),
   maxClockSkewMs: 500,
   maxWaitMs: 60_000,
-  retry: Object.freeze({ baseDelayMs: 25, maxDelayMs: 1_000 }),
+  retry: Object.freeze({ baseDelayMs: 25, maxDelayMs: 1_000, watchAbove: true }),
   maxRetryAfterMs: 1_000,
   contentionBudgetMs: 2_000,
   limits: Object.freeze({

@@ -17,6 +17,7 @@ import type { EngineContext } from './context.js';
 import { ticketSecret } from './hand-over.js';
 import { leaveQueue, queuedOutcome, waitForTurn } from './queue-wait.js';
 import { rollback } from './remove-lease.js';
+import { blockedOnlyAbove, watchAbove } from './watch-above.js';
 
 interface HeldKey {
   key: PlannedKey;
@@ -75,6 +76,10 @@ export async function acquireOrQueue(context: EngineContext, request: AcquireReq
           });
         }
         throw error;
+      }
+      if (error instanceof LockHeldError && settings.retry.watchAbove && blockedOnlyAbove(request.target, error.conflicts)) {
+        await watchAbove(context, request.target.namespace, error.conflicts, deadline);
+        continue;
       }
       // Exponential backoff with full jitter (anywhere from 0 to the ceiling): waiters that met the same
       // holder spread out over the whole interval instead of coming back together in its second half.
