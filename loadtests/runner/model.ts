@@ -47,6 +47,8 @@ export interface Calibration {
   esMsPerOp: number;
   backoffMsPerOp: number;
   criticalSectionMs: number;
+  /** Mean latency of each kind of request during that light-load probe, ms (results before it was recorded: none). */
+  esMsByKind?: PerKind;
   /**
    * Time in Elasticsearch and requests per operation weighted by the files each lock covers (the
    * engine driver's perCoveredFile): what contention is made of. Results before it was recorded:

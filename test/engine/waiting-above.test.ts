@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { interpose } from '../../faults/interposed-store.js';
 import { compareFencingTokens } from '../../functions/core/fencing.js';
-import { LockService } from '../../functions/core/service.js';
+import { type AcquireInput, LockService } from '../../functions/core/service.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, freshLockIndex, sleep, testClient } from '../support/engine.js';
@@ -30,7 +30,7 @@ function counting(watchAbove: boolean) {
 }
 
 /** Holds `blocker` while a counted waiter for `waiting` waits 600 ms; returns the waiter's writes and reads during that time, and its grant after the release. */
-async function whileBlocked(watchAbove: boolean, blocker: Parameters<LockService['acquire']>[0], waiting: Parameters<LockService['acquire']>[0]) {
+async function whileBlocked(watchAbove: boolean, blocker: AcquireInput, waiting: AcquireInput) {
   const held = await engine.acquire(blocker);
   const { engine: waiter, calls } = counting(watchAbove);
   const granted = waiter.acquire({ ...waiting, waitMs: 10_000 });

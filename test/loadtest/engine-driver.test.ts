@@ -77,6 +77,9 @@ describe('the engine driver', () => {
     // Weighted by the files each lock covers (renames cover a directory): at least one write per covered file.
     expect(run.perCoveredFile.requestMix.write).toBeGreaterThanOrEqual(2);
     expect(run.perCoveredFile.esMsPerOp).toBeGreaterThan(0);
+    // Each kind's latency under this load, timed from the client's request and response events: writes answered, in less than the whole operation.
+    expect(run.esMsByKind.write).toBeGreaterThan(0);
+    expect(run.esMsByKind.write).toBeLessThan(run.esMsPerOp);
     expect(run.schedule.peakInFlight).toBeLessThanOrEqual(defaultConfig().schedule.vus.max);
   });
 

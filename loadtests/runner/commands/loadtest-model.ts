@@ -160,6 +160,7 @@ async function main(argv: string[]): Promise<number> {
             `[model] trial ${trial}/${trials} ${SIDE_LABEL[side]} ${strategy}: capacity ${calibration.capacity} ops/s (missed at ${failedAt ?? '-'}), ` +
               `${calibration.requestsPerOp.toFixed(2)} requests/op (${Math.round(calibration.writeShare * 100)}% writes), ` +
               `${calibration.esMsPerOp.toFixed(1)} ms in ${single.name} per op at a light load ` +
+              (calibration.esMsByKind ? `(requests then, mean ms: ${perKindText(calibration.esMsByKind)}) ` : '') +
               `(${searches}/${total}, ${formatSeconds(elapsedS)} elapsed, ~${formatSeconds((elapsedS / searches) * (total - searches))} left)`,
           );
         }

@@ -120,6 +120,7 @@ function calibrationOf(strategy: Strategy, workload: WorkloadConfig, light: Engi
     requestMix: perKind((kind) => light.esRequestsByKind[kind] / light.stage.goodput),
     perCoveredFile: light.perCoveredFile,
     esMsPerOp: light.esMsPerOp,
+    esMsByKind: light.esMsByKind,
     backoffMsPerOp: light.backoffMsPerOp,
     criticalSectionMs: workload.criticalSectionMs,
   };

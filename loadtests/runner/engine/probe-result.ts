@@ -5,6 +5,7 @@ import { checkHolds, parseHoldLog, type SafetyReport } from '../checker.js';
 import { type PerKind, perKind } from '../model.js';
 import type { Latency, StageStats } from '../summary.js';
 import type { ArrivalStats } from './arrivals.js';
+import type { RequestCounts } from './request-count.js';
 import type { ProbeTally } from './tally.js';
 
 export interface EngineProbeResult {
@@ -26,6 +27,8 @@ export interface EngineProbeResult {
   esWrites: number;
   /** The same requests by kind (writes, reads, refreshes, searches), as the deployment model weighs them. */
   esRequestsByKind: PerKind;
+  /** Mean latency of each kind of request during the probe, ms: the per-kind latency under this load (the model's probe measures it idle). */
+  esMsByKind: PerKind;
   /** Mean time a completed operation spent in engine calls (acquire and release, backoff excluded), ms. */
   esMsPerOp: number;
   /** Mean backoff wait per completed operation, ms. */
@@ -59,7 +62,7 @@ function latencyOf(values: number[]): Latency {
   return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), count: sorted.length };
 }
 
-type Requests = { total: number; byKind: PerKind };
+type Requests = RequestCounts;
 
 export function probeResult(probe: {
   rate: number;
@@ -108,6 +111,10 @@ export function probeResult(probe: {
     esRequests: after.total - before.total,
     esWrites: after.byKind.write - before.byKind.write,
     esRequestsByKind: perKind((kind) => after.byKind[kind] - before.byKind[kind]),
+    esMsByKind: perKind((kind) => {
+      const count = after.answered.count[kind] - before.answered.count[kind];
+      return count > 0 ? (after.answered.ms[kind] - before.answered.ms[kind]) / count : 0;
+    }),
     esMsPerOp: tally.engineMs / done,
     backoffMsPerOp: tally.backoffMs / done,
     perCoveredFile: {

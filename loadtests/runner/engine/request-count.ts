@@ -18,6 +18,8 @@ export function requestKind(method: string, path: string): RequestKind | undefin
   return undefined;
 }
 
+type DiagnosticEvent = { meta?: { request?: { id?: unknown; params?: { method?: string; path?: string } } } };
+
 /** Requests of the operation running in the current async context, by kind (the counter listens to the client). */
 const operationRequests = new AsyncLocalStorage<PerKind>();
 
@@ -26,9 +28,16 @@ export function attributeRequests<T>(requests: PerKind, operation: () => Promise
   return operationRequests.run(requests, operation);
 }
 
+export interface RequestCounts {
+  total: number;
+  byKind: PerKind;
+  /** Time the answered requests of each kind took, summed, and how many were answered: the latency under the load that ran. */
+  answered: { ms: PerKind; count: PerKind };
+}
+
 export interface RequestCounter {
   /** Requests sent through the client since counting began, in all and by kind. */
-  totals(): { total: number; byKind: PerKind };
+  totals(): RequestCounts;
   stop(): void;
 }
 
@@ -36,19 +45,37 @@ export interface RequestCounter {
 export function countRequests(client: SearchClient): RequestCounter {
   let total = 0;
   const byKind = noRequests();
-  const count = (_error: unknown, event: { meta?: { request?: { params?: { method?: string; path?: string } } } } | null): void => {
+  const answered = { ms: noRequests(), count: noRequests() };
+  const sentAt = new Map<unknown, { kind: RequestKind; at: number }>();
+  const count = (_error: unknown, event: DiagnosticEvent | null): void => {
     total++;
     const params = event?.meta?.request?.params;
     const kind = params ? requestKind(String(params.method ?? ''), String(params.path ?? '')) : undefined;
     if (!kind) return;
     byKind[kind]++;
+    const id = event?.meta?.request?.id;
+    if (id !== undefined) sentAt.set(id, { kind, at: performance.now() });
     // The client emits this within the caller's async context: the operation that sent the request.
     const operation = operationRequests.getStore();
     if (operation) operation[kind]++;
   };
-  client.diagnostic.on('request', count);
+  const answer = (error: { meta?: DiagnosticEvent['meta'] } | null, event: DiagnosticEvent | null): void => {
+    const id = (event ?? error)?.meta?.request?.id;
+    const sent = id === undefined ? undefined : sentAt.get(id);
+    if (!sent) return;
+    sentAt.delete(id);
+    answered.ms[sent.kind] += performance.now() - sent.at;
+    answered.count[sent.kind]++;
+  };
+  // The listeners see the client's events as plain objects: the shapes above are all they read.
+  const events = client.diagnostic as unknown as Record<'on' | 'off', (event: string, listener: (...args: never[]) => void) => void>;
+  events.on('request', count);
+  events.on('response', answer);
   return {
-    totals: () => ({ total, byKind: { ...byKind } }),
-    stop: () => client.diagnostic.off('request', count),
+    totals: () => ({ total, byKind: { ...byKind }, answered: { ms: { ...answered.ms }, count: { ...answered.count } } }),
+    stop: () => {
+      events.off('request', count);
+      events.off('response', answer);
+    },
   };
 }

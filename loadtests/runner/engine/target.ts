@@ -18,8 +18,7 @@ import { randomBytes } from 'node:crypto';
 import type { LockService } from '../../../functions/core/service.js';
 import { createLockEngine, createSearchClient, deleteLockIndex, ensureLockIndex } from '../../../functions/store/index.js';
 import type { SearchClient, SearchConnection } from '../../../functions/store/search-client.js';
-import type { PerKind } from '../model.js';
-import { countRequests } from './request-count.js';
+import { countRequests, type RequestCounts } from './request-count.js';
 
 /** The functions' Elasticsearch request timeout (serverless.yml ES_REQUEST_TIMEOUT_MS). */
 const FUNCTION_ES_TIMEOUT_MS = 3_000;
@@ -31,7 +30,7 @@ export interface EngineTarget {
   /** The lock index (alias) the engine works on. */
   readonly index: string;
   /** Elasticsearch requests sent through the client so far, in all and by kind. */
-  requests(): { total: number; byKind: PerKind };
+  requests(): RequestCounts;
   /** A new probe number (namespaces are unique per probe). */
   nextProbe(): number;
   /** Deletes the lock documents of `namespace`; answers how many still had a holder (should be 0 once every operation released). */
