@@ -37,9 +37,11 @@ serverless-offline. The defaults take about 8 minutes here.
   --max-rate N         highest rate the capacity search tries (default ${DEFAULT_SEARCH.maxRate})
   --no-search          skip the capacity search (only the expected rate)
   --no-engine          skip the engine-only layer (the same search without HTTP, in trial 1)
-  --functions N --nodes K --replicas R --hop-ms MS
+  --functions N --nodes K --shards S --replicas R --hop-ms MS
                        the deployment the report predicts for: N concurrent functions, a K-node
-                       cluster, R replicas of the lock index, MS more per replicated write or refresh (default 50, 3, 1, 1)
+                       cluster, S primary shards and R replicas of the lock index, MS more per
+                       replicated write or refresh (default 50, 3, 1, 1, 1); the kit's workload runs in
+                       one namespace, which lives on one shard, so S changes none of its predictions
   --levels LIST        optional fixed ramp after the expected rate, e.g. 20,40,80; "none" skips it
   --step S             seconds per ramp level (default ${defaultSchedule().ramp.stepS})
   --max-vus N          k6 VU ceiling per scenario (default ${defaultSchedule().vus.max})
@@ -170,6 +172,7 @@ const flagsSchema = z
     'no-engine': z.boolean(),
     functions: positiveInteger,
     nodes: positiveInteger,
+    shards: positiveInteger,
     replicas: nonNegativeInteger,
     'hop-ms': nonNegative,
     levels: flagValue(readLevels, 'expected numbers separated by commas, or "none"'),
@@ -239,6 +242,7 @@ function applyFlags(base: LoadtestConfig, flags: Flags): LoadtestConfig {
   if (flags['no-engine']) config.engine.enabled = false;
   if (flags.functions !== undefined) config.deployment.functions = flags.functions;
   if (flags.nodes !== undefined) config.deployment.nodes = flags.nodes;
+  if (flags.shards !== undefined) config.deployment.shards = flags.shards;
   if (flags.replicas !== undefined) config.deployment.replicas = flags.replicas;
   if (flags['hop-ms'] !== undefined) config.deployment.hopMs = flags['hop-ms'];
   if (flags.step !== undefined) {

@@ -26,7 +26,7 @@ export interface LoadtestConfig {
   trials: number;
   capacity: CapacitySettings;
   /** The deployment the report predicts for (model.ts). */
-  deployment: { functions: number; nodes: number; replicas: number; hopMs: number };
+  deployment: { functions: number; nodes: number; shards: number; replicas: number; hopMs: number };
   /** The capacity search on the engine alone (no HTTP), in the first trials only. */
   engine: { enabled: boolean; trials: number; probeS: number };
   retry: RetryPolicy;
@@ -59,7 +59,7 @@ export function defaultConfig(): LoadtestConfig {
     trials: 3,
     capacity: defaultCapacity(),
     engine: { enabled: true, trials: 1, probeS: 3 },
-    deployment: { functions: 50, nodes: 3, replicas: 1, hopMs: 1 },
+    deployment: { functions: 50, nodes: 3, shards: 1, replicas: 1, hopMs: 1 },
     retry: defaultRetry(),
     ttlMs: 15_000,
     store: 'elasticsearch',
@@ -120,6 +120,7 @@ export function validateConfig(config: LoadtestConfig): string[] {
   if (!Number.isInteger(deployment.functions) || deployment.functions < 1)
     problems.push(`--functions must be a whole number >= 1 (got ${deployment.functions})`);
   if (!Number.isInteger(deployment.nodes) || deployment.nodes < 1) problems.push(`--nodes must be a whole number >= 1 (got ${deployment.nodes})`);
+  if (!Number.isInteger(deployment.shards) || deployment.shards < 1) problems.push(`--shards must be a whole number >= 1 (got ${deployment.shards})`);
   if (!Number.isInteger(deployment.replicas) || deployment.replicas < 0 || deployment.replicas > deployment.nodes - 1) {
     problems.push(`--replicas must be a whole number in 0..nodes-1 (got ${deployment.replicas} with ${deployment.nodes} nodes)`);
   }

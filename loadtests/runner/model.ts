@@ -6,9 +6,9 @@
  * light load, the critical section.
  *
  * Deployment: N concurrent functions (one operation at a time each) against a cluster whose lock
- * index has one primary shard, described by how much longer each kind of request takes there than
- * on the calibration node (measured by `npm run loadtest:model`, else one hop per replicated write
- * and refresh). Two bounds, the lower wins:
+ * index has S primary shards (default 1), described by how much longer each kind of request takes
+ * there than on the calibration node (measured by `npm run loadtest:model`, else one hop per
+ * replicated write and refresh). Two bounds, the lower wins:
  *   - functions: N / (time in Elasticsearch + backoff + critical section);
  *   - contention (serialisation for global, one lock): a lock is held for the critical section and
  *     the requests around it, and at the latency objective the rate times that hold stays what it
@@ -16,8 +16,23 @@
  *     before) - so longer requests leave proportionally less capacity. The hold is averaged per file
  *     covered, not per operation: a rename's lock over 40 files is what 40 edits run into, and a
  *     tree directory lock's refresh and search, much slower on a replicated index, weigh that much.
- *     Never above the calibrated capacity: the one primary shard does the same work as the single
- *     node did.
+ *     Never above the ceiling: the calibrated capacity (one primary shard doing the same work as the
+ *     single node did) times the shards' parallelism P.
+ *
+ * Shards. Requests are routed by namespace, so a namespace lives on one shard and its load never
+ * spreads; namespaces go to shards by a hash, like balls thrown into bins. With k equally loaded
+ * namespaces, the primaries spread evenly over the nodes and each node as fast as the calibration
+ * node, the rate stops growing when the busiest node is full: P = k / E[namespaces on the busiest
+ * node], the expectation exact over the hash placements (expectedBusiest; beyond 1,024 namespaces
+ * the figure for 1,024, a little low). A node with several primaries counts once (shards beyond the
+ * nodes add no CPU or disk), so P <= min(S, nodes) and P <= k; one namespace, one shard or one node
+ * give P = 1 exactly, the model without shards. k / E[max] rather than E[k / max]: a little below
+ * the mean over placements, on the safe side. This assumes each primary has its own node's CPU and
+ * disk. The local 3-node cluster does not (three nodes on two cores and one disk): there 3 shards
+ * over 64 namespaces measured 0.59-0.79 of the 1-shard rate (`npm run bench:shards`), where this
+ * model says 2.5x. The kit's workload runs in one namespace at a time (NAMESPACES_PER_RUN), so for
+ * its figures shards add nothing.
+ *
  * An earlier version charged co-located replicas their writes' CPU instead; warmed-up clusters
  * showed no such cost at these rates (document 160-175 ops/s on both). Known short: tree's slowdown on
  * the local 3-node cluster is larger than this predicts (27-63% over in the checks), its directory
@@ -61,6 +76,10 @@ export interface Deployment {
   functions: number;
   nodes: number;
   replicas: number;
+  /** Primary shards of the lock index (index:create --shards); 1 in the kit's own measurements. */
+  shards: number;
+  /** Namespaces the workload spreads over, equally loaded (requests are routed by namespace). */
+  namespaces: number;
   /** How much longer each kind of request takes on the deployment than on the calibration node, ms. */
   addedMs: PerKind;
   /** Where addedMs comes from, for the assumptions. */
@@ -76,12 +95,23 @@ export interface Prediction {
 }
 
 /** The deployment the report predicts when nothing was measured on it: a replicated write or refresh waits one more hop. */
-export function deploymentFromHop(options: { functions: number; nodes: number; replicas: number; hopMs: number }): Deployment {
+export function deploymentFromHop(options: {
+  functions: number;
+  nodes: number;
+  replicas: number;
+  hopMs: number;
+  /** Default 1. */
+  shards?: number;
+  /** Default 1. */
+  namespaces?: number;
+}): Deployment {
   const hop = options.replicas > 0 ? options.hopMs : 0;
   return {
     functions: options.functions,
     nodes: options.nodes,
     replicas: options.replicas,
+    shards: options.shards ?? 1,
+    namespaces: options.namespaces ?? 1,
     addedMs: { write: hop, read: 0, refresh: hop, search: 0 },
     addedMsSource: `a replicated write or refresh costs ${options.hopMs} ms more (--hop-ms); reads and searches as here`,
   };
@@ -98,6 +128,101 @@ const addedMs = (mix: PerKind, deployment: Deployment): number => REQUEST_KINDS.
 /** Extra time in Elasticsearch of one operation on the deployment, ms. */
 export const addedMsPerOp = (calibration: Calibration, deployment: Deployment): number => addedMs(requestMixOf(calibration), deployment);
 
+/** Partial sums below this are dropped: at most bins x balls of them, far below the 1e-9 the sum stops at. */
+const NEGLIGIBLE = 1e-20;
+
+/**
+ * The expected number of balls in the fullest bin when `balls` balls are thrown independently into
+ * bins with the probabilities `shares` (summing to 1; equal shares: the classic balls into bins).
+ * Exact: E[max] = sum over m >= 0 of P(max > m), and P(max <= m) by poissonisation - with bin b
+ * holding an independent Poisson(balls x share_b), the counts given their sum = balls are the
+ * multinomial ones, so P(max <= m) = P(every count <= m and the sum = balls) / P(Poisson(balls) =
+ * balls), the numerator a convolution over the bins of the counts cut at m. Pure, no sampling; one
+ * bin gives `balls`, one ball 1, exactly. Work about bins x balls x m per m: milliseconds up to a
+ * thousand balls over tens of bins, a second for 4,096 over 64.
+ */
+export function expectedBusiest(balls: number, shares: readonly number[]): number {
+  if (!Number.isInteger(balls) || balls < 0) throw new RangeError(`balls must be a whole number >= 0 (got ${balls})`);
+  const bins = shares.filter((share) => share > 0);
+  const total = bins.reduce((sum, share) => sum + share, 0);
+  if (bins.length === 0 || !(Math.abs(total - 1) < 1e-9)) throw new RangeError(`shares must be positive and sum to 1 (got ${shares.join(', ')})`);
+  if (balls <= 1 || bins.length === 1) return balls;
+  const logFactorial = [0];
+  for (let n = 1; n <= balls; n++) logFactorial.push(logFactorial[n - 1]! + Math.log(n));
+  const poisson = (mean: number, n: number): number => Math.exp(n * Math.log(mean) - mean - logFactorial[n]!);
+  const pmfs = new Map<number, Float64Array>();
+  const pmfOf = (share: number): Float64Array => {
+    let pmf = pmfs.get(share);
+    if (!pmf) {
+      const mean = balls * share;
+      pmf = Float64Array.from({ length: balls + 1 }, (_, n) => poisson(mean, n));
+      pmfs.set(share, pmf);
+    }
+    return pmf;
+  };
+  const sumIsBalls = poisson(balls, balls);
+  const atMost = (m: number): number => {
+    // spread[t]: the first bins hold t balls in all, none more than m. Only totals the later bins can still complete to `balls` are kept.
+    let spread = new Float64Array(balls + 1);
+    spread[0] = 1;
+    let top = 0;
+    bins.forEach((share, b) => {
+      const pmf = pmfOf(share);
+      const low = Math.max(0, balls - m * (bins.length - 1 - b));
+      const high = Math.min(balls, top + m);
+      const next = new Float64Array(balls + 1);
+      for (let t = 0; t <= top; t++) {
+        const p = spread[t]!;
+        // Every later factor is a probability, so what such a total could still add is below NEGLIGIBLE.
+        if (p < NEGLIGIBLE) continue;
+        for (let c = Math.max(0, low - t); c <= Math.min(m, high - t); c++) next[t + c]! += p * pmf[c]!;
+      }
+      spread = next;
+      top = high;
+    });
+    return Math.min(1, spread[balls]! / sumIsBalls);
+  };
+  // P(max > m) is 1 below ceil(balls / bins) (pigeonhole) and falls fast above it.
+  const lowest = Math.ceil(balls / bins.length);
+  let expected = lowest;
+  for (let m = lowest; m < balls; m++) {
+    const above = 1 - atMost(m);
+    if (above < 1e-9) break; // below the rounding of the sums with thousands of balls; the rest of the tail is smaller still
+    expected += above;
+  }
+  return expected;
+}
+
+/** Each node's share of the primaries when S primaries spread as evenly as they can over the nodes (at most one node per primary). */
+export function primaryShares(shards: number, nodes: number): number[] {
+  const used = Math.min(shards, nodes);
+  return Array.from({ length: used }, (_, i) => (Math.floor(shards / used) + (i < shards % used ? 1 : 0)) / shards);
+}
+
+export interface ShardParallelism {
+  /** How many calibration nodes' worth of lock work the deployment does at once: k / E[busiest node's namespaces]. */
+  parallelism: number;
+  /** Expected namespaces on the busiest node. */
+  busiest: number;
+  /** What keeps it from more: one namespace, one shard, one node, or how unevenly the hash spreads k namespaces. */
+  limit: 'one namespace' | 'one shard' | 'one node' | 'busiest shard';
+}
+
+/** The most namespaces the expectation is computed for (a tenth of a second over 64 nodes). */
+export const MOST_NAMESPACES = 1024;
+
+/** The shards' parallelism (see the header): P = k / E[namespaces on the busiest node], 1 exactly for one namespace, shard or node. */
+export function shardParallelism(deployment: Pick<Deployment, 'shards' | 'namespaces' | 'nodes'>): ShardParallelism {
+  const { shards, namespaces, nodes } = deployment;
+  if (namespaces <= 1) return { parallelism: 1, busiest: namespaces, limit: 'one namespace' };
+  if (shards <= 1) return { parallelism: 1, busiest: namespaces, limit: 'one shard' };
+  if (nodes <= 1) return { parallelism: 1, busiest: namespaces, limit: 'one node' };
+  // Beyond MOST_NAMESPACES, the figure for that many: more namespaces only even the spread out (k / E[max] grows with k), so a little low.
+  const counted = Math.min(namespaces, MOST_NAMESPACES);
+  const busiest = (expectedBusiest(counted, primaryShares(shards, nodes)) * namespaces) / counted;
+  return { parallelism: namespaces / busiest, busiest, limit: 'busiest shard' };
+}
+
 export function predict(calibration: Calibration, deployment: Deployment): Prediction {
   const { capacity, esMsPerOp, backoffMsPerOp, criticalSectionMs } = calibration;
   const added = addedMsPerOp(calibration, deployment);
@@ -107,7 +232,9 @@ export function predict(calibration: Calibration, deployment: Deployment): Predi
   const covered = calibration.perCoveredFile ?? { esMsPerOp, requestMix: requestMixOf(calibration) };
   const heldHere = criticalSectionMs + covered.esMsPerOp;
   const heldThere = heldHere + addedMs(covered.requestMix, deployment);
-  const held = Math.min(capacity, heldThere > 0 ? (capacity * heldHere) / heldThere : capacity);
+  // The calibrated capacity is one primary's; more of them help only as far as the namespaces spread (1 with one namespace or shard).
+  const ceiling = capacity * shardParallelism(deployment).parallelism;
+  const held = Math.min(ceiling, heldThere > 0 ? (ceiling * heldHere) / heldThere : ceiling);
   const heldBound: Prediction['bound'] = calibration.strategy === 'global' ? 'serialisation' : 'contention';
   const [bound, value] = held <= functions ? [heldBound, held] : (['functions', functions] as const);
   return { strategy: calibration.strategy, capacity: value, bound, operationMs };
@@ -115,11 +242,33 @@ export function predict(calibration: Calibration, deployment: Deployment): Predi
 
 const ms = (value: number): string => `${value.toFixed(value < 10 ? 1 : 0)} ms`;
 
+/** The shards line of the assumptions: how many, over how many namespaces, and which limit applies. */
+function shardsLine(deployment: Deployment): string {
+  const { shards, namespaces, nodes, replicas } = deployment;
+  const index = `${nodes} Elasticsearch node(s); the lock index has ${shards} primary shard(s) and ${replicas} replica(s); the workload runs in ${namespaces} namespace(s), each on one shard (routing by namespace)`;
+  const { parallelism, busiest, limit } = shardParallelism(deployment);
+  switch (limit) {
+    case 'one namespace':
+      return `${index}: one namespace lives on one shard, so ${shards > 1 ? 'more shards' : 'more nodes'} add no lock throughput (the contention bound is one primary's)`;
+    case 'one shard':
+      return `${index}: one primary shard takes every namespace, so more nodes add no lock throughput (the contention bound is one primary's)`;
+    case 'one node':
+      return `${index}: every primary on the one node, so more shards add no lock throughput (the contention bound is one node's)`;
+    case 'busiest shard':
+      return (
+        `${index}: the contention bound is ${parallelism.toFixed(2)}x one primary's, k / the expected namespaces on the busiest node ` +
+        `(${namespaces} / ${busiest.toFixed(2)}; hashed like balls into bins, at most one primary's worth per node), assuming the primaries spread evenly ` +
+        'over the nodes and each has its own CPU and disk, as fast as the calibration node (nodes sharing them gain nothing: 3 shards on the local ' +
+        '3-node cluster measured 0.59-0.79 of the 1-shard rate)'
+      );
+  }
+}
+
 export function assumptions(deployment: Deployment): string[] {
   const { addedMs } = deployment;
   return [
     `${deployment.functions} functions, each running one operation at a time (Lambda concurrency); no cold starts`,
-    `${deployment.nodes} Elasticsearch node(s); the lock index has one primary shard and ${deployment.replicas} replica(s), so more nodes add no lock throughput`,
+    shardsLine(deployment),
     `requests take longer than on the calibration node by: write ${ms(addedMs.write)}, read ${ms(addedMs.read)}, refresh ${ms(addedMs.refresh)}, search ${ms(addedMs.search)} (${deployment.addedMsSource})`,
     'a lock is held for the critical section and the requests around it, averaged over the files locks cover; at the latency objective, rate x hold time stays as calibrated',
     'the key-collision and retry statistics of the workload stay as measured (same workload, same skew)',

@@ -421,6 +421,13 @@ export function stageTag(level: number | 'steady' | undefined): string {
   return level === 'steady' ? 'steady' : `r${level}`;
 }
 
+/**
+ * Namespaces one run's operations spread over: every operation of a run (a probe of the engine-only
+ * layer, a k6 run) is in the one namespace namespaceFor or probeNamespace names, so all of its locks
+ * live on one shard of the lock index (the deployment model's shards add nothing for it).
+ */
+export const NAMESPACES_PER_RUN = 1;
+
 /** Lock namespace of one run of one strategy (matches /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/). */
 export function namespaceFor(strategy: Strategy, runId: string, workloadName: string): string {
   return `lt-${strategy}-${runId}-${workloadName}`.replace(/[^A-Za-z0-9._:-]/g, '-').slice(0, 64);

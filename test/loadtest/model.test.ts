@@ -1,16 +1,29 @@
 /** The deployment model's arithmetic (loadtests/runner/model.ts); its check against a real 3-node cluster is `npm run loadtest:model`. */
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseCli } from '../../loadtests/runner/cli.js';
+import { defaultConfig } from '../../loadtests/runner/config.js';
+import { ConfigError } from '../../loadtests/runner/config-error.js';
 import {
+  assumptions,
   type Calibration,
   type Deployment,
   deploymentFromHop,
+  expectedBusiest,
+  MOST_NAMESPACES,
   noRequests,
   type PerKind,
   predict,
+  primaryShares,
   relativeError,
   requestMixOf,
+  shardParallelism,
 } from '../../loadtests/runner/model.js';
 import { checkRows, checkTable, checkVerdict, halvesApart, medianCalibration, sidesInTrial } from '../../loadtests/runner/model-check.js';
+import { modelLines } from '../../loadtests/runner/render/model.js';
+import type { RunInfo } from '../../loadtests/runner/render/report-input.js';
+import type { StrategyResult } from '../../loadtests/runner/summary.js';
+import { NAMESPACES_PER_RUN } from '../../loadtests/shared/workload.js';
 
 const document: Calibration = {
   strategy: 'document',
@@ -80,6 +93,180 @@ describe('the deployment model', () => {
   it('measures its error relative to what was measured', () => {
     expect(relativeError(90, 100)).toBeCloseTo(0.1, 10);
     expect(relativeError(120, 100)).toBeCloseTo(0.2, 10);
+  });
+});
+
+/** A seeded generator (mulberry32), so the Monte Carlo below draws the same every run. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The busiest bin's mean and its standard error over `rounds` throws of `balls` balls into bins with `shares`. */
+function sampledBusiest(balls: number, shares: number[], rounds: number, random: () => number): { mean: number; error: number } {
+  let sum = 0;
+  let squares = 0;
+  for (let round = 0; round < rounds; round++) {
+    const counts = shares.map(() => 0);
+    for (let ball = 0; ball < balls; ball++) {
+      let u = random();
+      let bin = 0;
+      while (bin < shares.length - 1 && u >= shares[bin]!) u -= shares[bin++]!;
+      counts[bin]!++;
+    }
+    const busiest = Math.max(...counts);
+    sum += busiest;
+    squares += busiest * busiest;
+  }
+  const mean = sum / rounds;
+  return { mean, error: Math.sqrt((squares / rounds - mean * mean) / rounds) };
+}
+
+const even = (bins: number): number[] => Array.from({ length: bins }, () => 1 / bins);
+
+describe('the deployment model with several shards', () => {
+  // Many functions, requests as fast as here: the contention bound is the ceiling itself.
+  const open = { ...slower({}), functions: 100_000 };
+
+  it('one shard, as before: the prediction is the same whatever the namespaces and nodes', () => {
+    expect(dedicated).toMatchObject({ shards: 1, namespaces: 1 });
+    for (const namespaces of [1, 2, 64, 5000]) {
+      for (const nodes of [1, 3, 9]) expect(predict(document, { ...dedicated, nodes, namespaces, shards: 1 })).toEqual(predict(document, dedicated));
+    }
+    expect(predict(document, dedicated).capacity).toBe((200 * 30) / 32);
+    expect(assumptions(dedicated)[1]).toBe(
+      "3 Elasticsearch node(s); the lock index has 1 primary shard(s) and 1 replica(s); the workload runs in 1 namespace(s), each on one shard (routing by namespace): one namespace lives on one shard, so more nodes add no lock throughput (the contention bound is one primary's)",
+    );
+    expect(assumptions({ ...dedicated, namespaces: 64 })[1]).toContain('one primary shard takes every namespace, so more nodes add no lock throughput');
+  });
+
+  it('one namespace gains nothing from any number of shards: it lives on one of them', () => {
+    for (const shards of [2, 3, 16, 1024]) {
+      const deployment = { ...dedicated, nodes: 9, shards };
+      expect(predict(document, deployment)).toEqual(predict(document, dedicated));
+      expect(predict(document, { ...open, nodes: 9, shards }).capacity).toBe(200);
+      expect(shardParallelism(deployment)).toEqual({ parallelism: 1, busiest: 1, limit: 'one namespace' });
+      expect(assumptions(deployment)[1]).toContain('one namespace lives on one shard, so more shards add no lock throughput');
+    }
+  });
+
+  it("the kit's own workload runs in one namespace, so its report predicts the same with --shards", () => {
+    expect(NAMESPACES_PER_RUN).toBe(1);
+    const calibration = { ...document, capacity: 160 };
+    const info = (shards: number): RunInfo => {
+      const config = defaultConfig();
+      config.deployment.shards = shards;
+      config.resultsDir = join('results', 'no-such-dir-for-the-model-test');
+      return { runId: 'r', startedAt: 'a', finishedAt: 'b', baseUrl: 'http://x', mode: 'local', k6: 'k6', config, notes: [] };
+    };
+    const results = [{ strategy: 'document', engine: { calibration } }] as unknown as StrategyResult[];
+    const one = modelLines(info(1), results);
+    const three = modelLines(info(3), results);
+    expect(three[0]).toContain('a 3-node cluster, a lock index of 3 primary shard(s) (--functions, --nodes, --shards, --replicas, --hop-ms)');
+    expect(three.find((line) => line.startsWith('| document'))).toBe(one.find((line) => line.startsWith('| document')));
+    expect(three).toContain(
+      "- 3 Elasticsearch node(s); the lock index has 3 primary shard(s) and 1 replica(s); the workload runs in 1 namespace(s), each on one shard (routing by namespace): one namespace lives on one shard, so more shards add no lock throughput (the contention bound is one primary's)",
+    );
+  });
+
+  it('many namespaces: the ceiling grows by k / the expected namespaces on the busiest node, at most the shards and the nodes', () => {
+    const deployment = { ...open, nodes: 3, shards: 3, namespaces: 64 };
+    const busiest = expectedBusiest(64, even(3));
+    const prediction = predict(document, deployment);
+    expect(prediction.bound).toBe('contention');
+    expect(prediction.capacity).toBeCloseTo((200 * 64) / busiest, 9);
+    // 64 namespaces over 3 shards: about 25.3 on the busiest, so about 2.5x, short of 3x.
+    expect(busiest).toBeGreaterThan(64 / 3);
+    expect(prediction.capacity).toBeGreaterThan(2.4 * 200);
+    expect(prediction.capacity).toBeLessThan(3 * 200);
+    expect(assumptions(deployment)[1]).toMatch(
+      /the contention bound is 2\.53x one primary's, k \/ the expected namespaces on the busiest node \(64 \/ 25\.29;/,
+    );
+    expect(assumptions(deployment)[1]).toContain('3 shards on the local 3-node cluster measured 0.59-0.79 of the 1-shard rate');
+
+    // More namespaces spread more evenly; never past the shards.
+    const parallelism = (shards: number, namespaces: number, nodes = 1024) => shardParallelism({ shards, namespaces, nodes }).parallelism;
+    expect(parallelism(3, 2)).toBeCloseTo(2 / (1 + 1 / 3), 12);
+    expect(parallelism(3, 640)).toBeGreaterThan(parallelism(3, 64));
+    expect(parallelism(3, 640)).toBeLessThan(3);
+    // Never past the namespaces: 2 namespaces on 64 shards collide 1 time in 64.
+    expect(parallelism(64, 2)).toBeCloseTo(2 / (1 + 1 / 64), 12);
+    // Never past the nodes: 8 primaries on 2 nodes are 2 nodes' worth, 4 each.
+    expect(parallelism(8, 100, 2)).toBeCloseTo(100 / expectedBusiest(100, [0.5, 0.5]), 12);
+    expect(parallelism(8, 100, 2)).toBeLessThan(2);
+    expect(parallelism(4, 100, 1)).toBe(1);
+    // 4 primaries on 3 nodes: one node holds two of them, half the namespaces.
+    expect(primaryShares(4, 3)).toEqual([0.5, 0.25, 0.25]);
+    expect(primaryShares(2, 3)).toEqual([0.5, 0.5]);
+    expect(parallelism(4, 100, 3)).toBeLessThan(2);
+    expect(parallelism(4, 100, 3)).toBeLessThan(parallelism(3, 100, 3));
+  });
+
+  it('longer requests and the functions bound work on the shards as on one', () => {
+    // Contention: held 30 ms here, 32 there; the ceiling k / E[max] times as high.
+    const deployment = { ...dedicated, functions: 100_000, shards: 3, namespaces: 64 };
+    expect(predict(document, deployment).capacity).toBeCloseTo(((200 * 64) / expectedBusiest(64, even(3))) * (30 / 32), 9);
+    // The functions bound is the same: N / operation time.
+    expect(predict(document, { ...deployment, functions: 2 })).toEqual({ strategy: 'document', capacity: 2000 / 34, bound: 'functions', operationMs: 34 });
+    // Global serialises per namespace: one global lock each, spread over the shards like the rest.
+    expect(predict({ ...document, strategy: 'global', capacity: 40 }, deployment)).toMatchObject({ bound: 'serialisation' });
+  });
+
+  it('the expected busiest bin: known values', () => {
+    expect(expectedBusiest(1, [1])).toBe(1);
+    expect(expectedBusiest(2, even(2))).toBeCloseTo(1.5, 12);
+    expect(expectedBusiest(3, even(2))).toBeCloseTo(2.25, 12);
+    // 3 balls in 3 bins: all apart 6/27, all together 3/27, else 2.
+    expect(expectedBusiest(3, even(3))).toBeCloseTo((6 * 1 + 18 * 2 + 3 * 3) / 27, 12);
+    // Uneven bins (4 primaries on 3 nodes): all in one .125 + 2/64, all apart 3! x .5 x .25 x .25.
+    expect(expectedBusiest(3, [0.5, 0.25, 0.25])).toBeCloseTo(3 * 0.15625 + 2 * 0.65625 + 0.1875, 12);
+    expect(expectedBusiest(0, even(3))).toBe(0);
+    expect(expectedBusiest(7, [1])).toBe(7);
+    expect(expectedBusiest(1, even(5))).toBe(1);
+    // With more bins than balls every ball tends to its own bin; never below the pigeonhole bound.
+    expect(expectedBusiest(2, even(1000))).toBeCloseTo(1.001, 12);
+    expect(expectedBusiest(100, even(4))).toBeGreaterThan(25);
+    expect(() => expectedBusiest(2.5, even(2))).toThrow(RangeError);
+    expect(() => expectedBusiest(2, [0.5, 0.4])).toThrow(/sum to 1/);
+  });
+
+  it('the expected busiest bin agrees with a Monte Carlo throw of the balls', () => {
+    const random = seeded(20_261_122);
+    for (const [balls, shares] of [
+      [10, even(3)],
+      [64, even(3)],
+      [40, even(8)],
+      [20, [0.5, 0.25, 0.25]],
+    ] as Array<[number, number[]]>) {
+      const sampled = sampledBusiest(balls, shares, 20_000, random);
+      // Within 4 standard errors (plus a hair for the exact side's rounding).
+      expect(Math.abs(expectedBusiest(balls, shares) - sampled.mean), `${balls} balls in ${shares.length} bins`).toBeLessThan(4 * sampled.error + 1e-9);
+    }
+  });
+
+  it('is quick for many namespaces, and beyond 1,024 takes the figure for 1,024 (a little low)', () => {
+    const started = performance.now();
+    const many = shardParallelism({ shards: 16, namespaces: 1_000_000, nodes: 16 });
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(many.parallelism).toBeCloseTo(shardParallelism({ shards: 16, namespaces: MOST_NAMESPACES, nodes: 16 }).parallelism, 12);
+    expect(many.parallelism).toBeGreaterThan(12);
+    expect(many.parallelism).toBeLessThan(16);
+  });
+
+  it('--shards sets the deployment the report predicts for: a whole number >= 1', () => {
+    expect(defaultConfig().deployment.shards).toBe(1);
+    expect(parseCli([]).config.deployment.shards).toBe(1);
+    expect(parseCli(['--shards', '3', '--nodes', '5']).config.deployment).toMatchObject({ shards: 3, nodes: 5 });
+    for (const wrong of ['0', '-2', '1.5', 'x', '']) {
+      expect(() => parseCli(['--shards', wrong])).toThrow(ConfigError);
+      expect(() => parseCli(['--shards', wrong])).toThrow(new RegExp(`^--shards: must be a whole number >= 1 \\(got "${wrong.replace('.', '\\.')}"\\)$`));
+    }
   });
 });
 

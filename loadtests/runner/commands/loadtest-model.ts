@@ -29,7 +29,7 @@ import {
 } from '../../../infra/lib/store-target.js';
 import { defaultWorkload } from '../../shared/defaults.js';
 import { DEFAULT_OBJECTIVE } from '../../shared/objective.js';
-import type { Strategy } from '../../shared/workload.js';
+import { NAMESPACES_PER_RUN, type Strategy } from '../../shared/workload.js';
 import { type Bracket, DEFAULT_SEARCH } from '../capacity.js';
 import { defaultConfig } from '../config.js';
 import { EngineLayer } from '../engine/layer.js';
@@ -179,6 +179,9 @@ async function main(argv: string[]): Promise<number> {
     functions: defaultConfig().schedule.vus.max,
     nodes: 3,
     replicas: 1,
+    // The check's cluster has a lock index of one primary shard; each probe runs in one namespace.
+    shards: 1,
+    namespaces: NAMESPACES_PER_RUN,
     addedMs: added,
     addedMsSource: `measured: the median over ${trials} trial(s) of ${DEFAULT_LATENCY_ROUNDS} rounds of each request on each side, one at a time`,
   };

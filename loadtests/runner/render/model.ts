@@ -1,6 +1,7 @@
 /** The deployment model in the reports: predictions for the user's deployment, and the latest check of the model on a 3-node cluster. */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { NAMESPACES_PER_RUN } from '../../shared/workload.js';
 import { assumptions, deploymentFromHop, predict } from '../model.js';
 import type { StrategyResult } from '../summary.js';
 import { round } from './format.js';
@@ -10,14 +11,14 @@ import type { RunInfo } from './report-input.js';
 export function modelLines(info: RunInfo, results: StrategyResult[]): string[] {
   const calibrations = [...new Map(results.filter((r) => r.engine?.calibration).map((r) => [r.strategy, r.engine!.calibration!])).values()];
   if (calibrations.length === 0) return [];
-  const { functions, nodes } = info.config.deployment;
-  const deployment = deploymentFromHop(info.config.deployment);
+  const { functions, nodes, shards } = info.config.deployment;
+  const deployment = deploymentFromHop({ ...info.config.deployment, namespaces: NAMESPACES_PER_RUN });
   const rows = calibrations.map((calibration) => {
     const prediction = predict(calibration, deployment);
     return `| ${calibration.strategy} | ${round(calibration.capacity, 0)} | ${round(prediction.capacity, 0)} | ${prediction.bound} | ${round(prediction.operationMs)} |`;
   });
   const lines = [
-    `Predicted for ${functions} concurrent functions against a ${nodes}-node cluster (--functions, --nodes, --replicas, --hop-ms), calibrated on this run's engine-only layer:`,
+    `Predicted for ${functions} concurrent functions against a ${nodes}-node cluster, a lock index of ${shards} primary shard(s) (--functions, --nodes, --shards, --replicas, --hop-ms), calibrated on this run's engine-only layer:`,
     '',
     '| strategy | engine alone here ops/s | predicted ops/s | limited by | one operation ms |',
     '| --- | --- | --- | --- | --- |',
