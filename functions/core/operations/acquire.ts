@@ -9,7 +9,7 @@ import { encodable, maxFencingToken } from '../fencing.js';
 import { describeTarget, type GranularityRules, rulesFor } from '../granularity/index.js';
 import { lockDocId, planKeys } from '../keys.js';
 import { encodeToken, hintFor, type NewLease, newLease, proofOf } from '../lease-token.js';
-import { type Claim, decideAcquire, fenceOf, isLive, writtenLock } from '../lock-document.js';
+import { type Claim, decideAcquire, fenceOf, isLive, noteOf, writtenLock } from '../lock-document.js';
 import type { AcquireRequest, ConflictingKey, Grant, Granularity, LockDocument, PlannedKey, Queued, StoredTicket } from '../model.js';
 import type { BelowQuery, ListQuery, LockStore, StoredLock, WriteOp } from '../store.js';
 import { writeUntilSettled } from '../write-loop.js';
@@ -147,6 +147,10 @@ async function attemptOnce(
   const keep = (key: PlannedKey, lock: StoredLock, reused: boolean): void =>
     void held.set(key.docId, { key, lock, reused: reused || (held.get(key.docId)?.reused ?? false) });
   const reusedIn = new Set<string>();
+  // Where the primary showed our lease only in a note: a later delivery of the call took over what
+  // a write of ours (its answer lost) inserted. If we fail, our rollback clears the note, or that
+  // delivery, failing too, would give the key back to this attempt's lease, which nobody holds.
+  const notedIn = new Map<string, StoredLock>();
   // A plain read may come from a copy that lags: one that shows our lease counts only once the primary confirms it.
   const readConfirmed = async (docIds: string[]): Promise<Map<string, StoredLock | null>> => {
     const found = await store.read(docIds);
@@ -247,6 +251,7 @@ async function attemptOnce(
         for (const key of notApplied) {
           const lock = known.get(key.docId);
           if (ours(lock)) keep(key, lock, false);
+          if (lock && !held.has(key.docId) && lock.body.holders.some((holder) => noteOf(holder.restores, lease.leaseId))) notedIn.set(key.docId, lock);
         }
         return notApplied;
       },
@@ -295,9 +300,12 @@ async function attemptOnce(
     throw await abandon(
       context,
       request,
-      // What we hold, and what the primary last showed holding our lease that was not yet counted
-      // (a key given back to this attempt by a failed later delivery of its call, say).
-      [...held.values()].map((entry) => entry.lock).concat([...known.values()].filter((lock): lock is StoredLock => ours(lock) && !held.has(lock.docId))),
+      // What we hold, what the primary last showed holding our lease that was not yet counted (a key
+      // given back to this attempt by a failed later delivery of its call, say), and the notes of us.
+      [...held.values()]
+        .map((entry) => entry.lock)
+        .concat([...known.values()].filter((lock): lock is StoredLock => ours(lock) && !held.has(lock.docId)))
+        .concat([...notedIn.values()].filter((lock) => !held.has(lock.docId) && !ours(known.get(lock.docId)))),
       lease.leaseId,
       error as Error,
       unresolved,
