@@ -288,7 +288,8 @@ function notesWithout(note: StoredHolder | null | undefined, leaseId: string): S
   return deeper === (note.restores ?? null) ? note : { ...note, restores: deeper };
 }
 
-const withoutNote = (holder: StoredHolder, leaseId: string): StoredHolder => {
+/** The holder without `leaseId` anywhere in its notes; the same object when it is not there. */
+export const withoutNote = (holder: StoredHolder, leaseId: string): StoredHolder => {
   if (!holder.restores) return holder;
   const restores = notesWithout(holder.restores, leaseId);
   return restores === holder.restores ? holder : { ...holder, restores };

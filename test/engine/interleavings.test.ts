@@ -864,7 +864,9 @@ function violations(outcome: Outcome, store: MemoryLockStore): Violation[] {
 // queue, so its ticket became a holder nobody would release.
 // 779683 (a 10,000-schedule survey from seed 777000): a delivery whose takeover's answer was lost found
 // its lease only in the other delivery's note and failed without clearing it; that one's rollback gave `a` back to it.
-const SEEDS_THAT_BROKE_IT = [500515, 871242137, 862121079, 31007078, 442215, 779683];
+// 910443734 (a random first seed): the same, for a waiter in the queue: its ticket was handed the lock,
+// the other delivery took that over, and the waiter left the queue without clearing the note.
+const SEEDS_THAT_BROKE_IT = [500515, 871242137, 862121079, 31007078, 442215, 779683, 910443734];
 /** The same for the queue workload (runSchedule's `queue`). */
 const SEEDS_THAT_BROKE_THE_QUEUE: number[] = [
   // 1049: a grant at once whose notification went out and then threw was rolled back under the waiter that had it.

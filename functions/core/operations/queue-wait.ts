@@ -5,7 +5,7 @@
  * still rests on the primary's word or on our own conditional write.
  */
 import { LockHeldError } from '../errors.js';
-import { isLive, replaceOp, settleFences, writtenLock } from '../lock-document.js';
+import { isLive, noteOf, replaceOp, settleFences, withoutNote, writtenLock } from '../lock-document.js';
 import type { AcquireRequest, ConflictingKey, LockDocument, PlannedKey, Queued, StoredTicket } from '../model.js';
 import { handOver, ticketLive } from '../queue.js';
 import type { StoredLock, WriteOp } from '../store.js';
@@ -114,9 +114,14 @@ export async function leaveQueue(context: EngineContext, key: PlannedKey, leaseI
       // Only what the ticket became: a holder of ours that a write of our own put there (and that may
       // carry an earlier delivery's holder to give back) is the rollback's to remove.
       const fromTicket = current.body.holders.some((holder) => holder.lease === leaseId && holder.ticket !== undefined);
-      if (!inQueue && !fromTicket) return [];
+      // What the ticket became, taken over since by a later delivery of the same call: that delivery
+      // keeps a note to give it back if it fails, which would hand the key to us, gone (schedule 910443734).
+      const noted = current.body.holders.some((holder) => holder.lease !== leaseId && noteOf(holder.restores, leaseId) !== undefined);
+      if (!inQueue && !fromTicket && !noted) return [];
       const without: StoredLock = { ...current, body: { ...current.body, queue: (current.body.queue ?? []).filter((ticket) => ticket.ticket !== leaseId) } };
-      const holders = settleFences(current).filter((holder) => !(holder.lease === leaseId && holder.ticket !== undefined));
+      const holders = settleFences(current)
+        .filter((holder) => !(holder.lease === leaseId && holder.ticket !== undefined))
+        .map((holder) => withoutNote(holder, leaseId));
       return [{ item: key.docId, op: replaceOp(without, { ...current.body, docId: current.docId }, holders, now, settings.maxClockSkewMs) }];
     },
     applied() {
