@@ -23,7 +23,7 @@ import { checkRows, checkTable, checkVerdict, halvesApart, medianCalibration, si
 import { modelLines } from '../../loadtests/runner/render/model.js';
 import type { RunInfo } from '../../loadtests/runner/render/report-input.js';
 import type { StrategyResult } from '../../loadtests/runner/summary.js';
-import { NAMESPACES_PER_RUN } from '../../loadtests/shared/workload.js';
+import { NAMESPACES_PER_RUN, prng } from '../../loadtests/shared/workload.js';
 
 const document: Calibration = {
   strategy: 'document',
@@ -96,30 +96,6 @@ describe('the deployment model', () => {
   });
 });
 
-/** A seeded generator (mulberry32), so the Monte Carlo below draws the same every run. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** The busiest bin's mean and its standard error over `rounds` throws of `balls` balls into bins with `shares`. */
-function sampledBusiest(balls: number, shares: number[], rounds: number, random: () => number): { mean: number; error: number } {
-  let sum = 0;
-  let squares = 0;
-  for (let round = 0; round < rounds; round++) {
-    const counts = shares.map(() => 0);
-    for (let ball = 0; ball < balls; ball++) {
-      let u = random();
-      let bin = 0;
-      while (bin < shares.length - 1 && u >= shares[bin]!) u -= shares[bin++]!;
-      counts[bin]!++;
-    }
     const busiest = Math.max(...counts);
     sum += busiest;
     squares += busiest * busiest;
@@ -237,7 +213,7 @@ describe('the deployment model with several shards', () => {
   });
 
   it('the expected busiest bin agrees with a Monte Carlo throw of the balls', () => {
-    const random = seeded(20_261_122);
+    const random = prng(20_261_122);
     for (const [balls, shares] of [
       [10, even(3)],
       [64, even(3)],
