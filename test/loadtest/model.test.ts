@@ -96,6 +96,18 @@ describe('the deployment model', () => {
   });
 });
 
+/** The busiest bin's mean and its standard error over `rounds` throws of `balls` balls into bins with `shares`. */
+function sampledBusiest(balls: number, shares: number[], rounds: number, random: () => number): { mean: number; error: number } {
+  let sum = 0;
+  let squares = 0;
+  for (let round = 0; round < rounds; round++) {
+    const counts = shares.map(() => 0);
+    for (let ball = 0; ball < balls; ball++) {
+      let u = random();
+      let bin = 0;
+      while (bin < shares.length - 1 && u >= shares[bin]!) u -= shares[bin++]!;
+      counts[bin]!++;
+    }
     const busiest = Math.max(...counts);
     sum += busiest;
     squares += busiest * busiest;
