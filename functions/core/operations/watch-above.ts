@@ -35,7 +35,13 @@ export async function watchAbove(context: EngineContext, namespace: string, conf
     const now = settings.now();
     if (now >= deadline) return;
     await settings.sleep(Math.min(lookAgainIn(context, heldSince, now), deadline - now));
-    const found = await store.read(watched.map((entry) => entry.docId));
+    let found: Map<string, StoredLock | null>;
+    try {
+      found = await store.read(watched.map((entry) => entry.docId));
+    } catch {
+      // The look failed, not the acquire: the next attempt asks the primary, and says so if it cannot.
+      return;
+    }
     const at = settings.now();
     const blocking = watched.flatMap(({ docId, mode }) => blockersIn(found.get(docId), mode, at, settings.maxClockSkewMs));
     if (blocking.length === 0) return;
