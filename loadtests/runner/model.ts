@@ -35,9 +35,9 @@
  *
  * An earlier version charged co-located replicas their writes' CPU instead; warmed-up clusters
  * showed no such cost at these rates (document 160-175 ops/s on both). Known short: tree's slowdown on
- * the local 3-node cluster is larger than this predicts (27-63% over in the checks). With 5% renames
+ * the local 3-node cluster is larger than this predicts (27-151% over in the checks). With 5% renames
  * the p99 objective is the renames' own latency (1% of operations is a fifth of them), and their
- * refreshes under load took 62-146 ms on the cluster against 61-66 ms idle (Calibration.esMsByKind):
+ * refreshes under load took 62-179 ms on the cluster against 50-97 ms idle (Calibration.esMsByKind):
  * a tail this model, which scales mean holds, does not see.
  */
 
