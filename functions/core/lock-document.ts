@@ -218,7 +218,11 @@ export function replaceOp(
     (holder) => holder.delivery !== undefined && !isLive(holder, now, skewMs) && !kept.some((other) => other.lease === holder.lease),
   );
   if (kept.length === 0 && !lockedBelow && (queued?.queue.length ?? 0) === 0) {
-    return withEffects({ kind: 'delete', docId: existing.docId, ifSeqNo: existing.seqNo, ifPrimaryTerm: existing.primaryTerm }, queued, lost);
+    return withEffects(
+      { kind: 'delete', docId: existing.docId, ifSeqNo: existing.seqNo, ifPrimaryTerm: existing.primaryTerm, index: existing.index },
+      queued,
+      lost,
+    );
   }
   return withEffects(
     {
@@ -227,6 +231,7 @@ export function replaceOp(
       body: lockDocument(key, kept, now, lockedBelow, queued ?? noQueue(existing.body)),
       ifSeqNo: existing.seqNo,
       ifPrimaryTerm: existing.primaryTerm,
+      index: existing.index,
     },
     queued,
     lost,

@@ -26,8 +26,12 @@ export interface QueueEffects {
 
 export type WriteOp = (
   | { kind: 'create'; docId: string; body: LockDocument }
-  | { kind: 'replace'; docId: string; body: LockDocument; ifSeqNo: number; ifPrimaryTerm: number }
-  /** `index`: delete only in that incarnation (a missing incarnation answers `missing`); default: the lock index. */
+  /**
+   * `index` on a conditional write: the incarnation the condition was read in. A (seqNo, primaryTerm)
+   * means something only there (sequence numbers restart in a re-created index), so the write applies
+   * only in that incarnation; one that is gone answers `missing`. Absent: the lock index (the alias).
+   */
+  | { kind: 'replace'; docId: string; body: LockDocument; ifSeqNo: number; ifPrimaryTerm: number; index?: string }
   | { kind: 'delete'; docId: string; ifSeqNo: number; ifPrimaryTerm: number; index?: string }
 ) & { queueEffects?: QueueEffects };
 
