@@ -23,9 +23,16 @@ const routedDoc = (docId: string) => ({ _id: docId, routing: routingOf(docId) })
 function writeItem(op: WriteOp): unknown[] {
   const routing = routingOf(op.docId);
   if (op.kind === 'create') return [{ create: { _id: op.docId, routing } }, op.body];
-  if (op.kind === 'replace') return [{ index: { _id: op.docId, routing, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm } }, op.body];
-  return [{ delete: { _id: op.docId, routing, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm, ...(op.index ? { _index: op.index } : {}) } }];
+  const condition = { _id: op.docId, routing, if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm };
+  // A concrete index in an item needs its own require_alias: false (the request's true refuses any concrete index).
+  if (op.kind === 'replace') return [{ index: { ...condition, ...(op.index ? { _index: op.index, require_alias: false } : {}) } }, op.body];
+  return [{ delete: { ...condition, ...(op.index ? { _index: op.index } : {}) } }];
 }
+
+/** A replace aimed at one incarnation: see ElasticsearchLockStore.incarnationsGone. */
+const pinnedReplace = (op: WriteOp): op is Extract<WriteOp, { kind: 'replace' }> & { index: string } => op.kind === 'replace' && op.index !== undefined;
+
+const goneOutcome = (op: WriteOp): WriteOutcome => ({ ok: false, docId: op.docId, reason: 'missing' });
 
 /**
  * A failover or a relocation of the lock index's primary settles within seconds; the search below
@@ -144,9 +151,16 @@ export class ElasticsearchLockStore implements LockStore {
 
   async write(ops: readonly WriteOp[]): Promise<WriteOutcome[]> {
     if (ops.length === 0) return [];
-    if (ops.length === 1) return [await this.writeOne(ops[0]!)];
-    const response = await this.bulk(ops.flatMap(writeItem), 'bulk write', true);
-    return response.items.map((item, position) => this.outcome(ops[position]!, this.itemResult(Object.values(item)[0] as estypes.BulkResponseItem)));
+    const gone = await this.incarnationsGone(ops);
+    const sent = ops.filter((op) => !gone.has(op));
+    if (sent.length === 0) return ops.map(goneOutcome);
+    if (sent.length === 1) return this.merge(ops, gone, [await this.writeOne(sent[0]!)]);
+    const response = await this.bulk(sent.flatMap(writeItem), 'bulk write', true);
+    return this.merge(
+      ops,
+      gone,
+      response.items.map((item, position) => this.outcome(sent[position]!, this.itemResult(Object.values(item)[0] as estypes.BulkResponseItem))),
+    );
   }
 
   /**
@@ -155,14 +169,44 @@ export class ElasticsearchLockStore implements LockStore {
    * of its namespace (a lock's documents are all in one namespace); a read item that failed is left out.
    */
   async writeThenRead(ops: readonly WriteOp[], docIds: readonly string[]): Promise<{ outcomes: WriteOutcome[]; read: Map<string, StoredLock | null> }> {
-    const response = await this.bulk([...ops.flatMap(writeItem), ...docIds.flatMap(primaryReadItem)], 'bulk write', true);
-    const outcomes = ops.map((op, position) => this.outcome(op, this.itemResult(Object.values(response.items[position]!)[0] as estypes.BulkResponseItem)));
+    const gone = await this.incarnationsGone(ops);
+    const sent = ops.filter((op) => !gone.has(op));
     const read = new Map<string, StoredLock | null>();
+    if (sent.length === 0 && docIds.length === 0) return { outcomes: ops.map(goneOutcome), read };
+    const response = await this.bulk([...sent.flatMap(writeItem), ...docIds.flatMap(primaryReadItem)], 'bulk write', true);
+    const outcomes = sent.map((op, position) => this.outcome(op, this.itemResult(Object.values(response.items[position]!)[0] as estypes.BulkResponseItem)));
     docIds.forEach((docId, position) => {
-      const found = this.primaryRead(docId, response.items[ops.length + position]!.update!);
+      const found = this.primaryRead(docId, response.items[sent.length + position]!.update!);
       if (!(found instanceof Error)) read.set(docId, found);
     });
-    return { outcomes, read };
+    return { outcomes: this.merge(ops, gone, outcomes), read };
+  }
+
+  /**
+   * The replaces among `ops` whose incarnation is no longer the one behind the alias: deleted (the
+   * lock index re-created) or detached (another adopted). A replace names its concrete index, so
+   * that it can never land on a document of another incarnation with the same (seq_no, term); but
+   * Elasticsearch 9.4 and OpenSearch 3 both auto-create a missing concrete index for an index (or
+   * update) action before its condition fails, so it is sent only to an incarnation seen behind the
+   * alias just now. A delete needs no look: neither product creates an index for one.
+   */
+  private async incarnationsGone(ops: readonly WriteOp[]): Promise<Set<WriteOp>> {
+    const named = [...new Set(ops.filter(pinnedReplace).map((op) => op.index))];
+    if (named.length === 0) return new Set();
+    let current: boolean[];
+    try {
+      current = await Promise.all(named.map((index) => this.client.indices.existsAlias({ index, name: this.index }, readOptions())));
+    } catch (error) {
+      throw this.translate(error, 'look up the incarnation', this.index);
+    }
+    const gone = new Set(named.filter((_, position) => !current[position]));
+    return new Set(ops.filter((op) => pinnedReplace(op) && gone.has(op.index)));
+  }
+
+  /** The outcomes of every op, in order: `missing` for those not sent (their incarnation is gone), the answers for the rest. */
+  private merge(ops: readonly WriteOp[], gone: ReadonlySet<WriteOp>, answered: WriteOutcome[]): WriteOutcome[] {
+    let next = 0;
+    return ops.map((op) => (gone.has(op) ? goneOutcome(op) : answered[next++]!));
   }
 
   private async bulk(operations: unknown[], operation: string, mayHaveApplied: boolean): Promise<estypes.BulkResponse> {
@@ -208,13 +252,13 @@ export class ElasticsearchLockStore implements LockStore {
           : op.kind === 'replace'
             ? await this.client.index(
                 {
-                  index: this.index,
+                  // Pinned: the incarnation the condition was read in (incarnationsGone saw it behind the alias).
+                  ...(op.index ? { index: op.index, require_alias: false } : { index: this.index, require_alias: true }),
                   id: op.docId,
                   routing: routingOf(op.docId),
                   document: op.body,
                   if_seq_no: op.ifSeqNo,
                   if_primary_term: op.ifPrimaryTerm,
-                  require_alias: true,
                 },
                 writeOptions(),
               )
@@ -247,8 +291,8 @@ export class ElasticsearchLockStore implements LockStore {
     if (status === 409) return { ok: false, docId: op.docId, reason: 'conflict' };
     if (status === 404) {
       if (isIndexNotFound(result.errorType)) {
-        // A delete aimed at an earlier incarnation (a token from before the index was re-created): that document is gone.
-        if (op.kind === 'delete' && op.index) return { ok: false, docId: op.docId, reason: 'missing' };
+        // A write aimed at an earlier incarnation (read, or a token's note made, before the index was re-created): that document is gone.
+        if (op.kind !== 'create' && op.index) return { ok: false, docId: op.docId, reason: 'missing' };
         return { ok: false, docId: op.docId, reason: 'error', error: missingLockIndex(this.index, op.kind) };
       }
       return { ok: false, docId: op.docId, reason: op.kind === 'delete' ? 'missing' : 'conflict' };

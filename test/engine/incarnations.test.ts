@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockService } from '../../functions/core/service.js';
+import type { LockStore, StoredLock, WriteOp } from '../../functions/core/store.js';
 import { isIncarnationOf } from '../../functions/store/incarnation.js';
 import {
   adoptLockIndex,
@@ -116,6 +117,64 @@ describe('a deleted and re-created lock index', () => {
     expect(epochOfIncarnation(behind[0]!)).toBe(Math.max(...epochs));
     expect(epochOfIncarnation(behind[0]!)).toBeGreaterThanOrEqual(2);
     expect(history.records.find((record) => record.epoch === epochOfIncarnation(behind[0]!))?.index).toBe(behind[0]);
+  });
+});
+
+/** The real store, with a pause before its writes: a caller that read, then stalled while the index was re-created. */
+class PausingStore implements LockStore {
+  pause?: () => Promise<void>;
+  constructor(private readonly inner: ElasticsearchLockStore) {}
+  read = (docIds: readonly string[]) => this.inner.read(docIds);
+  readPrimary = (docIds: readonly string[]) => this.inner.readPrimary(docIds);
+  findExpired = (before: number, size: number, after?: unknown) => this.inner.findExpired(before, size, after);
+  list = (query: Parameters<LockStore['list']>[0]) => this.inner.list(query);
+  findLiveBelow = (query: Parameters<LockStore['findLiveBelow']>[0]) => this.inner.findLiveBelow(query);
+  async write(ops: readonly WriteOp[]) {
+    await this.paused();
+    return this.inner.write(ops);
+  }
+  async writeThenRead(ops: readonly WriteOp[], docIds: readonly string[]) {
+    await this.paused();
+    return this.inner.writeThenRead(ops, docIds);
+  }
+  private async paused(): Promise<void> {
+    const pause = this.pause;
+    this.pause = undefined;
+    await pause?.();
+  }
+}
+
+describe('a write decided on a read from the previous incarnation', () => {
+  // fails on main before pinning: the renewal's replace went through the alias, matched the new
+  // holder's document on its (seq_no 0, term 1), and wrote the stalled holder over it.
+  it("never lands on the new incarnation's document with the same (seq_no, term), nor re-creates the old incarnation", async () => {
+    const alias = newAlias('pinned');
+    await ensureLockIndex(client, alias, { registry });
+    const store = new PausingStore(new ElasticsearchLockStore(client, alias));
+    const stalled = new LockService(store, { maxClockSkewMs: 50 });
+    const lock = { namespace: 'orders', granularity: 'document' as const, ids: ['o-1'] };
+    const old = await stalled.acquire({ ...lock, owner: 'old', ttlMs: 60_000 });
+    const first = (await lockIndexIncarnation(client, alias))!;
+    const docId = 'orders|d|o-1';
+    const read = (await store.read([docId])).get(docId)!;
+
+    let renewed: StoredLock | undefined;
+    store.pause = async () => {
+      // While the renewal stalls between its read and its write: the index is re-created, and the key granted anew.
+      await deleteLockIndex(client, alias);
+      await ensureLockIndex(client, alias, { registry });
+      await engineOn(alias).acquire({ ...lock, owner: 'new', ttlMs: 60_000 });
+      renewed = (await store.read([docId])).get(docId)!;
+    };
+    await expect(stalled.renew({ leaseToken: old.leaseToken, ttlMs: 60_000 })).rejects.toMatchObject({ name: 'LeaseLostError' });
+    expect([renewed!.seqNo, renewed!.primaryTerm]).toEqual([read.seqNo, read.primaryTerm]);
+    expect(renewed!.index).not.toBe(read.index);
+
+    const [state] = await engineOn(alias).inspect(lock);
+    expect(state?.holders.map((holder) => holder.owner)).toEqual(['new']);
+    // A replace names its concrete incarnation: the gone one must not come back as an empty index.
+    expect(await client.indices.exists({ index: first })).toBe(false);
+    expect(await indicesOf(alias)).toEqual([(await lockIndexIncarnation(client, alias))!]);
   });
 });
 

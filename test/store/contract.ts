@@ -179,5 +179,41 @@ export function storeContract(name: string, open: () => Promise<StoreUnderTest>)
       ]);
       expect((await subject.store.read([id])).get(id)).not.toBeNull();
     });
+
+    it('applies a conditional write only in the incarnation it was read in, even where the next one has the same (seq_no, term)', async () => {
+      const subject = await open();
+      // The first writes of each incarnation, in the same order: the same (seq_no, term) in both.
+      const ids = [unique('contract|d|pin'), unique('contract|d|pin')];
+      const createAll = async () => {
+        const created: Array<Extract<WriteOutcome, { ok: true }>> = [];
+        for (const id of ids) created.push(applied((await subject.store.write([{ kind: 'create', docId: id, body: body(id, 1) }]))[0]));
+        return created;
+      };
+      const before = await createAll();
+      await subject.drop();
+      await subject.recreate();
+      const after = await createAll();
+      expect(after.map(({ seqNo, primaryTerm }) => [seqNo, primaryTerm])).toEqual(before.map(({ seqNo, primaryTerm }) => [seqNo, primaryTerm]));
+      expect(after[0]!.index).not.toBe(before[0]!.index);
+      const stale = (position: number) => ({
+        docId: ids[position]!,
+        ifSeqNo: before[position]!.seqNo,
+        ifPrimaryTerm: before[position]!.primaryTerm,
+        index: before[position]!.index,
+      });
+      const replace = { kind: 'replace' as const, ...stale(0), body: body(ids[0]!, 99, 'stale') };
+      const remove = { kind: 'delete' as const, ...stale(1) };
+      const missing = (position: number) => ({ ok: false, docId: ids[position], reason: 'missing' });
+      // One op alone, two in one bulk, and with reads after them: each path of the store.
+      expect(await subject.store.write([replace])).toEqual([missing(0)]);
+      expect(await subject.store.write([remove])).toEqual([missing(1)]);
+      expect(await subject.store.write([replace, remove])).toEqual([missing(0), missing(1)]);
+      const { outcomes, read } = await subject.store.writeThenRead([replace, remove], ids);
+      expect(outcomes).toEqual([missing(0), missing(1)]);
+      for (const [position, id] of ids.entries()) {
+        expect(read.get(id)).toMatchObject({ seqNo: after[position]!.seqNo, index: after[position]!.index, body: { holders: [{ owner: 'o' }] } });
+        expect((await subject.store.read([id])).get(id)).toMatchObject({ seqNo: after[position]!.seqNo, body: { holders: [{ owner: 'o', expiresAt: 1 }] } });
+      }
+    });
   });
 }

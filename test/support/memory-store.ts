@@ -212,7 +212,8 @@ export class MemoryLockStore implements LockStore, LaggingCopy {
 
   private apply(op: WriteOp): WriteOutcome {
     const { docId } = op;
-    if (op.kind === 'delete' && op.index !== undefined && op.index !== this.incarnation) return { ok: false, docId, reason: 'missing' };
+    // A conditional write read in an earlier incarnation: its (seq_no, term) means nothing in this one.
+    if (op.kind !== 'create' && op.index !== undefined && op.index !== this.incarnation) return { ok: false, docId, reason: 'missing' };
     if (!this.exists) return { ok: false, docId, reason: 'error', error: this.missingIndex(op.kind) };
     const current = this.docs.get(docId);
     if (op.kind === 'create') {
