@@ -286,6 +286,109 @@ async function liveLeases(client: SearchClient, index: string): Promise<number> 
   return count;
 }
 
+/** The live tickets (queued waiters) of one incarnation: they live only in its lock documents. */
+export interface LiveTickets {
+  incarnation: string;
+  tickets: number;
+  /** Lock documents with at least one of them. */
+  locks: number;
+  /** Waiters told on a channel (SQS, EventBridge, Step Functions): nobody else would tell them the index is gone. */
+  withWake: number;
+  /** When the last of them runs out (epoch ms); 0 when there are none. */
+  until: number;
+}
+
+const TICKETS_PAGE = 1_000;
+
+/** Only the part of a lock document the count needs; `queue` is stored but not indexed, so it is read from _source. */
+interface QueuedSource {
+  queue?: Array<{ expiresAt?: number; wake?: unknown }>;
+}
+
+/**
+ * Counts the tickets in the incarnation behind `alias` that have not run out. `queue` is not
+ * indexed: every queued document has `minExpiresAt` (the queue's earliest expiry is among the
+ * instants it is the minimum of), so the documents that have it are searched and their queues read.
+ */
+export async function liveTickets(client: SearchClient, alias: string, now = Date.now()): Promise<LiveTickets | undefined> {
+  const incarnation = await lockIndexIncarnation(client, alias);
+  if (!incarnation) return undefined;
+  await client.indices.refresh({ index: incarnation });
+  const found: LiveTickets = { incarnation, tickets: 0, locks: 0, withWake: 0, until: 0 };
+  let after: estypes.SortResults | undefined;
+  for (;;) {
+    const page = await client.search<QueuedSource>({
+      index: incarnation,
+      query: { exists: { field: 'minExpiresAt' } },
+      _source: ['queue.expiresAt', 'queue.wake'],
+      sort: [{ minExpiresAt: 'asc' }, { lockId: 'asc' }],
+      size: TICKETS_PAGE,
+      ...(after ? { search_after: after } : {}),
+    });
+    for (const hit of page.hits.hits) countTickets(found, hit._source?.queue ?? [], now);
+    if (page.hits.hits.length < TICKETS_PAGE) return found;
+    after = page.hits.hits.at(-1)!.sort;
+  }
+}
+
+function countTickets(found: LiveTickets, queue: NonNullable<QueuedSource['queue']>, now: number): void {
+  const live = queue.filter((ticket) => (ticket.expiresAt ?? 0) > now);
+  if (live.length === 0) return;
+  found.locks++;
+  found.tickets += live.length;
+  found.withWake += live.filter((ticket) => ticket.wake !== undefined).length;
+  found.until = Math.max(found.until, ...live.map((ticket) => ticket.expiresAt!));
+}
+
+/** Re-creating the lock index would drop waiters that nothing would tell. */
+export class LiveTicketsError extends Error {
+  override readonly name = 'LiveTicketsError';
+  constructor(readonly context: LiveTickets & { alias: string }) {
+    super(
+      `lock index "${context.alias}" (incarnation ${context.incarnation}) has ${context.tickets} live ticket${context.tickets === 1 ? '' : 's'} (queued waiters, ${context.withWake} on a wake channel) in ${context.locks} lock${context.locks === 1 ? '' : 's'}, the last running out at ${new Date(context.until).toISOString()}: a new incarnation would drop them without telling their waiters. Wait until then, or force it.`,
+    );
+  }
+}
+
+export interface RecreatedLockIndex {
+  /** The incarnation deleted (undefined: there was no lock index, and one was created). */
+  previous?: string;
+  index: string;
+  epoch: number;
+  /** The live tickets the previous incarnation had (dropped, untold): only ever non-zero when forced. */
+  dropped: number;
+}
+
+/**
+ * Makes the next incarnation of the lock index: deletes the one behind `alias` (its leases and tickets
+ * with it) and creates a new one with the next epoch. Refuses with LiveTicketsError while the current
+ * incarnation holds live tickets, whose waiters would never be told (a waiter on a channel waits for
+ * its message), unless `force`. A ticket queued between the count and the delete is still dropped.
+ */
+export async function recreateLockIndex(
+  client: SearchClient,
+  alias: string,
+  options: EnsureLockIndexOptions & { force?: boolean } = {},
+): Promise<RecreatedLockIndex> {
+  lockIndexDefinition(options.shards);
+  let tickets: LiveTickets | undefined;
+  try {
+    tickets = await liveTickets(client, alias);
+  } catch (error) {
+    throw translateError(error, 'count live tickets', alias, false, serverName(client));
+  }
+  if (tickets && tickets.tickets > 0 && !options.force) throw new LiveTicketsError({ ...tickets, alias });
+  if (tickets) await deleteLockIndex(client, alias);
+  await ensureLockIndex(client, alias, options);
+  const index = (await lockIndexIncarnation(client, alias))!;
+  return {
+    ...(tickets ? { previous: tickets.incarnation } : {}),
+    index,
+    epoch: epochOfIncarnation(index),
+    dropped: tickets?.tickets ?? 0,
+  };
+}
+
 /**
  * Deletes the lock index: every concrete index behind the alias (Elasticsearch refuses to delete through
  * an alias). The registry keeps their records, so the next incarnation continues above their epochs.

@@ -1,7 +1,8 @@
 /**
- * npm run index:create [-- --index name] [--shards N] [--first | --epoch N | --adopt INDEX]: creates the lock index
- * if it does not exist, as a new incarnation whose fencing epoch continues above every earlier one's;
- * or makes an index restored from a snapshot the lock index (a new incarnation too).
+ * npm run index:create [-- --index name] [--shards N] [--first | --epoch N | --adopt INDEX | --recreate [--force]]:
+ * creates the lock index if it does not exist, as a new incarnation whose fencing epoch continues above
+ * every earlier one's; or makes the next incarnation in place of the current one; or makes an index
+ * restored from a snapshot the lock index (a new incarnation too).
  */
 import { MAX_EPOCH } from '../../functions/core/fencing.js';
 import {
@@ -14,10 +15,11 @@ import {
   MAX_LOCK_INDEX_SHARDS,
   REGISTRY_INDEX,
 } from '../../functions/store/index.js';
+import { LiveTicketsError, recreateLockIndex } from '../../functions/store/lock-index.js';
 import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../lib/cli.js';
 import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE } from '../lib/store-target.js';
 
-const USAGE = `usage: npm run index:create [-- --store S] [--index NAME] [--shards N] [--first | --epoch N | --adopt INDEX [--epoch N]]
+const USAGE = `usage: npm run index:create [-- --store S] [--index NAME] [--shards N] [--first | --epoch N | --adopt INDEX [--epoch N] | --recreate [--force]]
 
 Creates the lock index (an alias over one concrete index, its incarnation) if it does not exist, on
 ES_URL (with ES_API_KEY), OPENSEARCH_URL (--store opensearch; SigV4 for *.amazonaws.com, or
@@ -34,6 +36,10 @@ so that its fencing tokens start above every token an earlier one issued (docs/l
                   every fencing token your systems have seen (a token's epoch: its value / 10^16, rounded down)
   --adopt INDEX   make INDEX (a lock index restored from a snapshot under that name) the lock index: copy it
                   into a new incarnation with the next epoch, point the alias at the copy, delete INDEX
+  --recreate      make the next incarnation now: delete the current one (its leases and queued waiters with
+                  it) and create an empty one with the next epoch (and --shards N if given). Refused while
+                  the current one holds live tickets (queued waiters): nothing would tell those waiters
+  --force         with --recreate: go ahead although live tickets would be dropped untold
   --verbose       print stack traces on errors (also DEBUG=1)
 Exit codes: 0 done, 1 failed (e.g. the server unreachable), 2 a usage mistake.`;
 
@@ -56,6 +62,11 @@ function asUsage(error: IncarnationEpochError, index: string): UsageError | Inca
   }
 }
 
+function report(index: string, target: { name: string; url: string }, made: Awaited<ReturnType<typeof recreateLockIndex>>): void {
+  console.log(`lock index ${index} (incarnation ${made.index}, epoch ${made.epoch}) at ${target.name} ${target.url}: created`);
+  if (made.previous) console.log(`  deleted ${made.previous}${made.dropped > 0 ? `, dropping ${made.dropped} live tickets untold (--force)` : ''}`);
+}
+
 async function main(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, {
     ...STORE_FLAG,
@@ -64,6 +75,8 @@ async function main(argv: string[]): Promise<number> {
     epoch: { type: 'string' },
     adopt: { type: 'string' },
     shards: { type: 'string' },
+    recreate: { type: 'boolean' },
+    force: { type: 'boolean' },
   });
   if (printHelp(values, USAGE)) return 0;
   const product = chooseStore(values.store);
@@ -80,7 +93,9 @@ async function main(argv: string[]): Promise<number> {
     if (!INDEX_NAME.test(adopt)) throw new UsageError(`--adopt: must be an index name: lowercase letters, digits, ".", "_", "-" (got "${adopt}")`);
     if (adopt === index) throw new UsageError(`--adopt: "${adopt}" is the lock index's alias itself; name the restored concrete index`);
     if (shards !== undefined) throw new UsageError('--shards: not with --adopt (the copy keeps the shard count of the index it adopts)');
+    if (values.recreate) throw new UsageError('--recreate: not with --adopt (adopting makes a new incarnation already)');
   }
+  if (values.force && !values.recreate) throw new UsageError('--force: only with --recreate');
 
   const target = await resolveStore(product);
   const client = target.client();
@@ -98,11 +113,16 @@ async function main(argv: string[]): Promise<number> {
       }
       return 0;
     }
-    const result = await ensureLockIndex(client, index, {
-      unknownHistory: values.first ? 'first' : 'refuse',
+    const options = {
+      unknownHistory: values.first ? ('first' as const) : ('refuse' as const),
       ...(epoch !== undefined ? { epoch } : {}),
       ...(shards !== undefined ? { shards } : {}),
-    });
+    };
+    if (values.recreate) {
+      report(index, target, await recreateLockIndex(client, index, { ...options, force: values.force === true }));
+      return 0;
+    }
+    const result = await ensureLockIndex(client, index, options);
     const incarnation = await lockIndexIncarnation(client, index);
     const count = await lockIndexShards(client, index);
     console.log(
@@ -115,6 +135,7 @@ async function main(argv: string[]): Promise<number> {
       console.log(`  it existed already with ${count} shard${count === 1 ? '' : 's'}: --shards ${shards} was not used (only a new incarnation takes it)`);
   } catch (error) {
     if (error instanceof IncarnationEpochError) throw asUsage(error, index);
+    if (error instanceof LiveTicketsError) throw new Error(`--recreate: ${error.message} (--force)`);
     throw error;
   } finally {
     await client.close();

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockService } from '../../functions/core/service.js';
 import type { LockStore, StoredLock, WriteOp } from '../../functions/core/store.js';
+import type { WakeNotifier } from '../../functions/core/wake.js';
 import { isIncarnationOf } from '../../functions/store/incarnation.js';
 import {
   adoptLockIndex,
@@ -19,7 +20,7 @@ import {
   lockIndexIncarnation,
   REGISTRY_INDEX,
 } from '../../functions/store/index.js';
-import { LOCK_INDEX_DEFINITION } from '../../functions/store/lock-index.js';
+import { LiveTicketsError, LOCK_INDEX_DEFINITION, liveTickets, recreateLockIndex } from '../../functions/store/lock-index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, testClient } from '../support/engine.js';
 
@@ -175,6 +176,47 @@ describe('a write decided on a read from the previous incarnation', () => {
     // A replace names its concrete incarnation: the gone one must not come back as an empty index.
     expect(await client.indices.exists({ index: first })).toBe(false);
     expect(await indicesOf(alias)).toEqual([(await lockIndexIncarnation(client, alias))!]);
+  });
+});
+
+describe('making the next incarnation (index:create --recreate)', () => {
+  it('refuses while the current one holds live tickets, naming how many and until when; forced, it drops them', async () => {
+    const alias = newAlias('tickets');
+    await ensureLockIndex(client, alias, { registry });
+    // What is tested is the index operation: a channel that takes every message is enough.
+    const notifier: WakeNotifier = { notify: async () => 'delivered' };
+    const engine = new LockService(new ElasticsearchLockStore(client, alias), { maxClockSkewMs: 50, notifier });
+    const lock = { namespace: 'jobs', granularity: 'document' as const, ids: ['nightly'] };
+    await engine.acquire({ ...lock, owner: 'holder', ttlMs: 60_000 });
+    const queued = await engine.acquireOrQueue({
+      ...lock,
+      owner: 'pipeline',
+      ttlMs: 60_000,
+      requestId: 'request-nightly',
+      wake: { queueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/nightly' },
+      queueTtlMs: 600_000,
+    });
+    expect(queued).toMatchObject({ ticket: expect.any(String) });
+    const first = (await lockIndexIncarnation(client, alias))!;
+
+    const counted = (await liveTickets(client, alias))!;
+    expect(counted).toMatchObject({ incarnation: first, tickets: 1, locks: 1, withWake: 1 });
+    expect(counted.until).toBeGreaterThan(Date.now() + 500_000);
+    const refused = await recreateLockIndex(client, alias, { registry }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(LiveTicketsError);
+    expect((refused as Error).message).toContain('1 live ticket');
+    expect((refused as Error).message).toContain(new Date(counted.until).toISOString());
+    expect(await lockIndexIncarnation(client, alias)).toBe(first);
+    // A ticket that has run out holds nothing back.
+    expect((await liveTickets(client, alias, counted.until + 1))?.tickets).toBe(0);
+
+    const made = await recreateLockIndex(client, alias, { registry, force: true });
+    expect(made).toMatchObject({ previous: first, dropped: 1, epoch: 2 });
+    expect(await lockIndexIncarnation(client, alias)).toBe(made.index);
+    expect(await client.indices.exists({ index: first })).toBe(false);
+    expect((await liveTickets(client, alias))?.tickets).toBe(0);
+    // Nothing queued: the next incarnation needs no force.
+    expect(await recreateLockIndex(client, alias, { registry })).toMatchObject({ previous: made.index, dropped: 0, epoch: 3 });
   });
 });
 
