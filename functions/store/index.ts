@@ -7,7 +7,15 @@ import { createSearchClient, type SearchClient, type SearchConnection } from './
 export { createElasticsearchClient, type ElasticsearchConnection } from './client.js';
 export { withOpaqueId } from './correlation.js';
 export { ElasticsearchLockStore } from './elasticsearch-store.js';
-export { deleteFenced, type FencedWrite, writeFenced } from './fenced-document.js';
+export {
+  deleteFenced,
+  excludeFencedTombstones,
+  FENCED_TOMBSTONE_FIELD,
+  type FencedTombstone,
+  type FencedWrite,
+  isFencedTombstone,
+  writeFenced,
+} from './fenced-document.js';
 export {
   claimEpoch,
   type EpochHistory,

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StaleFencingTokenError } from '../../functions/core/errors.js';
 import type { LockService } from '../../functions/core/service.js';
-import { deleteFenced, writeFenced } from '../../functions/store/index.js';
+import { deleteFenced, excludeFencedTombstones, FENCED_TOMBSTONE_FIELD, isFencedTombstone, writeFenced } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
@@ -25,6 +25,13 @@ afterAll(async () => {
 });
 
 const current = async (id: string) => (await client.get<{ by: string }>({ index: data, id }))._source?.by;
+
+/** An index that forgets a delete's version at once (`index.gc_deletes: 0s`): what every index does after 60 s by default. */
+async function forgetfulIndex(label: string): Promise<string> {
+  const index = `${data}-${label}`;
+  await client.indices.create({ index, settings: { 'index.gc_deletes': '0s', number_of_replicas: 0 } });
+  return index;
+}
 
 describe('fenced writes to an Elasticsearch document', () => {
   it('a holder paused past its lease writes late and is refused; the holder that took over keeps its write', async () => {
@@ -59,5 +66,47 @@ describe('fenced writes to an Elasticsearch document', () => {
       StaleFencingTokenError,
     );
     expect(await current('big')).toBe('newer');
+  });
+
+  // Issue 30 item 8. Fails on the implementation before it (a real delete with external_gte): once
+  // gc_deletes pruned the delete's version, the write with the older token was accepted ('created'),
+  // and the resource's fence went backwards.
+  it('a fenced delete keeps fencing after Elasticsearch forgot deletes (gc_deletes): an older token is refused for good', async () => {
+    const index = await forgetfulIndex('gc');
+    try {
+      // Tokens of epoch 0, primary term 1: below 2^53, so that `_version` reads back exactly.
+      const older = '10000000000005';
+      const newer = '10000000000009';
+      await writeFenced(client, { index, id: 'd-1', document: { by: 'newer' }, fencingToken: newer });
+      expect((await deleteFenced(client, { index, id: 'd-1', fencingToken: newer })).deleted).toBe(true);
+      // Past gc_deletes (0 s here), with a refresh, which is when Elasticsearch prunes what it remembers of deletes.
+      await sleep(50);
+      await client.indices.refresh({ index });
+      const late = await writeFenced(client, { index, id: 'd-1', document: { by: 'older, after a long pause' }, fencingToken: older }).catch(
+        (error: unknown) => error,
+      );
+      expect(late).toBeInstanceOf(StaleFencingTokenError);
+      await expect(deleteFenced(client, { index, id: 'd-1', fencingToken: older })).rejects.toBeInstanceOf(StaleFencingTokenError);
+
+      // What is left is a tombstone, versioned with the deleting token, that readers treat as absent.
+      const stored = await client.get<Record<string, unknown>>({ index, id: 'd-1' });
+      expect(String(stored._version)).toBe(newer);
+      expect(isFencedTombstone(stored._source)).toBe(true);
+      expect(Object.keys(stored._source ?? {})).toEqual([FENCED_TOMBSTONE_FIELD]);
+
+      // A newer holder writes the id again; searches that exclude tombstones see only live documents.
+      await writeFenced(client, { index, id: 'd-2', document: { by: 'live' }, fencingToken: older });
+      await deleteFenced(client, { index, id: 'never-written', fencingToken: older }).then(({ deleted }) => expect(deleted).toBe(false));
+      await client.indices.refresh({ index });
+      const live = await client.search<Record<string, unknown>>({ index, query: excludeFencedTombstones });
+      expect(live.hits.hits.map((hit) => hit._id)).toEqual(['d-2']);
+      const reborn = '10000000000012';
+      await writeFenced(client, { index, id: 'd-1', document: { by: 'a later holder' }, fencingToken: reborn });
+      const again = await client.get<Record<string, unknown>>({ index, id: 'd-1' });
+      expect(isFencedTombstone(again._source)).toBe(false);
+      expect(again._source).toEqual({ by: 'a later holder' });
+    } finally {
+      await client.indices.delete({ index }, { ignore: [404] });
+    }
   });
 });
