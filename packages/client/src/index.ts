@@ -28,6 +28,7 @@ export {
   StoreUnavailableError,
   ValidationError,
 } from './errors.js';
+export { compareFencingTokens, isNewerFencingToken } from './fencing-token.js';
 export { Lock, type LockEvents, type LockState } from './handle.js';
 export { GLOBAL_KEY, type LocalKey, localKeysOf } from './local-keys.js';
 export {

@@ -86,16 +86,24 @@ export interface SweepBody {
   maxBatches?: number;
 }
 
+/**
+ * A fencing token: a non-negative integer carried as a decimal string (`"10010000000000042"`),
+ * because it passes 2^53, which a JSON number cannot carry exactly. It is not padded: a later
+ * token can be longer (a lock index's epoch 10 gives tokens one digit longer than epoch 9). Larger
+ * is later. Compare as integers (`compareFencingTokens`, `BigInt`, a Java `long`), never as strings.
+ */
+export type FencingToken = string;
+
 export interface GrantedKeyBody {
   key: string;
   mode: HolderMode;
-  fencingToken: string;
+  fencingToken: FencingToken;
 }
 
 export interface GrantBody {
   leaseToken: string;
-  /** Compare as decimal strings of equal length (they are zero-padded): larger is later. */
-  fencingToken: string;
+  /** Strictly larger than every earlier grant's token on these keys; for a set, the largest of its keys'. See FencingToken. */
+  fencingToken: FencingToken;
   expiresAt: string;
   expiresAtMs: number;
   ttlMs: number;
@@ -113,7 +121,8 @@ export interface GrantBody {
 export interface RenewalBody {
   /** Use this token from now on. */
   leaseToken: string;
-  fencingToken: string;
+  /** The grant's fencing token: a renewal keeps it. */
+  fencingToken: FencingToken;
   expiresAt: string;
   expiresAtMs: number;
   ttlMs: number;
@@ -130,7 +139,7 @@ export interface ReleaseResultBody {
 export interface HolderBody {
   owner: string;
   mode: HolderMode;
-  fencingToken: string;
+  fencingToken: FencingToken;
   expiresAt: string;
   expiresAtMs: number;
   expired: boolean;
