@@ -32,7 +32,14 @@ export default defineConfig({
           name: 'opensearch',
           include: ['test/engine/**/*.test.ts', 'test/store/**/*.test.ts', 'test/functions/**/*.test.ts', 'test/examples/**/*.test.ts'],
           // The wake-up notifier talks to an AWS emulator, never to the store.
-          exclude: ['test/store/client-module-copies.test.ts', 'test/store/memory-store.test.ts', 'test/functions/wake-notifier.test.ts'],
+          exclude: [
+            'test/store/client-module-copies.test.ts',
+            'test/store/memory-store.test.ts',
+            'test/functions/wake-notifier.test.ts',
+            // The simulation and the exhaustive exploration touch no store: once is enough.
+            'test/engine/interleavings.test.ts',
+            'test/engine/queue-exhaustive.test.ts',
+          ],
           globalSetup: ['test/support/global-setup-opensearch.ts'],
         },
       },

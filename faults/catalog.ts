@@ -17,6 +17,7 @@ export const FAULTS = [
   'timeout-acquirers',
   'clock-skew',
   'clock-skew-beyond',
+  'recreate-index',
 ] as const;
 export type Fault = (typeof FAULTS)[number];
 
@@ -34,6 +35,8 @@ export const DESCRIPTIONS: Record<Fault, string> = {
   'timeout-acquirers': '15 % of acquires freeze for good after their first write (a Lambda timeout)',
   'clock-skew': "clients' clocks spread over the engine's maxClockSkewMs (500 ms: -250 to +250 ms), 20 % of holders crash",
   'clock-skew-beyond': 'clocks spread over 5x maxClockSkewMs (-1250 to +1250 ms): beyond the assumption, expected to break',
+  'recreate-index':
+    "the lock index re-created as its next incarnation mid-run, as an operator would (recreateLockIndex: refused while tickets are queued, then forced): its leases and tickets are lost, the new epoch's tokens are larger",
 };
 
 /** What `npm test` runs: a failover, the harder partition, clocks within the bound (the tree+document workload in each). */

@@ -5,11 +5,16 @@
  *   `invoke`: the holder stops acting when it asks) and its lease's end (`expiresAt`, extended by each
  *   renewal that returned `ok`). An acquire whose outcome is unknown (`info`) may hold, but its client
  *   does not know it and never acts on it: it cannot overlap anything, and it does not count.
- * - overlap: two incompatible holds overlap by more than the clock skew allowance;
+ * - overlap: two incompatible holds of one incarnation of the lock index overlap by more than the
+ *   clock skew allowance. A fencing token carries its incarnation's epoch (token / 10¹⁶): when the
+ *   lock index is re-created, the leases of the old incarnation are lost with it (docs/lock-index.md)
+ *   and the lock is free in the new one at once, so a hold of an earlier epoch overlapping a later
+ *   epoch's is no violation; its fence (the smaller token) stops it, which fencing-order checks;
  * - lost-grant: the service confirmed a hold (a renewal `ok`, or a release that says `released`) in
  *   a call made while an incompatible later grant was live: it had given the key away and still told
  *   the first holder it had it;
- * - fencing-order: of two incompatible holds, the later grant has a token that is not larger;
+ * - fencing-order: of two incompatible holds, the later grant has a token that is not larger (across
+ *   incarnations too: a later epoch's tokens are all larger);
  * - non-holder-succeeded: a renew or release with a forged token returned `ok` (a release counts when
  *   its outcome says it released something).
  *
@@ -40,6 +45,9 @@ export interface Hold {
 }
 
 const compareTokens = (a: string, b: string): number => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0);
+
+/** The incarnation a fencing token comes from: its epoch, the digits above 10¹⁶ (0 for tokens from before epochs). */
+export const epochOf = (token: string): bigint => BigInt(token) / 10n ** 16n;
 
 /** A held key on the lock-space nodes it touches: itself, and for a tree path every ancestor in intention mode. */
 export function nodesOf(held: HeldKey): HeldKey[] {
@@ -144,7 +152,9 @@ export function checkHistory(history: readonly HistoryEvent[], options: CheckerO
       live = live.filter((earlier) => earlier.hold.endsAt - entry.hold.grantedAt > options.maxClockSkewMs);
       for (const earlier of live) {
         const overlap = Math.min(earlier.hold.endsAt, entry.hold.endsAt) - entry.hold.grantedAt;
-        if (conflict(earlier, entry) && overlap > options.maxClockSkewMs)
+        // The earlier hold's lease went with its incarnation when the later one was made.
+        const ofAnEarlierIncarnation = epochOf(earlier.hold.fencingToken) < epochOf(entry.hold.fencingToken);
+        if (conflict(earlier, entry) && !ofAnEarlierIncarnation && overlap > options.maxClockSkewMs)
           report('overlap', node, earlier, entry, `held together for ${Math.round(overlap)} ms`);
       }
       live.push(entry);

@@ -16,7 +16,7 @@ import { injectFault } from './inject.js';
 import type { Firewall } from './partition.js';
 import { clockOffsets } from './skew.js';
 import { FaultNotifier, type WakeTally } from './wake.js';
-import { QUEUE_TTL_MS, runClient, type Tally, TTL_MS, type Workload } from './workload.js';
+import { CLAIM_WINDOW_MS, REWAKE_AFTER_MS, runClient, type Tally, type Workload } from './workload.js';
 
 export interface RunSettings {
   durationS: number;
@@ -48,8 +48,12 @@ export interface RunResult {
   primaryTerms: number[];
   clockOffsetsMs: number[];
   historyFile?: string;
-  /** The waiters woken by a channel: how many, what they were told, how many heard nothing. */
+  /** The waiters woken by a channel: how many, what they were told, how their calls ended, what the notifier did to the messages. */
   wake?: WakeTally;
+  /** Acquires with wake that answered a grant instead of queued (the engine must never). */
+  grantedAtOnce?: number;
+  /** The fencing epochs of the grants (more than one when the run re-created the lock index). */
+  epochs: number[];
 }
 
 /** A client for the cluster, of the product its nodes run. */
@@ -76,8 +80,9 @@ export async function runFault(fault: Fault, settings: RunSettings, nodes: reado
   await ensureLockIndex(client, index, settings.shards ? { shards: settings.shards } : {});
   await client.cluster.health({ index, wait_for_status: 'green', timeout: '60s' });
   const history: HistoryEvent[] = [];
-  // Waiters woken by a channel, told through a notifier in memory; the sweeper hands over, tells again and tells the lost.
-  const notifier = new FaultNotifier(history);
+  // Waiters woken by a channel, told through a notifier in memory that loses, repeats, throws and says gone;
+  // the sweeper reserves for them, wakes again the reserved ones that did not claim, and tells the expired.
+  const notifier = new FaultNotifier();
   const { engine, store } = createLockEngine({
     client,
     index,
@@ -85,7 +90,8 @@ export async function runFault(fault: Fault, settings: RunSettings, nodes: reado
       maxClockSkewMs: behaviour.maxClockSkewMs,
       ...(settings.workload.retryMaxDelayMs ? { retry: { maxDelayMs: settings.workload.retryMaxDelayMs } } : {}),
       notifier,
-      queue: { redeliverAfterMs: 1_000 },
+      // Short, so that lapsed reservations and wake-ups again happen within a run.
+      queue: { claimWindowMs: CLAIM_WINDOW_MS, rewakeAfterMs: REWAKE_AFTER_MS },
     },
   });
   const before = { ...settings.tally };
@@ -101,7 +107,7 @@ export async function runFault(fault: Fault, settings: RunSettings, nodes: reado
     () => log(`${fault}: ${Math.round((Date.now() - startedAt) / 1000)} s, ${settings.tally.grants - before.grants} grants`),
     10_000,
   );
-  const queued = new Set<string>();
+  const wake = { notifier, grantedAtOnce: 0 };
   const context = {
     store,
     settings: engine.settings,
@@ -110,12 +116,22 @@ export async function runFault(fault: Fault, settings: RunSettings, nodes: reado
     history,
     tally: settings.tally,
     running,
-    wake: { notifier, queued },
+    wake,
   };
   let injection: Awaited<ReturnType<typeof injectFault>>;
   try {
     [injection] = await Promise.all([
-      injectFault(fault, { client, index, nodes, firewall: settings.firewall, startedAt, durationMs, stopped: () => !running(), log }),
+      injectFault(fault, {
+        client,
+        index,
+        nodes,
+        firewall: settings.firewall,
+        startedAt,
+        durationMs,
+        stopped: () => !running(),
+        log,
+        waiting: () => notifier.waiting(),
+      }),
       ...offsets.map((offset, id) => runClient(context, id, offset)),
       sweepWhile(engine, running),
     ]);
@@ -124,10 +140,9 @@ export async function runFault(fault: Fault, settings: RunSettings, nodes: reado
   }
   const endedAt = Date.now();
   await waitForNodes([...nodes], nodes.length, 120_000);
-  // Every ticket and lease runs out, and the sweeper tells whoever is still untold (a grant never told: lost; a ticket: expired).
-  await sleep(QUEUE_TTL_MS + TTL_MS + behaviour.maxClockSkewMs + 500);
-  for (let round = 0; round < 3; round++) await engine.sweep().catch(() => undefined);
-  const wake = notifier.count(queued);
+  // Every client has returned, so every channel waiter's call has ended (told, or its own channel's
+  // timeout): the tally says how.
+  const told = notifier.count();
   const grants = history.filter((event) => event.op === 'acquire' && event.type === 'ok').sort((a, b) => a.time - b.time);
   const errors: Record<string, number> = {};
   for (const event of history) if (event.error) errors[`${event.op} ${event.error}`] = (errors[`${event.op} ${event.error}`] ?? 0) + 1;
@@ -135,12 +150,13 @@ export async function runFault(fault: Fault, settings: RunSettings, nodes: reado
   const longestGapMs = Math.max(...times.slice(1).map((time, position) => time - times[position]!));
   // A token is [epoch ×10¹⁶ +] term × 10¹³ + seq_no: the term is the three digits above the sequence number.
   const primaryTerms = [...new Set(grants.map((event) => Number((BigInt(event.fencingToken!) / 10n ** 13n) % 1000n)))].sort((a, b) => a - b);
+  const epochs = [...new Set(grants.map((event) => Number(BigInt(event.fencingToken!) / 10n ** 16n)))].sort((a, b) => a - b);
   // Every event's time is the runner's clock, skewed clients' lease ends included: no allowance needed.
   const violations = checkHistory(history, { maxClockSkewMs: 0 });
   let historyFile: string | undefined;
   if (settings.results.keep === 'always' || violations.length > 0) {
     historyFile = join(settings.results.dir, `${settings.results.name}.history.json`);
-    writeFileSync(historyFile, JSON.stringify({ fault, index, clockOffsetsMs: offsets, behaviour, violations, wake, history }));
+    writeFileSync(historyFile, JSON.stringify({ fault, index, clockOffsetsMs: offsets, behaviour, violations, wake: told, history }));
   }
   await deleteLockIndex(client, index).catch(() => undefined);
   await client.close();
@@ -156,9 +172,11 @@ export async function runFault(fault: Fault, settings: RunSettings, nodes: reado
     violations,
     longestGapMs,
     primaryTerms,
+    epochs,
     clockOffsetsMs: offsets,
     ...(historyFile ? { historyFile } : {}),
-    wake,
+    wake: told,
+    grantedAtOnce: wake.grantedAtOnce,
   };
 }
 

@@ -3,6 +3,8 @@
  * fault says (kill, pause or cut off a node) and undoes it, and answers one line saying what happened.
  * Faults that live in the clients (crash-holders, clock-skew, ...) only get their line here.
  */
+import { epochOfIncarnation, lockIndexShards } from '../functions/store/index.js';
+import { LiveTicketsError, type RecreatedLockIndex, recreateLockIndex } from '../functions/store/lock-index.js';
 import type { SearchClient } from '../functions/store/search-client.js';
 import { type ClusterNode, signalNode, startNode } from '../infra/es/cluster.js';
 import { DESCRIPTIONS, type Fault, isPartition } from './catalog.js';
@@ -41,6 +43,8 @@ export interface InjectContext {
   /** The run ends early (the soak reached its target): a fault not yet injected is not. */
   stopped: () => boolean;
   log: (line: string) => void;
+  /** Channel waiters queued that have heard nothing yet (recreate-index: their tickets go with the old incarnation). */
+  waiting?: () => number;
 }
 
 /** How long a partition lasts: long enough for the cluster to remove the cut node and promote the replica (about 6-8 s here). */
@@ -59,6 +63,7 @@ export async function injectFault(fault: Fault, context: InjectContext): Promise
       return { what: DESCRIPTIONS[fault], injected: true };
   }
   if (context.stopped()) return { what: 'not injected: the run was over first', injected: false };
+  if (fault === 'recreate-index') return recreateIndex(context);
   const { primary, replica } = await shardNodes(client, index, nodes);
   const role = fault === 'kill-replica' ? 'replica' : 'primary';
   const victim = fault === 'kill-replica' ? replica : primary;
@@ -92,4 +97,36 @@ export async function injectFault(fault: Fault, context: InjectContext): Promise
   await sleep(10_000);
   await startNode(victim, [...nodes], log);
   return { what: `${victim.name} killed at ${at} s, restarted 10 s later`, injected: true };
+}
+
+/**
+ * What an operator does to re-create the lock index (docs/lock-index.md), mid-run: `recreateLockIndex`
+ * deletes the alias's incarnation and makes the next one, one epoch up. Asked first without force, it
+ * refuses while tickets are queued (their waiters would never be told); the run notes the refusal and
+ * forces it, as an operator who cannot wait would. The leases of the old incarnation are gone with it
+ * (a holder's renew fails, its release says not_held, its fencing token is below every new one), and
+ * so are the queued tickets: their channel waiters are never told, and end on their own channel's timeout.
+ */
+async function recreateIndex(context: InjectContext): Promise<Injection> {
+  const { client, index, startedAt, log } = context;
+  const at = Math.round((Date.now() - startedAt) / 1000);
+  const shards = await lockIndexShards(client, index);
+  const options = shards ? { shards } : {};
+  let refused = 'not refused: no live ticket';
+  let recreated: RecreatedLockIndex;
+  try {
+    recreated = await recreateLockIndex(client, index, { ...options, force: false });
+  } catch (error) {
+    if (!(error instanceof LiveTicketsError)) throw error;
+    const { tickets, withWake } = error.context;
+    refused = `refused without force (${tickets} live tickets, ${withWake} on a wake channel)`;
+    log(`re-creating ${index}: ${refused}; forcing it`);
+    const waiting = context.waiting?.() ?? 0;
+    recreated = await recreateLockIndex(client, index, { ...options, force: true });
+    refused += `, forced: ${recreated.dropped} tickets dropped, ${waiting} channel waiters left to their own timeout`;
+  }
+  await client.cluster.health({ index, wait_for_status: 'green', timeout: '60s' });
+  const epochs = `epoch ${recreated.previous ? epochOfIncarnation(recreated.previous) : '?'} -> ${recreated.epoch}`;
+  log(`${index} is now ${recreated.index} (${epochs})`);
+  return { what: `re-created at ${at} s (${epochs}): ${refused}`, injected: true };
 }

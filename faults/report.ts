@@ -3,6 +3,7 @@ import { EXPECTED_TO_BREAK, type Fault } from './catalog.js';
 import { countByKind } from './checker.js';
 import type { RunResult } from './fault-run.js';
 import type { Violation } from './history.js';
+import { everyWaiterEnded, type WakeTally } from './wake.js';
 
 export interface Skipped {
   fault: Fault;
@@ -21,11 +22,32 @@ function violationCell(result: RunResult): string {
   return result.violations.length === 0 ? '0' : `${result.violations.length} (${kindsOf(result.violations)})`;
 }
 
-/** Whether a run's violations fail the runner: not for a run meant to break an assumption. */
-export const failsRun = (result: RunResult): boolean => result.violations.length > 0 && !EXPECTED_TO_BREAK.includes(result.fault);
+/** Whether a run fails the runner: its violations (not for a run meant to break an assumption), or its channel waiters'. */
+export const failsRun = (result: RunResult): boolean =>
+  (result.violations.length > 0 && !EXPECTED_TO_BREAK.includes(result.fault)) ||
+  // The wake protocol broken (a grant without a claim, a message for another call), or a waiter left hanging.
+  (result.grantedAtOnce ?? 0) > 0 ||
+  (result.wake !== undefined && (result.wake.mismatched > 0 || !everyWaiterEnded(result.wake)));
+
+/**
+ * What the channel waiters were told and how their calls ended; the last words say whether every one
+ * ended told (ready then its claim, or failed) or on its own channel's timeout (or gone), as it must.
+ */
+export function wakeLines(tally: WakeTally, grantedAtOnce = 0): string[] {
+  const { waiters, notQueued, woken, claimed, claimFailed, toldFailed, timedOut, gaveUp, duplicates, late, mismatched, untold, injected } = tally;
+  const ended = everyWaiterEnded(tally) ? 'every waiter ended told or on its own timeout' : `${untold} waiters never ended: a bug of the runner`;
+  const anomalies = [
+    ...(grantedAtOnce > 0 ? [`${grantedAtOnce} acquires with wake granted at once (must answer queued)`] : []),
+    ...(mismatched > 0 ? [`${mismatched} ready messages naming another call`] : []),
+  ];
+  return [
+    `    channel waiters ${waiters} (${notQueued} more not queued): woken ${woken} (claimed ${claimed}, claim failed ${claimFailed}), told failed ${toldFailed}, timed out on their own channel ${timedOut}, gone ${gaveUp}; ${ended}`,
+    `    wake messages: duplicates received ${duplicates}, late (after the waiter stopped) ${late}; injected: thrown ${injected.thrown}, duplicated ${injected.duplicated}, lost ${injected.lost}, gone ${injected.gone}${anomalies.length > 0 ? `; ENGINE: ${anomalies.join(', ')}` : ''}`,
+  ];
+}
 
 export function renderTable(results: readonly RunResult[], skipped: readonly Skipped[]): string[] {
-  const header = ['fault', 'what happened', 'cycles', 'grants', 'longest gap', 'primary terms', 'violations'];
+  const header = ['fault', 'what happened', 'cycles', 'grants', 'longest gap', 'primary terms', 'epochs', 'violations'];
   const rows = results.map((result) => [
     result.fault,
     result.what,
@@ -33,6 +55,7 @@ export function renderTable(results: readonly RunResult[], skipped: readonly Ski
     String(result.grants),
     `${(result.longestGapMs / 1000).toFixed(1)} s`,
     result.primaryTerms.join(', '),
+    result.epochs.join(', '),
     violationCell(result),
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
@@ -49,10 +72,7 @@ export function renderTable(results: readonly RunResult[], skipped: readonly Ski
       .map(([name, count]) => `${name} ${count}`)
       .join(', ');
     out.push(`    conflicts ${result.conflicts}, unknown outcomes ${result.unknown}; errors: ${errors || 'none'}`);
-    if (result.wake) {
-      const { waiters, toldGranted, toldFailed, toldTwice, untold } = result.wake;
-      out.push(`    channel waiters ${waiters}: told granted ${toldGranted} (twice ${toldTwice}), told failed ${toldFailed}, queued and never told ${untold}`);
-    }
+    if (result.wake) out.push(...wakeLines(result.wake, result.grantedAtOnce ?? 0));
     if (result.clockOffsetsMs.some((offset) => offset !== 0)) out.push(`    client clocks (ms): ${result.clockOffsetsMs.join(', ')}`);
     for (const violation of result.violations.slice(0, 10)) out.push(`    ${violation.kind}: ${violation.message}`);
     if (result.violations.length > 10) out.push(`    ... ${result.violations.length - 10} more in ${result.historyFile}`);

@@ -10,7 +10,10 @@
  * the reason), the replica killed, holders that crash or stall past their lease, acquires stalled or
  * frozen between two store calls, and clients whose clocks are skewed within the engine's
  * maxClockSkewMs or five times beyond it (faults/skew.ts: a demonstration, whose violations are
- * counted and do not fail the run).
+ * counted and do not fail the run), and the lock index re-created mid-run as its next incarnation.
+ * In every run, one call in five is a channel waiter (faults/wake.ts): it queues with a wake channel,
+ * is woken through a notifier in memory that loses, repeats, throws and says gone, and claims; the
+ * table says what the waiters were told and that each ended told or on its own channel's timeout.
  *
  * --short is what `npm test` runs (a primary kill, a dropped partition, skewed clocks: 30 s each);
  * --soak cycles through the faults until --cycles lock cycles are done (faults/soak.ts). It needs the

@@ -11,6 +11,7 @@ import type { Fault } from './catalog.js';
 import { type RunResult, runFault } from './fault-run.js';
 import type { Firewall } from './partition.js';
 import { failsRun, kindsOf, renderTable } from './report.js';
+import { sumTallies } from './wake.js';
 import { emptyTally, type Workload } from './workload.js';
 
 export interface SoakSettings {
@@ -106,6 +107,9 @@ function aggregate(results: readonly RunResult[]): RunResult[] {
       violations: runs.flatMap((run) => run.violations),
       longestGapMs: Math.max(...runs.map((run) => run.longestGapMs)),
       primaryTerms: [...new Set(runs.flatMap((run) => run.primaryTerms))].sort((a, b) => a - b),
+      epochs: [...new Set(runs.flatMap((run) => run.epochs))].sort((a, b) => a - b),
+      wake: sumTallies(runs.flatMap((run) => (run.wake ? [run.wake] : []))),
+      grantedAtOnce: sum((run) => run.grantedAtOnce ?? 0),
       clockOffsetsMs: runs[0]!.clockOffsetsMs,
       ...(runs.find((run) => run.historyFile) ? { historyFile: runs.find((run) => run.historyFile)!.historyFile! } : {}),
     };

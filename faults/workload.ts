@@ -95,6 +95,20 @@ function singleKeyTarget(workload: Workload, random: () => number): Target {
 /** How long a channel waiter's ticket may wait in the queue. */
 export const QUEUE_TTL_MS = 4_000;
 
+/** How long the lock stays reserved for a waiter told `ready` (the engine's queue.claimWindowMs in fault runs). */
+export const CLAIM_WINDOW_MS = 2_000;
+
+/** A reserved waiter that has not claimed is woken again after this (queue.rewakeAfterMs). */
+export const REWAKE_AFTER_MS = 1_000;
+
+/**
+ * A channel waiter's own timeout (a task token's, an SQS consumer's), from its queue call: past its
+ * ticket's end plus the clock skew allowance and a sweep, by which the engine has told it `failed`
+ * if it ever will. A waiter that hears nothing by then (its message lost, its ticket dropped with an
+ * incarnation of the lock index) stops there, holding nothing.
+ */
+export const CHANNEL_TIMEOUT_MS = QUEUE_TTL_MS + 3_000;
+
 const outcomeOf = (error: unknown): 'fail' | 'info' =>
   error instanceof LockOutcomeUnknownError || (error instanceof StoreUnavailableError && error.context.ambiguous) ? 'info' : 'fail';
 
@@ -162,10 +176,10 @@ export interface ClientContext {
   running: () => boolean;
   /**
    * Waiters woken by a channel: when set, one call in five (of those no acquirer fault is armed for)
-   * queues for a single key with acquireOrQueue and waits for its channel; `queued` collects the
-   * channels whose call answered queued.
+   * queues for a single key with acquireOrQueue and waits for its channel, then claims; `grantedAtOnce`
+   * counts acquires with wake that answered a grant instead of `queued` (the engine must never).
    */
-  wake?: { notifier: FaultNotifier; queued: Set<string> };
+  wake?: { notifier: FaultNotifier; grantedAtOnce: number };
 }
 
 class FunctionTimeout extends Error {
@@ -188,12 +202,9 @@ export async function runClient(context: ClientContext, id: number, clockOffsetM
     record({ type: 'invoke', op: 'acquire', keys });
     let grant: Grant;
     if (woken) {
-      const told = await acquireWoken(context.wake!, engine, client, call, target, exclusive, keys, clockOffsetMs, record);
-      if (!told) {
-        tally.conflicts++;
-        continue;
-      }
-      grant = told;
+      const claimed = await acquireWoken(context.wake!, engine, client, call, target, exclusive, tally, record);
+      if (!claimed) continue;
+      grant = claimed;
     } else
       try {
         const acquiring = engine.acquire({
@@ -230,18 +241,16 @@ export async function runClient(context: ClientContext, id: number, clockOffsetM
     tally.grants++;
     // The lease ends at the holder's clock's expiresAt: on the real clock, that is its offset earlier.
     const realEnd = (expiresAt: number): number => expiresAt - clockOffsetMs;
-    // A grant told on a channel was recorded by the notifier, when it was told.
-    if (!woken) {
-      record({
-        type: 'ok',
-        op: 'acquire',
-        leaseId: grant.leaseId,
-        keys,
-        fencingToken: grant.fencingToken,
-        expiresAt: realEnd(grant.expiresAt),
-        ...(clockOffsetMs !== 0 ? { clockOffsetMs } : {}),
-      });
-    }
+    // A channel waiter's grant is its claim's answer: recorded like any other.
+    record({
+      type: 'ok',
+      op: 'acquire',
+      leaseId: grant.leaseId,
+      keys,
+      fencingToken: grant.fencingToken,
+      expiresAt: realEnd(grant.expiresAt),
+      ...(clockOffsetMs !== 0 ? { clockOffsetMs } : {}),
+    });
     let leaseToken = grant.leaseToken;
     // The holder works, renewing once in a while; a stalling holder overruns its lease and carries on.
     const stalls = Math.random() < behaviour.stallRate;
@@ -278,24 +287,26 @@ export async function runClient(context: ClientContext, id: number, clockOffsetM
 }
 
 /**
- * One call of a waiter woken by a channel: acquireOrQueue, then (queued) wait for the channel. Returns
- * the grant it heard of, or undefined after recording why not: told it failed, told nothing in time
- * (`info`: the engine may still hand it the lock, which the notifier then records as a grant that
- * nobody acts on), or the call failed (a grant that reached the channel all the same is used).
+ * One call of a waiter woken by a channel. It queues (acquire with `wake` and its requestId: the
+ * answer is `queued`, never a grant), listens on its channel until it is told `ready` or `failed`, or
+ * its channel's own timeout passes, and on `ready` claims: the acquire again with the message's target,
+ * mode, owner and requestId, without `wake`, waitMs 0. The claim's answer is the grant. Returns it, or
+ * undefined after recording why not (the call's invoke was recorded already): told failed, gone,
+ * timed out (`fail`: nothing held), or the claim refused (a lapsed reservation) or failed.
  */
-async function acquireWoken(
+export async function acquireWoken(
   wake: NonNullable<ClientContext['wake']>,
   engine: LockService,
   client: string,
   call: number,
   target: Target,
   exclusive: boolean,
-  keys: HeldKey[],
-  clockOffsetMs: number,
+  tally: Tally,
   record: (event: Omit<HistoryEvent, 'client' | 'time'>) => void,
 ): Promise<Grant | undefined> {
   const { notifier } = wake;
-  const { channel, wake: wakeInput } = notifier.open(client, call, keys, clockOffsetMs);
+  const { channel, wake: wakeInput } = notifier.open(client, call);
+  const requestId = `${client}-${call}`;
   try {
     const answer = await engine.acquireOrQueue({
       namespace: FAULTS_NAMESPACE,
@@ -303,20 +314,74 @@ async function acquireWoken(
       mode: exclusive ? 'exclusive' : 'shared',
       owner: client,
       ttlMs: TTL_MS,
+      waitMs: 0,
       queueTtlMs: QUEUE_TTL_MS,
+      requestId,
       wake: wakeInput,
     });
-    if (!('status' in answer)) return answer;
-    wake.queued.add((channel as { queueUrl: string }).queueUrl);
+    // The engine never grants an acquire with wake: a grant here is recorded as one (the checker judges it) and counted.
+    if (!('status' in answer)) {
+      wake.grantedAtOnce++;
+      notifier.end(channel, 'claimed');
+      return answer;
+    }
   } catch (error) {
-    const reached = notifier.first(channel);
-    if (reached?.outcome === 'granted') return reached.grant;
-    notifier.close(channel);
-    record({ type: outcomeOf(error), op: 'acquire', error: (error as Error).name });
+    const type = outcomeOf(error);
+    if (type === 'fail') {
+      notifier.notQueued(channel);
+      record({ type, op: 'acquire', error: (error as Error).name });
+      if (error instanceof LockHeldError || error instanceof LockContentionError) tally.conflicts++;
+      else await sleep(50);
+      return undefined;
+    }
+    // Unknown: the ticket may be in the queue, so the waiter listens all the same.
+  }
+  const heard = await notifier.listen(channel, CHANNEL_TIMEOUT_MS);
+  if (heard.kind !== 'message' || heard.message.outcome !== 'ready') {
+    const end = heard.kind === 'message' ? 'told-failed' : heard.kind === 'gone' ? 'gave-up' : 'timed-out';
+    notifier.end(channel, end);
+    const error =
+      heard.kind === 'message' && heard.message.outcome === 'failed' ? heard.message.error : heard.kind === 'gone' ? 'ChannelGone' : 'ChannelTimeout';
+    record({ type: 'fail', op: 'acquire', error });
+    tally.conflicts++;
     return undefined;
   }
-  const message = await notifier.next(channel, QUEUE_TTL_MS + TTL_MS + 1_000);
-  if (message?.outcome === 'granted') return message.grant;
-  record(message ? { type: 'fail', op: 'acquire', error: message.error } : { type: 'info', op: 'acquire', error: 'NotToldInTime' });
-  return undefined;
+  const { message } = heard;
+  // The message names the call to claim: it must be this waiter's (a claim for another call would not be its grant).
+  const asked = target.request;
+  const named = message.target;
+  const same =
+    named.namespace === FAULTS_NAMESPACE &&
+    named.granularity === asked.granularity &&
+    (asked.granularity === 'document'
+      ? named.granularity === 'document' && JSON.stringify(named.ids) === JSON.stringify(asked.ids)
+      : named.granularity === 'tree' && named.path === asked.path) &&
+    message.mode === (exclusive ? 'exclusive' : 'shared') &&
+    message.owner === client &&
+    message.requestId === requestId;
+  if (!same) {
+    notifier.tally.mismatched++;
+    notifier.end(channel, 'claim-failed');
+    record({ type: 'fail', op: 'acquire', error: 'WakeMessageMismatch' });
+    return undefined;
+  }
+  try {
+    const grant = await engine.acquire({
+      ...message.target,
+      mode: message.mode,
+      owner: message.owner,
+      ttlMs: TTL_MS,
+      waitMs: 0,
+      ...(message.requestId !== undefined ? { requestId: message.requestId } : {}),
+    });
+    notifier.end(channel, 'claimed');
+    return grant;
+  } catch (error) {
+    notifier.end(channel, 'claim-failed');
+    const type = outcomeOf(error);
+    record({ type, op: 'acquire', error: `claim ${(error as Error).name}` });
+    if (type === 'info') tally.unknown++;
+    if (error instanceof LockHeldError || error instanceof LockContentionError) tally.conflicts++;
+    return undefined;
+  }
 }

@@ -231,7 +231,7 @@ export class LockWaitExpiredError extends LockError {
   readonly retryable = true;
   readonly ticket: string;
   constructor(message: string | undefined, details: { ticket: string; key: string } & ErrorCause) {
-    super(message ?? `Ticket ${details.ticket} for ${details.key} ran out before the lock was handed over to it`, details);
+    super(message ?? `Ticket ${details.ticket} for ${details.key} ran out before the lock was reserved for it; nothing is held`, details);
     this.ticket = details.ticket;
   }
 }

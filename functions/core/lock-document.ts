@@ -2,7 +2,10 @@
 import { compatible } from './compatibility.js';
 import { encodable, type FencingToken, LARGEST_TOKEN, tokenAt, type WritePosition } from './fencing.js';
 import type { ConflictingKey, HolderView, LockDocument, PlannedKey, StoredHolder, StoredTicket } from './model.js';
-import { handOver, queueAttentionAt, ticketLive } from './queue.js';
+import { claimable, type HandOver, handOver, holderFrom, queueAttentionAt, reservedFor, type Timing, ticketLive } from './queue.js';
+
+export type { Timing } from './queue.js';
+
 import type { StoredLock, WriteOp, WriteOutcome } from './store.js';
 
 export interface Claim {
@@ -13,7 +16,11 @@ export interface Claim {
   /** Hash of the call's target, mode and owner (null without a requestId). */
   call: string | null;
   expiresAt: number;
-  /** Join the queue when the lock cannot be granted now (or others wait for it): the ticket to write. */
+  /**
+   * Join the queue when the lock cannot be granted now (or others wait for it): the ticket to write.
+   * With `wake`, the caller is not in the call to claim: it always queues, reserved at once when the
+   * lock is free, and is woken to claim.
+   */
   queue?: Omit<StoredTicket, 'position' | 'queuedAt'>;
 }
 
@@ -43,8 +50,8 @@ const noQueue = (body: LockDocument | undefined): QueueState => ({ queue: body?.
 
 /**
  * `lockedBelow` is explicit: a rewrite that dropped it would let a tree lock skip the locks below it.
- * `minExpiresAt` is when the sweeper must look at the document: a lease or a ticket running out, a
- * waiter to try again, a grant still to be told to its waiter.
+ * `minExpiresAt` is when the sweeper must look at the document: a lease, a ticket or a reservation
+ * running out, a waiter to try again, a reserved channel waiter to wake again.
  */
 export function lockDocument(
   key: DocumentKey,
@@ -54,7 +61,7 @@ export function lockDocument(
   queued: QueueState = noQueue(undefined),
 ): LockDocument {
   const expiries = holders.map((holder) => holder.expiresAt);
-  const attention = [...expiries, ...holders.filter((holder) => holder.delivery !== undefined).map((holder) => holder.grantedAt)];
+  const attention = [...expiries];
   const queueAt = queueAttentionAt(queued.queue);
   if (queueAt !== undefined) attention.push(queueAt);
   return {
@@ -84,9 +91,11 @@ export type Decision =
  * Whether `claim` may take `key` given the document as read (null: absent), and the write that takes
  * it. Expired holders are dropped on the way: that is the immediate takeover, and the waiters queued
  * for the lock are served first (queue.ts): a caller never overtakes a live ticket. A claim with a
- * ticket joins the queue when it cannot be granted; one without is refused.
+ * ticket joins the queue when it cannot be granted; one without is refused. A ticket of this call
+ * that is reserved for it is claimed: this write, the waiter's own, is what grants it.
  */
-export function decideAcquire(existing: StoredLock | null, key: PlannedKey, claim: Claim, now: number, skewMs: number, mayTakeOverRetry = true): Decision {
+export function decideAcquire(existing: StoredLock | null, key: PlannedKey, claim: Claim, now: number, timing: Timing, mayTakeOverRetry = true): Decision {
+  const skewMs = timing.maxClockSkewMs;
   const fresh: StoredHolder = {
     lease: claim.leaseId,
     proof: claim.proof,
@@ -98,7 +107,10 @@ export function decideAcquire(existing: StoredLock | null, key: PlannedKey, clai
     request: claim.requestId,
     call: claim.call,
   };
-  if (!existing) return { kind: 'write', op: { kind: 'create', docId: key.docId, body: lockDocument(key, [fresh], now, false) }, reused: false };
+  if (!existing) {
+    if (claim.queue?.wake) return joinQueue(null, key, [], claim, now, timing);
+    return { kind: 'write', op: { kind: 'create', docId: key.docId, body: lockDocument(key, [fresh], now, false) }, reused: false };
+  }
 
   const holders = settleFences(existing);
   const ours = holders.find((holder) => holder.lease === claim.leaseId);
@@ -112,14 +124,18 @@ export function decideAcquire(existing: StoredLock | null, key: PlannedKey, clai
     // larger fencing token, so ours must come from this write.
     if (ours.expiresAt - now >= (claim.expiresAt - now) / 2) return { kind: 'already-held', lock: existing };
     const extended = holders.map((holder) => (holder === ours ? { ...holder, expiresAt: claim.expiresAt, grantedAt: now, fence: null } : holder));
-    return { kind: 'write', op: replaceOp(existing, key, extended, now, skewMs), reused: false };
-  }
-  const queued = existing.body.queue?.find((ticket) => ticket.ticket === claim.leaseId);
-  if (queued && ticketLive(queued, now, skewMs)) {
-    return { kind: 'queued', ticket: queued, ahead: (existing.body.queue ?? []).filter((ticket) => ticket.position < queued.position).length };
+    return { kind: 'write', op: replaceOp(existing, key, extended, now, timing), reused: false };
   }
 
   const live = holders.filter((holder) => isLive(holder, now, skewMs));
+  const served = handOver(live, existing.body.queue, now, timing);
+  const ofThisCall = ticketOfCall(served.queue, claim);
+  if (ofThisCall) {
+    if (claim.queue?.wake) return joinQueue(existing, key, live, claim, now, timing);
+    if (claimable(ofThisCall, now)) return claimReservation(existing, key, live, ofThisCall, fresh, now, timing);
+    if (ofThisCall.ticket === claim.leaseId) return { kind: 'queued', ticket: ofThisCall, ahead: aheadIn(served.queue, ofThisCall) };
+  }
+
   const sameRequest = claim.requestId === null ? [] : live.filter((holder) => holder.request === claim.requestId);
   // A requestId names one call. The same call again (a retry, or a duplicate delivery) takes the
   // earlier grant over; the same requestId on another call is a conflict, never a takeover.
@@ -129,19 +145,25 @@ export function decideAcquire(existing: StoredLock | null, key: PlannedKey, clai
   const duplicate = mayTakeOverRetry ? [] : sameRequest.filter((holder) => (holder.call ?? null) === claim.call);
   const reusedByAnother = sameRequest.filter((holder) => holder !== retried && !duplicate.includes(holder));
   const others = live.filter((holder) => holder !== retried);
-  // Waiters first: whoever the expired holders leave room for, in queue order.
-  const served = handOver(others, existing.body.queue, now, skewMs);
-  const blocking = served.holders.filter((holder) => !compatible(key.mode, holder.mode) || reusedByAnother.includes(holder) || duplicate.includes(holder));
-  if (blocking.length > 0 || served.queue.length > 0) {
-    if (claim.queue && !retried && reusedByAnother.length === 0 && duplicate.length === 0) return joinQueue(existing, key, served, claim, now, skewMs);
-    const waiters = blocking.length > 0 ? [] : served.queue.slice(0, 1);
+  // Waiters first: whoever the expired holders leave room for, in queue order. A reservation keeps the
+  // lock for its waiter as a holder would; a waiter not yet served keeps everyone behind it out.
+  const reservations = served.queue.filter((ticket) => reservedFor(ticket, now, skewMs));
+  const unserved = served.queue.filter((ticket) => !reservedFor(ticket, now, skewMs));
+  const blocking = others.filter((holder) => !compatible(key.mode, holder.mode) || reusedByAnother.includes(holder) || duplicate.includes(holder));
+  const blockingReservations = reservations.filter((ticket) => !compatible(key.mode, ticket.mode));
+  if (blocking.length > 0 || blockingReservations.length > 0 || unserved.length > 0 || claim.queue?.wake) {
+    if (claim.queue && !retried && reusedByAnother.length === 0 && duplicate.length === 0) return joinQueue(existing, key, live, claim, now, timing);
+    const waiters = blocking.length > 0 ? [] : [...blockingReservations, ...unserved].slice(0, 1);
     return {
       kind: 'conflict',
       conflict: {
         key: key.key,
         granularity: key.granularity,
         requestedMode: key.mode,
-        holders: [...blocking, ...waiters].map(({ owner, mode, expiresAt }) => ({ owner, mode, expiresAt })),
+        holders: [
+          ...blocking.map(({ owner, mode, expiresAt }) => ({ owner, mode, expiresAt })),
+          ...waiters.map(({ owner, mode, reservedUntil, expiresAt }) => ({ owner, mode, expiresAt: reservedUntil ?? expiresAt })),
+        ],
         ...(reusedByAnother.length > 0
           ? { reason: 'request_id_reused' as const }
           : duplicate.length > 0
@@ -158,92 +180,126 @@ export function decideAcquire(existing: StoredLock | null, key: PlannedKey, clai
   // caller. It never ends before the lease it takes over: the earlier delivery may have been told it
   // holds until then, and if this one fails without giving the key back, nobody else gets in before.
   // It carries the earlier holder, to give the key back to it if this delivery fails (removeLeaseOp).
-  const decided: QueueWrite = { ...served, nextPosition: existing.body.nextPosition ?? 0 };
-  const lockedBelow = existing.body.lockedBelow === true;
-  if (!retried) return { kind: 'write', op: replaceOp(existing, key, [...served.holders, fresh], now, skewMs, lockedBelow, decided), reused: false };
+  if (!retried) return { kind: 'write', op: replaceOp(existing, key, [...others, fresh], now, timing), reused: false };
   const successor: StoredHolder = { ...fresh, expiresAt: Math.max(fresh.expiresAt, retried.expiresAt), restores: retried };
-  return { kind: 'write', op: replaceOp(existing, key, [...served.holders, successor], now, skewMs, lockedBelow, decided), reused: true };
+  return { kind: 'write', op: replaceOp(existing, key, [...others, successor], now, timing), reused: true };
+}
+
+/** The live ticket of this call: our own (a waiter in the call), or one of an earlier delivery of the same call (same requestId, target, mode and owner). */
+function ticketOfCall(queue: readonly StoredTicket[], claim: Claim): StoredTicket | undefined {
+  return (
+    queue.find((ticket) => ticket.ticket === claim.leaseId) ??
+    (claim.requestId === null ? undefined : queue.find((ticket) => ticket.request === claim.requestId && ticket.call === claim.call))
+  );
+}
+
+const aheadIn = (queue: readonly StoredTicket[], ticket: StoredTicket): number => queue.filter((waiter) => waiter.position < ticket.position).length;
+
+/**
+ * The claim: the reserved ticket leaves the queue and our lease becomes a holder, in one conditional
+ * write on the version that shows the reservation. A channel waiter's holder keeps its ticket, to go
+ * back to the queue if this call fails before its grant. The reservation kept the lock for it; a
+ * holder incompatible with it is still refused (never two incompatible holders, whatever the queue says).
+ */
+function claimReservation(
+  existing: StoredLock,
+  key: PlannedKey,
+  live: StoredHolder[],
+  reserved: StoredTicket,
+  fresh: StoredHolder,
+  now: number,
+  timing: Timing,
+): Decision {
+  const blocking = live.filter((holder) => !compatible(reserved.mode, holder.mode));
+  if (blocking.length > 0) {
+    return {
+      kind: 'conflict',
+      conflict: {
+        key: key.key,
+        granularity: key.granularity,
+        requestedMode: key.mode,
+        holders: blocking.map(({ owner, mode, expiresAt }) => ({ owner, mode, expiresAt })),
+      },
+      clearsAt: Math.max(...blocking.map((holder) => holder.expiresAt + timing.maxClockSkewMs)),
+    };
+  }
+  const holder = holderFrom(reserved, fresh);
+  // From the document's queue as stored: the write's own hand-over then drops (and reports) what ran out.
+  const rest = (existing.body.queue ?? []).filter((ticket) => ticket.ticket !== reserved.ticket);
+  const op = replaceOp(existing, key, [...live, holder], now, timing, existing.body.lockedBelow === true, {
+    queue: rest,
+    nextPosition: existing.body.nextPosition ?? 0,
+  });
+  return { kind: 'write', op, reused: false };
 }
 
 /**
- * Our ticket goes to the end of the queue, in the same write as whatever the queue's hand-over did.
- * A ticket of an earlier delivery of the same call (same requestId, target, mode and owner) is taken
- * over in its place instead: a retry keeps its turn, and the earlier delivery finds its ticket gone.
+ * Our ticket goes to the end of the queue, in the same write as whatever the queue's hand-over did
+ * (which reserves it at once if the lock is free for it). A ticket of an earlier delivery of the same
+ * call (same requestId, target, mode and owner) is taken over in its place instead, its reservation
+ * with it: a retry keeps its turn, and the earlier delivery finds its ticket gone.
  */
-function joinQueue(existing: StoredLock, key: DocumentKey, served: ReturnType<typeof handOver>, claim: Claim, now: number, skewMs: number): Decision {
+function joinQueue(existing: StoredLock | null, key: PlannedKey, live: StoredHolder[], claim: Claim, now: number, timing: Timing): Decision {
   const wanted = claim.queue!;
-  const earlier = claim.requestId === null ? undefined : served.queue.find((ticket) => ticket.request === claim.requestId && ticket.call === claim.call);
-  const position = earlier?.position ?? Math.max(existing.body.nextPosition ?? 0, ...served.queue.map((waiter) => waiter.position + 1));
+  const served = handOver(live, existing?.body.queue, now, timing);
+  const earlier = ticketOfCall(served.queue, claim);
+  const position = earlier?.position ?? Math.max(existing?.body.nextPosition ?? 0, ...served.queue.map((waiter) => waiter.position + 1));
+  // Unreserved here: the write's hand-over reserves it again, in the same place, and so wakes this delivery's channel.
   const ticket: StoredTicket = { ...wanted, position, queuedAt: earlier?.queuedAt ?? now };
-  const queue = earlier ? served.queue.map((waiter) => (waiter === earlier ? ticket : waiter)) : [...served.queue, ticket];
-  const nextPosition = Math.max(existing.body.nextPosition ?? 0, position + 1);
-  const op = replaceOp(existing, key, served.holders, now, skewMs, existing.body.lockedBelow === true, { ...served, queue, nextPosition });
-  return { kind: 'queued', op, ticket, ahead: queue.filter((waiter) => waiter.position < position).length };
+  // From the document's queue as stored: the write's own hand-over then drops (and reports) what ran out.
+  const stored = existing?.body.queue ?? [];
+  const queue = earlier ? stored.map((waiter) => (waiter.ticket === earlier.ticket ? ticket : waiter)) : [...stored, ticket];
+  const nextPosition = Math.max(existing?.body.nextPosition ?? 0, position + 1);
+  const op = existing
+    ? replaceOp(existing, key, live, now, timing, existing.body.lockedBelow === true, { queue, nextPosition })
+    : createOp(key, queue, nextPosition, now, timing);
+  const written = op.kind === 'delete' ? undefined : op.body.queue?.find((waiter) => waiter.ticket === ticket.ticket);
+  return { kind: 'queued', op, ticket: written ?? ticket, ahead: aheadIn(served.queue, ticket) };
 }
 
-/** What a write does to the queue, when the caller has decided it (decideAcquire); replaceOp serves the queue itself otherwise. */
-export interface QueueWrite extends QueueState {
-  granted: StoredHolder[];
-  dropped: StoredTicket[];
+/** A new document holding only a queue (a channel waiter first at a free lock): reserved for it at once. */
+function createOp(key: PlannedKey, queue: StoredTicket[], nextPosition: number, now: number, timing: Timing): WriteOp {
+  const served = handOver([], queue, now, timing);
+  return withEffects({ kind: 'create', docId: key.docId, body: lockDocument(key, [], now, false, { queue: served.queue, nextPosition }) }, served);
 }
 
 /**
  * The conditional write that leaves `holders` on the document; a document marked `lockedBelow`, or
- * with waiters, is kept, even empty. Unless `decided` says what becomes of the queue, the write serves
- * it (queue.ts): whoever frees a lock hands it over in the same write. The op carries what it did to
- * the queue (`queueEffects`), for the waiters to be told once it has applied.
+ * with waiters, is kept, even empty. The write serves the queue (queue.ts: `queue` when given, else the
+ * document's): whoever frees a lock reserves it for the next waiters in the same write. The op carries
+ * what it did to the queue (`queueEffects`), for the waiters to be woken or told once it has applied.
  */
 export function replaceOp(
   existing: StoredLock,
   key: DocumentKey,
   holders: StoredHolder[],
   now: number,
-  skewMs: number,
+  timing: Timing,
   lockedBelow = existing.body.lockedBelow === true,
-  decided?: QueueWrite,
+  queued: QueueState = noQueue(existing.body),
 ): WriteOp {
-  let queued: QueueWrite | undefined = decided;
-  if (!queued && existing.body.queue && existing.body.queue.length > 0) {
-    const served = handOver(
-      holders.filter((holder) => isLive(holder, now, skewMs)),
-      existing.body.queue,
-      now,
-      skewMs,
-    );
-    queued = { ...served, nextPosition: existing.body.nextPosition ?? 0 };
-  }
-  const kept = queued ? (decided ? holders : [...holders.filter((holder) => isLive(holder, now, skewMs)), ...queued.granted]) : holders;
-  // Whatever write prunes a grant whose waiter was never told, run out, owes that waiter the news (not only the sweeper's).
-  const lost = existing.body.holders.filter(
-    (holder) => holder.delivery !== undefined && !isLive(holder, now, skewMs) && !kept.some((other) => other.lease === holder.lease),
-  );
-  if (kept.length === 0 && !lockedBelow && (queued?.queue.length ?? 0) === 0) {
-    return withEffects(
-      { kind: 'delete', docId: existing.docId, ifSeqNo: existing.seqNo, ifPrimaryTerm: existing.primaryTerm, index: existing.index },
-      queued,
-      lost,
-    );
+  const kept = holders.filter((holder) => isLive(holder, now, timing.maxClockSkewMs));
+  const served = handOver(kept, queued.queue, now, timing);
+  if (kept.length === 0 && !lockedBelow && served.queue.length === 0) {
+    return withEffects({ kind: 'delete', docId: existing.docId, ifSeqNo: existing.seqNo, ifPrimaryTerm: existing.primaryTerm, index: existing.index }, served);
   }
   return withEffects(
     {
       kind: 'replace',
       docId: existing.docId,
-      body: lockDocument(key, kept, now, lockedBelow, queued ?? noQueue(existing.body)),
+      body: lockDocument(key, kept, now, lockedBelow, { queue: served.queue, nextPosition: queued.nextPosition }),
       ifSeqNo: existing.seqNo,
       ifPrimaryTerm: existing.primaryTerm,
       index: existing.index,
     },
-    queued,
-    lost,
+    served,
   );
 }
 
-/** Notes on the op what its write does to the queue, when it grants or drops a waiter, or prunes a grant never told. */
-function withEffects(op: WriteOp, queued: QueueWrite | undefined, lost: StoredHolder[]): WriteOp {
-  const granted = queued?.granted ?? [];
-  const dropped = queued?.dropped ?? [];
-  if (granted.length === 0 && dropped.length === 0 && lost.length === 0) return op;
-  return { ...op, queueEffects: { granted, dropped, ...(lost.length > 0 ? { lost } : {}) } };
+/** Notes on the op what its write does to the queue, when it reserves the lock for waiters or drops them. */
+function withEffects(op: WriteOp, served: Pick<HandOver, 'reserved' | 'dropped'>): WriteOp {
+  if (served.reserved.length === 0 && served.dropped.length === 0) return op;
+  return { ...op, queueEffects: { reserved: served.reserved, dropped: served.dropped } };
 }
 
 /**
@@ -251,6 +307,8 @@ function withEffects(op: WriteOp, queued: QueueWrite | undefined, lost: StoredHo
  * nothing to do.
  * - `giveBack` (a failed acquire): if our holder took over an earlier delivery of its call, that
  *   holder is put back in the same write, so the key is never free while the earlier delivery holds it.
+ *   A holder that claimed a channel waiter's reservation puts its ticket back in the queue, in its
+ *   place, unreserved until `retryBlockedMs` has passed: the waiter is woken again to claim.
  * - Our lease already gone, taken over by a later delivery of the call: that delivery must no longer
  *   give the key back to us, since we are giving it up (the write clears its note of us).
  * - `clearMark` (a release): an exclusive holder alone on a `lockedBelow` document, inserted by the
@@ -260,7 +318,8 @@ function withEffects(op: WriteOp, queued: QueueWrite | undefined, lost: StoredHo
  *   this conditional write fails. The locks below from before our insertion were searched for and
  *   waited out before our grant. So no lock below lives that has not written the mark itself.
  */
-export function removeLeaseOp(existing: StoredLock, leaseId: string, now: number, skewMs: number, giveBack = false, clearMark = false): WriteOp | undefined {
+export function removeLeaseOp(existing: StoredLock, leaseId: string, now: number, timing: Timing, giveBack = false, clearMark = false): WriteOp | undefined {
+  const skewMs = timing.maxClockSkewMs;
   const settled = settleFences(existing);
   const ours = settled.find((holder) => holder.lease === leaseId);
   // Our lease leaves every note too, however deep: a holder given back later carries the notes it
@@ -268,7 +327,7 @@ export function removeLeaseOp(existing: StoredLock, leaseId: string, now: number
   const others = settled.filter((holder) => holder !== ours).map((holder) => withoutNote(holder, leaseId));
   if (!ours) {
     if (others.every((holder, index) => holder === settled[index])) return undefined;
-    return replaceOp(existing, { ...existing.body, docId: existing.docId }, others, now, skewMs);
+    return replaceOp(existing, { ...existing.body, docId: existing.docId }, others, now, timing);
   }
   const remaining = others.filter((holder) => isLive(holder, now, skewMs));
   const earlier = giveBack ? notesWithout(ours.restores, leaseId) : null;
@@ -276,7 +335,15 @@ export function removeLeaseOp(existing: StoredLock, leaseId: string, now: number
   // Our fence is still pending only in the version that inserted us: nothing has written the document since.
   const insertedByThisVersion = existing.body.holders.some((holder) => holder.lease === leaseId && holder.fence === null);
   const unmark = clearMark && existing.body.lockedBelow === true && ours.mode === 'X' && remaining.length === 0 && insertedByThisVersion;
-  return replaceOp(existing, { ...existing.body, docId: existing.docId }, remaining, now, skewMs, existing.body.lockedBelow === true && !unmark);
+  const lockedBelow = existing.body.lockedBelow === true && !unmark;
+  const back =
+    giveBack && ours.ticket?.wake && ticketLive(ours.ticket, now, skewMs) ? { ...ours.ticket, retryAt: now + timing.queue.retryBlockedMs } : undefined;
+  if (!back) return replaceOp(existing, { ...existing.body, docId: existing.docId }, remaining, now, timing, lockedBelow);
+  const queue = [...(existing.body.queue ?? []).filter((ticket) => ticket.ticket !== back.ticket), back];
+  return replaceOp(existing, { ...existing.body, docId: existing.docId }, remaining, now, timing, lockedBelow, {
+    queue,
+    nextPosition: existing.body.nextPosition ?? 0,
+  });
 }
 
 /** The note of `leaseId` somewhere in the chain of holders that `note` would give the key back to. */

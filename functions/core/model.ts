@@ -8,7 +8,7 @@ export type WakeChannel =
   | { kind: 'task'; taskToken: string }
   /** An SQS queue: one message per outcome (a FIFO queue gets the ticket as group and deduplication id). */
   | { kind: 'queue'; queueUrl: string }
-  /** An EventBridge bus: one event per outcome, source `es-lease-locks`, detail-type `Lock granted` / `Lock wait failed`. */
+  /** An EventBridge bus: one event per outcome, source `es-lease-locks`, detail-type `Lock ready to claim` / `Lock wait failed`. */
   | { kind: 'event'; eventBusName: string };
 
 export type Granularity = 'global' | 'document' | 'tree';
@@ -72,39 +72,42 @@ export interface StoredHolder {
    * delivery fails before its grant, unless that earlier delivery has given the key up meanwhile.
    */
   restores?: StoredHolder | null;
-  /** A holder the lock was handed over to from the queue: its ticket, to go back to the queue if the grant cannot be completed. */
-  ticket?: StoredTicket;
   /**
-   * Its grant is still to be told on the ticket's wake channel: the how-many-th delivery is under way.
-   * Cleared once delivered; a delivery that did not finish is made again by the sweeper.
+   * A holder that claimed a reservation: the ticket it claimed (its wait counts from `queuedAt`). A
+   * channel waiter's goes back to the queue if the claim fails before its grant.
    */
-  delivery?: number;
+  ticket?: StoredTicket;
 }
 
 /**
- * A waiter in a lock's queue. It waits for its turn in `position` order and is granted by whoever
- * frees the lock (in the same conditional write); it drops out when its own lease ends.
+ * A waiter in a lock's queue. It waits for its turn in `position` order; whoever frees the lock
+ * reserves it for the head (in the same conditional write), and the waiter claims it with a write of
+ * its own (docs/protocol.md). It drops out when its own lease ends, or when its reservation lapses.
  */
 export interface StoredTicket {
-  /** The lease id its grant will carry. */
+  /** Its id (a waiter in the call: the lease id of its attempt). */
   ticket: string;
   position: number;
   owner: string;
   mode: HolderMode;
-  /** The TTL its grant gets, from the write that grants it. */
+  /** The TTL its grant gets, from the claim that grants it. */
   ttlMs: number;
   queuedAt: number;
   /** The ticket's own lease: a waiter that is gone drops out after it. */
   expiresAt: number;
-  /** As a holder's: a hash of the lease secret. */
-  proof: string;
-  /** The lease secret, kept only when the engine has no signing key to derive it from, for a waiter woken by a channel. */
-  secret?: string;
   wake?: WakeChannel;
   request: string | null;
   call: string | null;
-  /** Handed the lock once, but what is above or below the target still blocked it: nobody behind it is served before this instant, when it is tried again. */
+  /** Its claim failed once (what is above or below the target still blocked it): nobody behind it is served before this instant, when it is reserved again. */
   retryAt?: number;
+  /**
+   * Set by the write that served it: the lock is kept for this waiter until then (a reservation,
+   * never a grant). Only the waiter's own conditional write (its claim) makes it a holder; others see
+   * the reservation lapse once this instant plus the clock skew allowance has passed.
+   */
+  reservedUntil?: number;
+  /** A reserved channel waiter that has not claimed by then is woken again (by the sweeper). */
+  rewakeAt?: number;
 }
 
 export interface LockDocument {
@@ -185,6 +188,8 @@ export interface Queued {
   ahead: number;
   /** When the ticket drops out if it has not been served. */
   expiresAt: number;
+  /** Reserved for this waiter until then: claim it (the same acquire again, without `wake`) before. */
+  reservedUntil?: number;
   target: LockTarget;
   mode: RequestedMode;
   owner: string;

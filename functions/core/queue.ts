@@ -1,82 +1,99 @@
 /**
  * The fair queue of one lock document, as pure decisions: who is served next, who drops out. Every
  * write that changes a document's holders goes through `handOver` (lock-document.ts, replaceOp), so
- * whoever frees a lock (a release, an acquire that takes over an expired lease, the sweeper) grants
- * the next waiters in that same conditional write.
+ * whoever frees a lock (a release, an acquire that takes over an expired lease, the sweeper) serves
+ * the next waiters in that same conditional write. Serving is a reservation, never a grant: the
+ * waiter becomes a holder only by its own conditional write, its claim (docs/protocol.md).
  */
 import { compatible } from './compatibility.js';
-import type { StoredHolder, StoredTicket } from './model.js';
+import type { HolderMode, StoredHolder, StoredTicket } from './model.js';
+import type { LockSettings } from './settings.js';
+
+/** What a decision over a document needs of the settings: the clock skew allowance, and the queue's timings. */
+export type Timing = Pick<LockSettings, 'maxClockSkewMs' | 'queue'>;
 
 /** A ticket, like a lease, ends for others only once the clock skew allowance has also passed. */
-export const ticketLive = (ticket: StoredTicket, now: number, skewMs: number): boolean => now < ticket.expiresAt + skewMs;
+export const ticketLive = (ticket: StoredTicket, now: number, skewMs: number): boolean =>
+  now < ticket.expiresAt + skewMs && (ticket.reservedUntil === undefined || now < ticket.reservedUntil + skewMs);
+
+/** Reserved for its waiter, as others see it: nobody else may take what it holds the place of. */
+export const reservedFor = (ticket: StoredTicket, now: number, skewMs: number): boolean =>
+  ticket.reservedUntil !== undefined && ticketLive(ticket, now, skewMs);
+
+/** Its waiter may still claim it: by the claimer's own clock, before the reservation's end (no skew allowance in its favour). */
+export const claimable = (ticket: StoredTicket | undefined, now: number): boolean =>
+  ticket?.reservedUntil !== undefined && now < ticket.reservedUntil && now < ticket.expiresAt;
 
 export interface HandOver {
-  /** Holders after the hand-over: the given ones, then the waiters granted (fence pending: this write's). */
-  holders: StoredHolder[];
-  /** The waiters still queued, in order. */
+  /** The waiters still queued, in order, the reserved ones among them. */
   queue: StoredTicket[];
-  /** The holders made from tickets by this write. */
-  granted: StoredHolder[];
-  /** Tickets that ran out unserved and leave with this write. */
+  /** The tickets this write reserves: their waiters are woken to claim. */
+  reserved: StoredTicket[];
+  /** Tickets that ran out unserved, or whose reservation lapsed unclaimed, and leave with this write. */
   dropped: StoredTicket[];
 }
 
 /**
  * Serves the queue in position order while its head can share the lock with the live holders and
- * with those served before it: a run of readers together, a writer alone. It stops at the first
- * waiter that cannot be served, so nobody overtakes it (a queued writer keeps new readers out).
- * `holders` must be the live ones; expired tickets drop out.
+ * with the waiters reserved before it: a run of readers together, a writer alone. It stops at the
+ * first waiter that cannot be served, so nobody overtakes it (a queued writer keeps new readers out).
+ * `holders` must be the live ones; expired tickets and lapsed reservations drop out.
  */
-export function handOver(holders: StoredHolder[], queue: readonly StoredTicket[] | undefined, now: number, skewMs: number): HandOver {
-  if (!queue || queue.length === 0) return { holders, queue: [], granted: [], dropped: [] };
+export function handOver(holders: readonly StoredHolder[], queue: readonly StoredTicket[] | undefined, now: number, timing: Timing): HandOver {
+  if (!queue || queue.length === 0) return { queue: [], reserved: [], dropped: [] };
+  const { maxClockSkewMs: skewMs, queue: settings } = timing;
   const dropped: StoredTicket[] = [];
   const waiting: StoredTicket[] = [];
   for (const ticket of queue) (ticketLive(ticket, now, skewMs) ? waiting : dropped).push(ticket);
   waiting.sort((a, b) => a.position - b.position);
-  const granted: StoredHolder[] = [];
-  let served = 0;
-  for (const ticket of waiting) {
+  const occupants: HolderMode[] = holders.map((holder) => holder.mode);
+  const reserved: StoredTicket[] = [];
+  const served = waiting.map((ticket) => ticket);
+  for (const [index, ticket] of waiting.entries()) {
+    if (ticket.reservedUntil !== undefined) {
+      occupants.push(ticket.mode);
+      continue;
+    }
     if (ticket.retryAt !== undefined && now < ticket.retryAt) break;
-    if (![...holders, ...granted].every((holder) => compatible(ticket.mode, holder.mode))) break;
-    granted.push(holderFor(ticket, now));
-    served++;
+    if (!occupants.every((mode) => compatible(ticket.mode, mode))) break;
+    const { retryAt: _, ...kept } = ticket;
+    const reservation: StoredTicket = {
+      ...kept,
+      reservedUntil: Math.min(now + settings.claimWindowMs, ticket.expiresAt),
+      ...(ticket.wake ? { rewakeAt: now + settings.rewakeAfterMs } : {}),
+    };
+    served[index] = reservation;
+    reserved.push(reservation);
+    occupants.push(ticket.mode);
   }
-  return { holders: granted.length > 0 ? [...holders, ...granted] : holders, queue: waiting.slice(served), granted, dropped };
+  return { queue: served, reserved, dropped };
 }
 
-/** The holder a ticket becomes: its lease id and proof, a full TTL from this write, its fencing token this write's. */
-export function holderFor(ticket: StoredTicket, now: number): StoredHolder {
-  const { retryAt: _, ...kept } = ticket;
-  return {
-    lease: ticket.ticket,
-    proof: ticket.proof,
-    owner: ticket.owner,
-    mode: ticket.mode,
-    expiresAt: now + ticket.ttlMs,
-    grantedAt: now,
-    fence: null,
-    request: ticket.request,
-    call: ticket.call,
-    ticket: kept,
-    ...(ticket.wake ? { delivery: 1 } : {}),
-  };
+/** The holder a claimed reservation becomes: the claimer's lease (its fencing token the claim's write), with the ticket it claimed. */
+export function holderFrom(ticket: StoredTicket, fresh: StoredHolder): StoredHolder {
+  const { reservedUntil: _, rewakeAt: __, retryAt: ___, ...kept } = ticket;
+  return { ...fresh, ticket: kept };
 }
 
-/** A waiter that is still waiting in this queue: either its ticket, or the holder its ticket became. */
-export function placeOf(
-  holders: readonly StoredHolder[],
-  queue: readonly StoredTicket[] | undefined,
-  ticketId: string,
-): StoredTicket | StoredHolder | undefined {
-  return holders.find((holder) => holder.lease === ticketId) ?? queue?.find((ticket) => ticket.ticket === ticketId);
-}
+/** A waiter's ticket in this queue, by its id. */
+export const ticketOf = (queue: readonly StoredTicket[] | undefined, ticketId: string): StoredTicket | undefined =>
+  queue?.find((ticket) => ticket.ticket === ticketId);
 
 /** How many live waiters are ahead of `position`. */
 export const aheadOf = (queue: readonly StoredTicket[] | undefined, position: number): number =>
   queue?.filter((ticket) => ticket.position < position).length ?? 0;
 
-/** The earliest instant at which the queue needs someone's attention without any write: a ticket running out, or one to try again. */
+/** The earliest instant at which the queue needs someone's attention without any write: a ticket or reservation running out, one to try again, a channel waiter to wake again. */
 export function queueAttentionAt(queue: readonly StoredTicket[] | undefined): number | undefined {
   if (!queue || queue.length === 0) return undefined;
-  return Math.min(...queue.map((ticket) => Math.min(ticket.expiresAt, ticket.retryAt ?? Number.POSITIVE_INFINITY)));
+  return Math.min(
+    ...queue.map((ticket) =>
+      Math.min(
+        ticket.expiresAt,
+        ticket.retryAt ?? Number.POSITIVE_INFINITY,
+        ticket.reservedUntil ?? Number.POSITIVE_INFINITY,
+        ticket.rewakeAt ?? Number.POSITIVE_INFINITY,
+      ),
+    ),
+  );
 }

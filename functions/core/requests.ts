@@ -160,6 +160,9 @@ function acquireSchema(settings: Readonly<LockSettings>) {
       // One lock's queue: a waiter of several keys would hold some while queued for others, and two such waiters can deadlock.
       if ((input.ids?.length ?? 1) > 1) rule('wake', 'single_key', 'queues for one lock: give a single id (several ids are taken all at once, with waitMs)');
       if (input.waitMs > 0) rule('waitMs', 'not_with_wake', 'must be 0 with wake: the call answers at once and the outcome goes to the wake channel');
+      // The waiter claims its reservation with the same acquire again: the requestId is what names the call.
+      if (input.requestId === undefined)
+        rule('requestId', 'needs_request_id', 'is needed with wake: the waiter claims its turn with the same acquire (same requestId) without wake');
     });
 }
 

@@ -52,11 +52,19 @@ export interface LockSettings {
    * Fair queues (queue.ts). `ticketTtlMs`: how long a waiter woken by a channel may wait by default,
    * and at most. `pollMs`: how often a waiter in the call looks for its turn (it also serves the
    * queue when the holder's lease has run out, so it bounds how late after an expiry a waiter is
-   * served). `redeliverAfterMs`: a grant not yet told to its waiter after this long is told again by
-   * the sweeper. `retryBlockedMs`: a waiter handed the lock while something above or below the
-   * target still blocked it goes back to the head of the queue for this long.
+   * served). `claimWindowMs`: how long the lock stays reserved for the waiter at the head before the
+   * next one is served (a waiter woken by a channel claims it within this). `rewakeAfterMs`: a
+   * reserved channel waiter that has not claimed after this long is woken again by the sweeper.
+   * `retryBlockedMs`: a waiter whose claim found something above or below the target still blocking
+   * it goes back to the head of the queue, unreserved, for this long.
    */
-  queue: { ticketTtlMs: { defaultMs: number; maxMs: number }; pollMs: { minMs: number; maxMs: number }; redeliverAfterMs: number; retryBlockedMs: number };
+  queue: {
+    ticketTtlMs: { defaultMs: number; maxMs: number };
+    pollMs: { minMs: number; maxMs: number };
+    claimWindowMs: number;
+    rewakeAfterMs: number;
+    retryBlockedMs: number;
+  };
   /** Tells waiters woken by a channel (wake.ts). Without one, an acquire with `wake` is refused. */
   notifier?: WakeNotifier;
   now: () => number;
@@ -85,7 +93,8 @@ export const DEFAULT_SETTINGS: Readonly<LockSettings> = Object.freeze({
   queue: Object.freeze({
     ticketTtlMs: Object.freeze({ defaultMs: 300_000, maxMs: 86_400_000 }),
     pollMs: Object.freeze({ minMs: 10, maxMs: 200 }),
-    redeliverAfterMs: 10_000,
+    claimWindowMs: 75_000,
+    rewakeAfterMs: 10_000,
     retryBlockedMs: 1_000,
   }),
   now: () => Date.now(),

@@ -1,6 +1,6 @@
 /** What the engine needs from the lock index. Only functions/store implements it with Elasticsearch. */
 import type { StoreRejectedError, StoreUnavailableError } from './errors.js';
-import type { Granularity, LockDocument, StoredHolder, StoredTicket } from './model.js';
+import type { Granularity, LockDocument, StoredTicket } from './model.js';
 
 export interface StoredLock {
   docId: string;
@@ -16,12 +16,10 @@ export interface StoredLock {
   body: LockDocument;
 }
 
-/** What a write did to a lock's queue: waiters it granted (now holders) and tickets that ran out. The store ignores it; the engine tells those waiters once the write applied. */
+/** What a write did to a lock's queue: waiters it reserved the lock for, and tickets that left unserved. The store ignores it; the engine wakes or tells those waiters once the write applied. */
 export interface QueueEffects {
-  granted: StoredHolder[];
+  reserved: StoredTicket[];
   dropped: StoredTicket[];
-  /** Grants handed over from the queue, never told to their waiter, that ran out and leave with this write: their waiters hear they were lost. */
-  lost?: StoredHolder[];
 }
 
 export type WriteOp = (

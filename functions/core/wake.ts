@@ -1,15 +1,25 @@
 /**
  * Wake-ups for queued waiters: where a waiter that is not in the call (a Step Functions task, a
- * queue consumer, an event rule) learns that its ticket was granted, or that it failed. The engine
+ * queue consumer, an event rule) learns that the lock is reserved for it (and claims it with the same
+ * acquire again, without `wake`: only that claim grants), or that its ticket failed. The engine
  * decides what to say; a WakeNotifier (functions/runtime/wake/ for AWS) says it. The core never
  * imports AWS: a channel is plain data stored with the ticket.
  */
-import type { Grant, WakeChannel } from './model.js';
+import type { LockTarget, RequestedMode, WakeChannel } from './model.js';
 
 export type { WakeChannel } from './model.js';
 
 export type WakeMessage =
-  | { outcome: 'granted'; ticket: string; grant: Grant }
+  | {
+      /** The lock is reserved for this ticket until `reservedUntil`: claim it before, with the same acquire (target, mode, owner, requestId) without `wake`. */
+      outcome: 'ready';
+      ticket: string;
+      reservedUntil: number;
+      target: LockTarget;
+      mode: RequestedMode;
+      owner: string;
+      requestId?: string;
+    }
   | {
       outcome: 'failed';
       ticket: string;
@@ -19,10 +29,10 @@ export type WakeMessage =
     };
 
 /**
- * `delivered`: the channel took the message (it may reach the waiter more than once: consumers key on
- * the ticket). `gone`: the channel says nobody waits there any more (a task token that timed out or was
- * already completed); the engine then gives the grant back. Anything else throws, and the outcome is
- * delivered again later (the sweeper).
+ * `delivered`: the channel took the message (it may reach the waiter more than once: a second claim
+ * finds the first one's grant). `gone`: the channel says nobody waits there any more (a task token
+ * that timed out or was already completed); the engine then cancels the reservation. Anything else
+ * throws, and the waiter is woken again later (the sweeper).
  */
 export type WakeDelivery = 'delivered' | 'gone';
 

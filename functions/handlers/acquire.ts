@@ -9,7 +9,7 @@ export const handler = lockHandler(runtime(), {
   name: 'acquire',
   describe: (request) => ({ ...scopeOfTarget(request.target), ...(request.requestId ? { requestId: request.requestId } : {}) }),
   access: ({ target, owner }) => ({ action: 'acquire', namespace: target.namespace, owner, keys: target.granularity === 'document' ? target.ids.length : 1 }),
-  // A waiter with a wake channel is answered at once (granted, or queued); the others wait in the call.
+  // A waiter with a wake channel is answered at once (queued; woken later to claim with the same acquire without wake); the others wait in the call.
   run: (engine, request) => (request.wake ? engine.acquireOrQueue({ ...request, wake: request.wake }) : engine.acquire(request)),
   present: presentAcquired,
   status: (outcome) => ('status' in outcome ? 202 : 200),

@@ -1,6 +1,6 @@
 /** Engine results as the JSON the functions answer (HTTP body and direct-invocation result alike): the wire contract's types. */
 import type { ConflictBody, GrantBody, LockStatesBody, QueuedBody, ReleaseResultBody, RenewalBody, SweepReportBody } from '../../packages/client/src/wire.js';
-import type { ConflictingKey, Grant, LockState, Queued, Release, Renewal, SweepReport } from '../core/index.js';
+import type { ConflictingKey, Grant, LockState, LockTarget, Queued, Release, Renewal, SweepReport } from '../core/index.js';
 
 export type { GrantBody, LockStateBody, ReleaseResultBody, RenewalBody } from '../../packages/client/src/wire.js';
 
@@ -23,6 +23,13 @@ export function presentGrant(grant: Grant): GrantBody {
   };
 }
 
+/** A target as a request names it: what a waiter woken to claim sends back. */
+export function presentTarget(target: LockTarget): { namespace: string; granularity: LockTarget['granularity']; ids?: string[]; path?: string } {
+  if (target.granularity === 'document') return { namespace: target.namespace, granularity: target.granularity, ids: [...target.ids] };
+  if (target.granularity === 'tree') return { namespace: target.namespace, granularity: target.granularity, path: target.path };
+  return { namespace: target.namespace, granularity: target.granularity };
+}
+
 export function presentQueued(queued: Queued): QueuedBody {
   return {
     status: 'queued',
@@ -30,6 +37,7 @@ export function presentQueued(queued: Queued): QueuedBody {
     ahead: queued.ahead,
     expiresAt: iso(queued.expiresAt),
     expiresAtMs: queued.expiresAt,
+    ...(queued.reservedUntil !== undefined ? { reservedUntilMs: queued.reservedUntil } : {}),
     namespace: queued.target.namespace,
     granularity: queued.target.granularity,
     mode: queued.mode,

@@ -1,8 +1,9 @@
 /**
  * The fair queue, on the real Elasticsearch: waiters are served in arrival order, nobody overtakes a
- * queued waiter, a queued writer keeps new readers out, and the lock is handed over in the write
- * that frees it. Channel waiters are told through a WakeNotifier; here one that records what it is
- * told (the AWS one is tested against the emulator in test/functions/wake-notifier.test.ts).
+ * queued waiter, a queued writer keeps new readers out, and the write that frees a lock reserves it
+ * for the next waiter, who claims it with a write of its own. Channel waiters are woken through a
+ * WakeNotifier; here one that records what it is told (the AWS one is tested against the emulator in
+ * test/functions/wake-notifier.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockHeldError, ValidationError } from '../../functions/core/errors.js';
@@ -26,12 +27,12 @@ class RecordingNotifier implements WakeNotifier {
     return this.told.filter((entry) => entry.message.ticket === ticket).map((entry) => entry.message);
   }
 
-  async granted(ticket: string, timeoutMs = 5_000): Promise<Grant> {
+  async woken(ticket: string, timeoutMs = 5_000): Promise<Extract<WakeMessage, { outcome: 'ready' }>> {
     const until = Date.now() + timeoutMs;
     for (;;) {
-      const message = this.for(ticket).find((entry) => entry.outcome === 'granted');
-      if (message?.outcome === 'granted') return message.grant;
-      if (Date.now() > until) throw new Error(`ticket ${ticket} was never granted: ${JSON.stringify(this.for(ticket))}`);
+      const message = this.for(ticket).find((entry) => entry.outcome === 'ready');
+      if (message?.outcome === 'ready') return message;
+      if (Date.now() > until) throw new Error(`ticket ${ticket} was never woken: ${JSON.stringify(this.for(ticket))}`);
       await sleep(20);
     }
   }
@@ -39,13 +40,16 @@ class RecordingNotifier implements WakeNotifier {
 
 let client: SearchClient;
 let engine: LockService;
+/** The same lock index, with a short claim window: reservations that lapse. */
+let hurried: LockService;
 let notifier: RecordingNotifier;
 
 beforeAll(async () => {
   client = testClient();
   const index = await freshLockIndex(client, 'fair-queue');
   notifier = new RecordingNotifier();
-  engine = engineOn(client, index, { notifier, queue: { redeliverAfterMs: 300 } });
+  engine = engineOn(client, index, { notifier, queue: { rewakeAfterMs: 300 } });
+  hurried = engineOn(client, index, { notifier, queue: { rewakeAfterMs: 300, claimWindowMs: 400 } });
 });
 afterAll(async () => closeTestClient(client));
 
@@ -94,7 +98,7 @@ describe('waiters in the call (waitMs)', () => {
     await engine.release({ leaseToken: grant.leaseToken });
   });
 
-  it('a queued writer keeps later readers out, and the readers behind it are then granted together', async () => {
+  it('a queued writer keeps later readers out, and the readers behind it are then served together', async () => {
     const reader = await engine.acquire({ ...doc('rw', 'reader-0'), mode: 'shared', ttlMs: 10_000 });
     const writer = engine.acquire({ ...doc('rw', 'writer'), ttlMs: 10_000, waitMs: 10_000 });
     await later(100);
@@ -117,9 +121,10 @@ describe('waiters in the call (waitMs)', () => {
     expect(events).toEqual(['writer granted']);
     await engine.release({ leaseToken: writerGrant.leaseToken });
     const readerGrants = await Promise.all(readers);
-    // Handed over in one write: the three readers share its fencing token, above the writer's.
-    expect(new Set(readerGrants.map((grant) => grant.fencingToken)).size).toBe(1);
-    expect(token(readerGrants[0]!)).toBeGreaterThan(token(writerGrant));
+    // Reserved together by the writer's release, each claimed by its own write: all hold at once, above the writer's token.
+    const held = await engine.inspect({ namespace: 'queue', granularity: 'document', ids: ['rw'] });
+    expect(held[0]?.holders.filter((holder) => !holder.expired)).toHaveLength(3);
+    for (const grant of readerGrants) expect(token(grant)).toBeGreaterThan(token(writerGrant));
     for (const grant of readerGrants) await engine.release({ leaseToken: grant.leaseToken });
   });
 
@@ -152,56 +157,79 @@ describe('waiters in the call (waitMs)', () => {
   });
 });
 
+const call = (id: string, owner: string, name: string) => ({ ...doc(id, owner), ttlMs: 10_000, requestId: `request-${name}` });
+
 describe('waiters woken by a channel (wake)', () => {
-  it('are granted at once when the lock is free, and the channel hears it too', async () => {
-    const outcome = await engine.acquireOrQueue({ ...doc('wake-free', 'pipeline'), wake: task('free') });
-    expect('status' in outcome).toBe(false);
-    const grant = outcome as Grant;
-    expect(notifier.for(grant.leaseId)).toMatchObject([{ outcome: 'granted', grant: { fencingToken: grant.fencingToken } }]);
-    await engine.release({ leaseToken: grant.leaseToken });
+  it('are answered queued even at a free lock: reserved at once and woken, and only their claim (the same acquire without wake) grants', async () => {
+    const outcome = await engine.acquireOrQueue({ ...call('wake-free', 'pipeline', 'free'), wake: task('free') });
+    expect(outcome).toMatchObject({ status: 'queued', ahead: 0 });
+    const { ticket, reservedUntil } = outcome as { ticket: string; reservedUntil?: number };
+    expect(reservedUntil).toBeGreaterThan(Date.now());
+    expect(await notifier.woken(ticket)).toMatchObject({ outcome: 'ready', owner: 'pipeline', requestId: 'request-free' });
+    const refused = await engine.acquire({ ...doc('wake-free', 'other') }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(LockHeldError);
+    const grant = await engine.acquire(call('wake-free', 'pipeline', 'free'));
+    expect(grant.owner).toBe('pipeline');
+    expect(await engine.release({ leaseToken: grant.leaseToken })).toMatchObject({ outcome: 'released' });
   });
 
-  it('queue when held, and the release hands the lock over and completes the task with a working lease token', async () => {
+  // Issue 30, item 1 (failed on main: the call answered a grant it had given back).
+  it('a channel that says nobody waits gets nothing: the answer was never a grant, and the lock goes to the next caller', async () => {
+    notifier.answer = (message) => (message.outcome === 'ready' && message.owner === 'gone' ? 'gone' : 'delivered');
+    try {
+      const outcome = await engine.acquireOrQueue({ ...call('wake-gone', 'gone', 'gone'), wake: task('gone') });
+      expect('leaseToken' in outcome).toBe(false);
+      expect(await engine.inspect({ namespace: 'queue', granularity: 'document', ids: ['wake-gone'] })).toEqual([]);
+      const next = await engine.acquire({ ...doc('wake-gone', 'next'), ttlMs: 10_000 });
+      expect(next.owner).toBe('next');
+      await engine.release({ leaseToken: next.leaseToken });
+    } finally {
+      notifier.answer = () => 'delivered';
+    }
+  });
+
+  it('queue when held; the release reserves the lock for the waiter, whose claim gets a token above the last holder', async () => {
     const holder = await engine.acquire({ ...doc('wake-held', 'holder'), ttlMs: 10_000 });
-    const queued = await engine.acquireOrQueue({ ...doc('wake-held', 'pipeline'), ttlMs: 10_000, wake: task('held') });
+    const queued = await engine.acquireOrQueue({ ...call('wake-held', 'pipeline', 'held'), wake: task('held') });
     expect(queued).toMatchObject({ status: 'queued', ahead: 0 });
     const ticket = (queued as { ticket: string }).ticket;
     expect(notifier.for(ticket)).toEqual([]);
     await engine.release({ leaseToken: holder.leaseToken });
-    const grant = await notifier.granted(ticket);
-    expect(grant.leaseId).toBe(ticket);
+    await notifier.woken(ticket);
+    const grant = await engine.acquire(call('wake-held', 'pipeline', 'held'));
     expect(token(grant)).toBeGreaterThan(token(holder));
-    expect(grant.expiresAt - Date.now()).toBeGreaterThan(5_000);
+    expect(grant.waitedMs).toBeGreaterThan(0);
     const renewed = await engine.renew({ leaseToken: grant.leaseToken, ttlMs: 10_000 });
-    expect(BigInt(renewed.fencingToken)).toBeGreaterThanOrEqual(token(grant));
     expect(await engine.release({ leaseToken: renewed.leaseToken })).toMatchObject({ outcome: 'released' });
   });
 
   it('a waiter whose ticket ran out is skipped and told it failed; the next one is served', async () => {
     const holder = await engine.acquire({ ...doc('wake-dead', 'holder'), ttlMs: 10_000 });
-    const dead = (await engine.acquireOrQueue({ ...doc('wake-dead', 'dead'), wake: task('dead'), queueTtlMs: 1_000 })) as { ticket: string };
-    const alive = (await engine.acquireOrQueue({ ...doc('wake-dead', 'alive'), ttlMs: 10_000, wake: task('alive') })) as { ticket: string };
+    const dead = (await engine.acquireOrQueue({ ...call('wake-dead', 'dead', 'dead'), wake: task('dead'), queueTtlMs: 1_000 })) as { ticket: string };
+    const alive = (await engine.acquireOrQueue({ ...call('wake-dead', 'alive', 'alive'), wake: task('alive') })) as { ticket: string };
     await later(1_000 + 200);
     await engine.release({ leaseToken: holder.leaseToken });
-    const grant = await notifier.granted(alive.ticket);
+    await notifier.woken(alive.ticket);
     expect(notifier.for(dead.ticket)).toMatchObject([{ outcome: 'failed', error: 'LockWaitExpiredError' }]);
+    const grant = await engine.acquire(call('wake-dead', 'alive', 'alive'));
     await engine.release({ leaseToken: grant.leaseToken });
   });
 
-  it('a holder that dies is found by the sweeper, which hands the lock over', async () => {
+  it('a holder that dies is found by the sweeper, which reserves the lock for the waiter', async () => {
     await engine.acquire({ ...doc('wake-sweep', 'dies'), ttlMs: 1_000 });
-    const queued = (await engine.acquireOrQueue({ ...doc('wake-sweep', 'pipeline'), ttlMs: 10_000, wake: task('sweep') })) as { ticket: string };
+    const queued = (await engine.acquireOrQueue({ ...call('wake-sweep', 'pipeline', 'sweep'), wake: task('sweep') })) as { ticket: string };
     await later(1_000 + 1_200);
     await engine.sweep();
-    const grant = await notifier.granted(queued.ticket);
+    await notifier.woken(queued.ticket);
+    const grant = await engine.acquire(call('wake-sweep', 'pipeline', 'sweep'));
     await engine.release({ leaseToken: grant.leaseToken });
   });
 
-  it('a hand-over whose notification never finished (the releaser crashed) is told again by the sweeper, once', async () => {
+  it('a wake-up that never went out (the releaser crashed) is sent again by the sweeper', async () => {
     const holder = await engine.acquire({ ...doc('wake-crash', 'holder'), ttlMs: 10_000 });
-    const queued = (await engine.acquireOrQueue({ ...doc('wake-crash', 'pipeline'), ttlMs: 10_000, wake: task('crash') })) as { ticket: string };
+    const queued = (await engine.acquireOrQueue({ ...call('wake-crash', 'pipeline', 'crash'), wake: task('crash') })) as { ticket: string };
     notifier.answer = (message, count) => {
-      if (message.ticket === queued.ticket && count === 1) throw new Error('the releaser died before the notification went out');
+      if (message.ticket === queued.ticket && count === 1) throw new Error('the releaser died before the wake-up went out');
       return 'delivered';
     };
     try {
@@ -209,9 +237,9 @@ describe('waiters woken by a channel (wake)', () => {
       expect(notifier.for(queued.ticket)).toHaveLength(1);
       await later(300 + 1_200);
       await engine.sweep();
-      const grant = await notifier.granted(queued.ticket);
       expect(notifier.for(queued.ticket)).toHaveLength(2);
-      // Delivered and noted: the next sweep does not tell it a third time.
+      const grant = await engine.acquire(call('wake-crash', 'pipeline', 'crash'));
+      // Claimed: the ticket is gone, so no sweep wakes it again.
       await later(400);
       await engine.sweep();
       expect(notifier.for(queued.ticket)).toHaveLength(2);
@@ -221,35 +249,48 @@ describe('waiters woken by a channel (wake)', () => {
     }
   });
 
-  it('a notification delivered twice carries the same lease: either copy releases it, once', async () => {
+  // Issue 30, item 4 (failed on main: the second delivery of a grant re-issued an older fencing token).
+  it('a wake-up delivered twice makes two claims of one call: one holder, and the second token above the first', async () => {
     const holder = await engine.acquire({ ...doc('wake-twice', 'holder'), ttlMs: 10_000 });
-    const queued = (await engine.acquireOrQueue({ ...doc('wake-twice', 'pipeline'), ttlMs: 10_000, wake: task('twice') })) as { ticket: string };
-    // Delivered, but the process died before noting it: the sweeper delivers it again.
-    notifier.answer = (message, count) => {
-      if (message.ticket === queued.ticket && count === 1) throw new Error('delivered, then the process died');
-      return 'delivered';
-    };
-    try {
-      await engine.release({ leaseToken: holder.leaseToken });
-      await later(300 + 1_200);
-      await engine.sweep();
-      const [first, second] = notifier.for(queued.ticket) as Array<Extract<WakeMessage, { outcome: 'granted' }>>;
-      expect(first?.grant.leaseId).toBe(second?.grant.leaseId);
-      expect(await engine.release({ leaseToken: second!.grant.leaseToken })).toMatchObject({ outcome: 'released' });
-      expect(await engine.release({ leaseToken: first!.grant.leaseToken })).toMatchObject({ outcome: 'not_held' });
-    } finally {
-      notifier.answer = () => 'delivered';
-    }
+    const queued = (await engine.acquireOrQueue({ ...call('wake-twice', 'pipeline', 'twice'), wake: task('twice') })) as { ticket: string };
+    await engine.release({ leaseToken: holder.leaseToken });
+    await notifier.woken(queued.ticket);
+    const first = await engine.acquire(call('wake-twice', 'pipeline', 'twice'));
+    const second = await engine.acquire(call('wake-twice', 'pipeline', 'twice'));
+    expect(token(second)).toBeGreaterThan(token(first));
+    const held = await engine.inspect({ namespace: 'queue', granularity: 'document', ids: ['wake-twice'] });
+    expect(held[0]?.holders.filter((entry) => !entry.expired)).toHaveLength(1);
+    expect(await engine.release({ leaseToken: first.leaseToken })).toMatchObject({ outcome: 'not_held' });
+    expect(await engine.release({ leaseToken: second.leaseToken })).toMatchObject({ outcome: 'released' });
   });
 
-  it('a task token that has expired gets nothing held: the lock goes on to the next waiter', async () => {
+  // Issue 30, items 2 and 3 (failed on main: a grant told on the channel, then removed, or told after its removal).
+  it('a reservation that lapses unclaimed goes to the next waiter; the late claim is refused while that one holds', async () => {
+    const holder = await hurried.acquire({ ...doc('wake-late', 'holder'), ttlMs: 10_000 });
+    const slow = (await hurried.acquireOrQueue({ ...call('wake-late', 'slow', 'slow'), wake: task('slow') })) as { ticket: string };
+    const next = (await hurried.acquireOrQueue({ ...call('wake-late', 'next', 'next'), wake: task('late-next') })) as { ticket: string };
+    await hurried.release({ leaseToken: holder.leaseToken });
+    await notifier.woken(slow.ticket);
+    // The claim window and the skew allowance pass, then the index's refresh, for the sweeper's search to see it.
+    await later(400 + 50 + 1_200);
+    await hurried.sweep();
+    await notifier.woken(next.ticket);
+    expect(notifier.for(slow.ticket)).toMatchObject([{ outcome: 'ready' }, { outcome: 'failed', error: 'LockWaitExpiredError' }]);
+    const granted = await hurried.acquire(call('wake-late', 'next', 'next'));
+    const late = await hurried.acquire(call('wake-late', 'slow', 'slow')).catch((error: unknown) => error);
+    expect(late).toBeInstanceOf(LockHeldError);
+    await hurried.release({ leaseToken: granted.leaseToken });
+  });
+
+  it('a task token that has expired cancels its reservation: the lock goes on to the next waiter', async () => {
     const holder = await engine.acquire({ ...doc('wake-expired', 'holder'), ttlMs: 10_000 });
-    const expired = (await engine.acquireOrQueue({ ...doc('wake-expired', 'timed-out'), ttlMs: 10_000, wake: task('expired') })) as { ticket: string };
-    const next = (await engine.acquireOrQueue({ ...doc('wake-expired', 'next'), ttlMs: 10_000, wake: task('next') })) as { ticket: string };
+    const expired = (await engine.acquireOrQueue({ ...call('wake-expired', 'timed-out', 'expired'), wake: task('expired') })) as { ticket: string };
+    const next = (await engine.acquireOrQueue({ ...call('wake-expired', 'next', 'expired-next'), wake: task('next') })) as { ticket: string };
     notifier.answer = (message) => (message.ticket === expired.ticket ? 'gone' : 'delivered');
     try {
       await engine.release({ leaseToken: holder.leaseToken });
-      const grant = await notifier.granted(next.ticket);
+      await notifier.woken(next.ticket);
+      const grant = await engine.acquire(call('wake-expired', 'next', 'expired-next'));
       expect(grant.owner).toBe('next');
       await engine.release({ leaseToken: grant.leaseToken });
     } finally {
@@ -259,14 +300,19 @@ describe('waiters woken by a channel (wake)', () => {
 
   it('bad input changes nothing and names the field and rule', async () => {
     const refusals = await Promise.all([
-      engine.acquireOrQueue({ namespace: 'queue', granularity: 'document', ids: ['a', 'b'], owner: 'x', wake: task('multi') }).catch((error: unknown) => error),
-      engine.acquireOrQueue({ ...doc('bad', 'x'), waitMs: 1_000, wake: task('wait') }).catch((error: unknown) => error),
+      engine
+        .acquireOrQueue({ namespace: 'queue', granularity: 'document', ids: ['a', 'b'], owner: 'x', requestId: 'r', wake: task('multi') })
+        .catch((error: unknown) => error),
+      engine.acquireOrQueue({ ...doc('bad', 'x'), requestId: 'r', waitMs: 1_000, wake: task('wait') }).catch((error: unknown) => error),
       engine.acquire({ ...doc('bad', 'x'), queueTtlMs: 5_000 }).catch((error: unknown) => error),
-      engine.acquireOrQueue({ ...doc('bad', 'x'), wake: { taskToken: 't', queueUrl: 'https://sqs.example/q' } }).catch((error: unknown) => error),
+      engine
+        .acquireOrQueue({ ...doc('bad', 'x'), requestId: 'r', wake: { taskToken: 't', queueUrl: 'https://sqs.example/q' } })
+        .catch((error: unknown) => error),
+      engine.acquireOrQueue({ ...doc('bad', 'x'), wake: task('anonymous') }).catch((error: unknown) => error),
     ]);
     const rules = refusals.map((error) => (error as ValidationError).fields?.map((field) => `${field.field}:${field.rule}`));
     expect(refusals.every((error) => error instanceof ValidationError)).toBe(true);
-    expect(rules).toEqual([['wake:single_key'], ['waitMs:not_with_wake'], ['queueTtlMs:needs_wake'], ['wake:one_channel']]);
+    expect(rules).toEqual([['wake:single_key'], ['waitMs:not_with_wake'], ['queueTtlMs:needs_wake'], ['wake:one_channel'], ['requestId:needs_request_id']]);
     expect(await engine.inspect({ namespace: 'queue', granularity: 'document', ids: ['bad'] })).toEqual([]);
   });
 });

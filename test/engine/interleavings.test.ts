@@ -45,6 +45,8 @@ const RUNS = Number(process.env.INTERLEAVING_RUNS ?? 3_000);
 const QUEUE_RUNS = Number(process.env.INTERLEAVING_QUEUE_RUNS ?? process.env.INTERLEAVING_RUNS ?? 1_000);
 const FIRST_SEED = Number(process.env.INTERLEAVING_SEED ?? Math.floor(Math.random() * 1e9));
 const SURVEY = process.env.INTERLEAVING_SURVEY !== undefined;
+/** Long enough for a survey of the schedules asked for (about 40 ms each on this machine kind). */
+const SURVEY_TIMEOUT_MS = Math.max(300_000, Math.max(RUNS, QUEUE_RUNS) * 100);
 /**
  * The share of plain reads (and searches below a tree path) that a lagging copy answers while it
  * lags, as the store contract allows (0: every answer comes from the primary, and no partitions).
@@ -188,31 +190,29 @@ interface Outcome {
 /**
  * A waiter woken by a channel (acquireOrQueue with `wake`). Its channel is a Step Functions task
  * (a token: once a message reached it, or once it expired, the channel answers `gone`) or an SQS
- * queue (every message that goes out reaches it: a grant told twice arrives twice). The
- * simulation's notifier decides each delivery: delivered, thrown before the message went out (the
- * releaser crashed between the hand-over write and the notification), or thrown after it went out
- * (delivered, then the process died before noting it: the sweeper tells it again).
+ * queue (every message that goes out reaches it). The simulation's notifier decides each delivery:
+ * delivered, delivered twice (an at-least-once queue), thrown before the message went out (lost:
+ * the releaser crashed between its write and the wake-up), or thrown after it went out. A wake-up is
+ * a hint: the waiter claims with the same acquire again, without `wake`, and only that answer is a
+ * grant; a waiter that got the message twice may claim twice, at once (two deliveries of one call).
  */
 interface Waiter {
   owner: string;
   channel: WakeChannel;
   call: Call;
-  /** Never acts on what it is told (a waiter that died, with a short queueTtlMs): its ticket and any grant run out. */
+  /** Never acts on what it is told (a waiter that died, with a short queueTtlMs): its ticket runs out, its reservation lapses. */
   dies: boolean;
   /** Its channel answers `gone` from this instant (a task token that expired); Infinity: never. */
   goneAt: number;
-  /** What acquireOrQueue answered. */
+  /** What acquireOrQueue answered (`granted` would break the protocol: a call with `wake` never grants). */
   answer?: 'granted' | 'queued' | 'failed';
   ticket?: string;
   /** Every notify call for it: the outcome told, and how the call ended (undefined while in flight). */
   told: Array<{ outcome: WakeMessage['outcome']; at: number; result?: WakeDelivery | 'thrown' }>;
   /** The messages that reached it, in arrival order. */
   inbox: WakeMessage[];
-  /** The grants that reached it (copies of its one lease). */
-  received: Grant[];
-  /** It is renewing, or releasing (or has released) its lease: a removal of its holder meanwhile is its own (a renewal that landed late takes the lease back). */
-  acting: boolean;
-  hold?: Hold;
+  /** Its claims that were granted. */
+  claimed: Hold[];
 }
 
 /** A store whose applied writes are watched: `onRemoved` hears of every holder a write took off a document, with the instant. */
@@ -222,14 +222,14 @@ class WatchedStore extends MemoryLockStore {
   onTicketLeft?: (ticket: string, docId: string, granted: boolean) => void;
 
   override async write(ops: readonly WriteOp[]): Promise<WriteOutcome[]> {
-    if (!this.onRemoved) return super.write(ops);
+    if (!this.onRemoved && !this.onTicketLeft) return super.write(ops);
     const docIds = [...new Set(ops.map((op) => op.docId))];
     const before = await super.read(docIds);
     const outcomes = await super.write(ops);
     const after = await super.read(docIds);
     for (const docId of docIds) {
       const remaining = new Set((after.get(docId)?.body.holders ?? []).map((holder) => holder.lease));
-      for (const holder of before.get(docId)?.body.holders ?? []) if (!remaining.has(holder.lease)) this.onRemoved(holder, docId);
+      for (const holder of before.get(docId)?.body.holders ?? []) if (!remaining.has(holder.lease)) this.onRemoved?.(holder, docId);
       const queued = new Set((after.get(docId)?.body.queue ?? []).map((ticket) => ticket.ticket));
       for (const ticket of before.get(docId)?.body.queue ?? []) {
         if (!queued.has(ticket.ticket)) this.onTicketLeft?.(ticket.ticket, docId, remaining.has(ticket.ticket));
@@ -242,13 +242,12 @@ class WatchedStore extends MemoryLockStore {
 /** Who is running (a client's delivery, the thief, ...): the trace names it on each step. */
 const actors = new AsyncLocalStorage<string>();
 
-/** The store as the engine sees it, noting the tickets dropped (and the grants never told pruned) by a write whose answer was lost: nobody hears of that write's effects. */
+/** The store as the engine sees it, noting the tickets dropped by a write whose answer was lost: nobody hears of that write's effects. */
 function notingLostDrops(store: LockStore, lostDrops: Set<string>): LockStore {
   const noting = (ops: readonly WriteOp[], error: unknown): never => {
     if (error instanceof StoreUnavailableError && error.context.ambiguous) {
       for (const op of ops) {
         for (const ticket of op.queueEffects?.dropped ?? []) lostDrops.add(ticket.ticket);
-        for (const holder of op.queueEffects?.lost ?? []) lostDrops.add(holder.lease);
       }
     }
     throw error;
@@ -319,7 +318,13 @@ async function runSchedule(seed: number, queue = false): Promise<{ outcome: Outc
     ...(queue
       ? {
           notifier: simulatedNotifier(),
-          queue: { redeliverAfterMs: 100, pollMs: { minMs: 5, maxMs: 40 }, retryBlockedMs: 50, ticketTtlMs: { defaultMs: 600, maxMs: 10_000 } },
+          queue: {
+            rewakeAfterMs: 100,
+            claimWindowMs: 150,
+            pollMs: { minMs: 5, maxMs: 40 },
+            retryBlockedMs: 50,
+            ticketTtlMs: { defaultMs: 600, maxMs: 10_000 },
+          },
         }
       : {}),
     now: () => scheduler.now,
@@ -497,58 +502,6 @@ async function runSchedule(seed: number, queue = false): Promise<{ outcome: Outc
   /** Nobody waits on the channel any more: its token expired, or (a task) a message reached it already. */
   const gone = (waiter: Waiter): boolean => scheduler.now >= waiter.goneAt || (waiter.channel.kind === 'task' && waiter.inbox.length > 0);
 
-  /**
-   * A grant counts from the moment the notifier is called with it, whether or not the message gets
-   * out: one hold per lease, however many times it is told, each copy the same lease and token. It
-   * must stand on the primary then (no store call of the teller comes between).
-   */
-  function grantTold(waiter: Waiter, grant: Grant): void {
-    if (waiter.ticket !== undefined && grant.leaseId !== waiter.ticket) {
-      outcome.queueProblems.push(`${waiter.owner} was told a grant of lease ${grant.leaseId}, not of its ticket ${waiter.ticket}`);
-    }
-    if (waiter.hold) {
-      // One lease. A copy told later may carry a larger token (the check around a tree or nested
-      // target inserted the holder again): the hold keeps the first, the smaller, which every later
-      // incompatible grant must still exceed.
-      if (waiter.hold.leaseId !== grant.leaseId || compareFencingTokens(grant.fencingToken, waiter.hold.fencingToken) < 0) {
-        outcome.queueProblems.push(
-          `${waiter.owner} was told two different grants: lease ${waiter.hold.leaseId} token ${waiter.hold.fencingToken}, then lease ${grant.leaseId} token ${grant.fencingToken}`,
-        );
-      }
-      return;
-    }
-    waiter.ticket ??= grant.leaseId;
-    const hold: Hold = {
-      owner: waiter.owner,
-      token: grant.leaseToken,
-      leaseId: grant.leaseId,
-      granularity: waiter.call.target.granularity,
-      fencingToken: grant.fencingToken,
-      keys: coveredKeys(waiter.call.target, waiter.call.mode, grant),
-      grantedKeys: grant.keys,
-      segments: [[scheduler.now, grant.expiresAt]],
-      lateRenewals: new Set(),
-      staleRenewals: new Set(),
-      staleAcquire: new Set(),
-      staleLoss: false,
-      call: waiter.call,
-    };
-    waiter.hold = hold;
-    outcome.holds.push(hold);
-    const primary = new Map(memory.snapshot().map((lock) => [lock.docId, lock]));
-    for (const key of grant.keys) {
-      const docId = lockDocId(NAMESPACE, waiter.call.target.granularity, key.key);
-      const holders = primary.get(docId)?.body.holders ?? [];
-      const ours = holders.find((holder) => holder.lease === grant.leaseId);
-      if (ours && ours.expiresAt >= grant.expiresAt) continue;
-      const there = holders.map((holder) => `${holder.owner} ${holder.mode} until ${holder.expiresAt}`).join(', ') || 'nobody';
-      outcome.unbacked.push({
-        hold,
-        text: `unbacked told grant: ${waiter.owner}'s grant until ${grant.expiresAt} names ${docId}, where the primary has ${there}`,
-      });
-    }
-  }
-
   function simulatedNotifier(): WakeNotifier {
     return {
       notify(channel, message) {
@@ -559,14 +512,12 @@ async function runSchedule(seed: number, queue = false): Promise<{ outcome: Outc
         }
         const told: Waiter['told'][number] = { outcome: message.outcome, at: scheduler.now };
         waiter.told.push(told);
-        if (message.outcome === 'granted') grantTold(waiter, message.grant);
+        if (message.outcome === 'ready' && waiter.ticket !== undefined && message.ticket !== waiter.ticket) {
+          outcome.queueProblems.push(`${waiter.owner} was woken for ticket ${message.ticket}, not its own ${waiter.ticket}`);
+        }
         return scheduler.schedule(`notify ${waiter.owner} ${message.outcome}`, async () => {
           if (gone(waiter)) {
             told.result = 'gone';
-            // Nobody there, and nobody got it: the grant held nothing from here on.
-            if (message.outcome === 'granted' && waiter.received.length === 0 && waiter.hold) {
-              for (const segment of waiter.hold.segments) segment[1] = Math.min(segment[1], scheduler.now);
-            }
             return 'gone';
           }
           const fate = scheduler.random();
@@ -575,7 +526,8 @@ async function runSchedule(seed: number, queue = false): Promise<{ outcome: Outc
             throw new Error('the notifier crashed before the message went out (scheduled)');
           }
           waiter.inbox.push(message);
-          if (message.outcome === 'granted') waiter.received.push(message.grant);
+          // An at-least-once channel: the same message arrives twice.
+          if (fate > 0.85 && waiter.channel.kind === 'queue') waiter.inbox.push(message);
           if (fate < 0.24) {
             told.result = 'thrown';
             throw new Error('the message went out, then the notifier crashed (scheduled)');
@@ -587,25 +539,16 @@ async function runSchedule(seed: number, queue = false): Promise<{ outcome: Outc
     };
   }
 
-  // (d): a waiter that heard of its grant loses its holder only by its own release, or once the lease has run out.
-  memory.onRemoved = (holder, docId) => {
-    const waiter = outcome.waiters.find((candidate) => candidate.ticket === holder.lease);
-    if (waiter)
-      scheduler.note(
-        `${waiter.owner}'s holder (until ${holder.expiresAt}, granted ${holder.grantedAt}) leaves ${docId}${holder.delivery !== undefined ? `, its delivery ${holder.delivery} unfinished` : ''}`,
-      );
-    if (!waiter || waiter.received.length === 0 || waiter.acting || scheduler.now >= holder.expiresAt) return;
-    outcome.queueProblems.push(
-      `taken from a told waiter: ${waiter.owner} heard of its grant (lease ${holder.lease}), but a write removed it from ${docId} at ${scheduler.now}, before its end ${holder.expiresAt}`,
-    );
-  };
-
   memory.onTicketLeft = (ticket, docId, granted) => {
     const waiter = outcome.waiters.find((candidate) => candidate.ticket === ticket);
     scheduler.note(`ticket ${waiter?.owner ?? ticket} leaves the queue of ${docId}${granted ? ', granted' : ''}`);
   };
 
-  /** A waiter woken by a channel: one call, then it waits for its channel, uses a grant it hears of (renews, releases every copy), or dies. */
+  /**
+   * A waiter woken by a channel: one call with `wake` (it must answer queued), then it waits for its
+   * channel; on `ready` it claims (the same acquire without `wake`), once or, for a message it got
+   * twice, twice at once; a granted claim is a hold like any other. Some waiters die.
+   */
   async function channelWaiter(id: number): Promise<void> {
     await scheduler.sleep(scheduler.random() * 250);
     const singles = workload.filter((target) => target.granularity !== 'document' || target.ids.length === 1);
@@ -615,98 +558,88 @@ async function runSchedule(seed: number, queue = false): Promise<{ outcome: Outc
     const dies = scheduler.chance(0.15);
     const queueTtlMs = dies || scheduler.chance(0.3) ? 20 + Math.floor(scheduler.random() * 150) : 300 + Math.floor(scheduler.random() * 700);
     const owner = `w${id}`;
+    const requestId = `req-${owner}`;
     const channel: WakeChannel = scheduler.chance(0.5)
       ? { kind: 'task', taskToken: `task-${owner}` }
       : { kind: 'queue', queueUrl: `https://sqs.example/${owner}` };
     const goneAt = channel.kind === 'task' && scheduler.chance(0.2) ? scheduler.now + Math.floor(scheduler.random() * 400) : Number.POSITIVE_INFINITY;
-    const call: Call = { owner, target, mode, ttlMs, waitMs: 0, deliveries: 1 };
+    const call: Call = { owner, target, mode, ttlMs, waitMs: 0, deliveries: 1, requestId };
     outcome.calls.set(owner, call);
-    const waiter: Waiter = { owner, channel, call, dies, goneAt, told: [], inbox: [], received: [], acting: false };
+    const waiter: Waiter = { owner, channel, call, dies, goneAt, told: [], inbox: [], claimed: [] };
     waiters.set(channelKey(channel), waiter);
     outcome.waiters.push(waiter);
     try {
       const wake = channel.kind === 'task' ? { taskToken: channel.taskToken } : { queueUrl: channelKey(channel) };
-      const answer = await engine.acquireOrQueue({ namespace: NAMESPACE, ...target, mode, owner, ttlMs, queueTtlMs, wake });
+      const answer = await engine.acquireOrQueue({ namespace: NAMESPACE, ...target, mode, owner, ttlMs, queueTtlMs, requestId, wake });
       if ('status' in answer) {
         waiter.answer = 'queued';
         waiter.ticket = answer.ticket;
       } else {
         waiter.answer = 'granted';
-        waiter.ticket = answer.leaseId;
-        // The function's answer: a waiter that is still there has the grant from it as well.
-        if (!gone(waiter)) waiter.received.push(answer);
+        outcome.queueProblems.push(`a call with wake answered a grant: ${owner} got lease ${answer.leaseId}, which its channel may never hear of`);
       }
     } catch (error) {
       waiter.answer = 'failed';
       const scheduled = error instanceof Error && error.message.endsWith('(scheduled)');
-      // LockHeldError: a tree lock whose own document was free while a lock above or below it blocked it (the queue is the document's).
       if (!expectedTrouble(error) && !(error instanceof LockOutcomeUnknownError) && !(error instanceof LockHeldError) && !scheduled) {
         outcome.problems.push(`acquireOrQueue of ${owner} failed unexpectedly: ${String(error)}`);
       }
-      // Told by the call that it failed, it stops waiting (a task that failed): its channel is gone, unless a grant reached it meanwhile.
-      if (waiter.received.length === 0) {
-        waiter.goneAt = Math.min(waiter.goneAt, scheduler.now);
-        return;
-      }
+      // Told by the call that it failed, it stops waiting (a task that failed): its channel is gone.
+      waiter.goneAt = Math.min(waiter.goneAt, scheduler.now);
+      return;
     }
     if (dies) return;
     const until = scheduler.now + queueTtlMs + ttlMs + 1_000;
-    while (waiter.received.length === 0) {
-      if (waiter.inbox.some((message) => message.outcome === 'failed') || gone(waiter) || scheduler.now > until) return;
+    for (let read = 0; scheduler.now <= until; ) {
+      const fresh = waiter.inbox.slice(read);
+      read = waiter.inbox.length;
+      if (fresh.some((message) => message.outcome === 'failed')) return;
+      const wakeUps = fresh.filter((message) => message.outcome === 'ready').length;
+      if (wakeUps > 0) {
+        // Every wake-up that arrived makes a claim; copies that arrived together claim at once.
+        const claims = Array.from({ length: Math.min(wakeUps, 2) }, (_, index) =>
+          actors.run(`${owner}#claim${waiter.claimed.length}-${index}`, () => acquireOnce(call)),
+        );
+        const holds = (await Promise.all(claims)).filter((hold): hold is Hold => hold !== undefined);
+        waiter.claimed.push(...holds);
+        if (holds.length > 0) {
+          await useClaim(waiter, holds.at(-1)!);
+          return;
+        }
+      }
+      if (gone(waiter) && waiter.channel.kind === 'task') return;
       await scheduler.sleep(5 + scheduler.random() * 30);
     }
-    await useGrant(waiter);
   }
 
-  async function useGrant(waiter: Waiter): Promise<void> {
-    const grant = waiter.received[0]!;
-    const hold = waiter.hold;
-    if (!hold) {
-      outcome.queueProblems.push(`${waiter.owner} received a grant the notifier was never called with`);
-      return;
-    }
+  /** A claimed grant in use: renewed now and then, then released (or the waiter crashes and it runs out). */
+  async function useClaim(waiter: Waiter, hold: Hold): Promise<void> {
     const cut = (at: number): void => {
       for (const segment of hold.segments) segment[1] = Math.min(segment[1], at);
     };
-    // A grant that arrives after its end is not acted on.
-    if (scheduler.now >= grant.expiresAt) return;
-    let leaseToken = grant.leaseToken;
+    let leaseToken = hold.token;
     for (let step = Math.floor(scheduler.random() * 3); step > 0; step--) {
       await scheduler.sleep(scheduler.random() * waiter.call.ttlMs * 0.6);
       if (scheduler.now >= hold.segments.at(-1)![1]) return;
       if (!scheduler.chance(0.6)) continue;
-      waiter.acting = true;
       try {
         const renewal = await engine.renew({ leaseToken, ttlMs: waiter.call.ttlMs });
         leaseToken = renewal.leaseToken;
         hold.segments.push([scheduler.now, renewal.expiresAt]);
+        await checkBacked(hold, hold.grantedKeys, renewal.expiresAt, 'renewal');
       } catch (error) {
         if (error instanceof LeaseLostError) {
           cut(scheduler.now);
           return;
         }
         if (!expectedTrouble(error)) outcome.problems.push(`renew of ${waiter.owner} failed unexpectedly: ${String(error)}`);
-      } finally {
-        waiter.acting = false;
       }
     }
     if (scheduler.chance(0.15)) return; // crashed: the lease runs out on its own
-    waiter.acting = true;
     cut(scheduler.now);
-    // Every copy is the one lease: releasing one releases it, the others find it gone.
-    const tokens = [...new Set([leaseToken, ...waiter.received.map((copy) => copy.leaseToken)])];
-    const outcomes: string[] = [];
-    for (const token of tokens) {
-      const result = await engine.release({ leaseToken: token }).then(
-        (released) => released.outcome,
-        (error: unknown) => (expectedTrouble(error) ? 'trouble' : `failed: ${String(error)}`),
-      );
-      outcomes.push(result);
-    }
-    if (outcomes.filter((result) => result === 'released').length > 1) {
-      outcome.queueProblems.push(`${waiter.owner}'s one lease, told ${waiter.received.length} times, was released more than once: ${outcomes.join(', ')}`);
-    }
-    for (const result of outcomes) if (result.startsWith('failed')) outcome.problems.push(`release of ${waiter.owner} ${result}`);
+    await engine.release({ leaseToken }).catch((error: unknown) => {
+      if (!expectedTrouble(error)) outcome.problems.push(`release of ${waiter.owner} failed unexpectedly: ${String(error)}`);
+    });
   }
 
   async function busySweeper(): Promise<void> {
@@ -770,13 +703,10 @@ function shapeOf(holds: Hold[], calls: readonly Call[], docId?: string, overlapp
   return tags.length > 0 ? [...new Set(tags)].join(' + ') : 'other';
 }
 
-/** The waiters the call left queued or granted whom nothing was ever told, but for those whose ticket a write with a lost answer dropped. */
+/** The waiters the call left queued whom nothing was ever told (neither woken nor failed), but for those whose ticket a write with a lost answer dropped. */
 function untold(outcome: Outcome, lostDrops = false): Waiter[] {
   return outcome.waiters.filter(
-    (waiter) =>
-      (waiter.answer === 'queued' || waiter.answer === 'granted') &&
-      waiter.told.length === 0 &&
-      (waiter.ticket !== undefined && outcome.lostDrops.has(waiter.ticket)) === lostDrops,
+    (waiter) => waiter.answer === 'queued' && waiter.told.length === 0 && (waiter.ticket !== undefined && outcome.lostDrops.has(waiter.ticket)) === lostDrops,
   );
 }
 
@@ -785,12 +715,15 @@ function violations(outcome: Outcome, store: MemoryLockStore): Violation[] {
   const found: Violation[] = outcome.problems.map((text) => ({ text, shape: 'problem' }));
   for (const text of outcome.queueProblems) found.push({ text, shape: 'queue' });
   // (c) Never left waiting forever: once every ticket and lease has run out and the sweeper has run,
-  // every waiter the call left queued (or granted) has been told granted or failed at least once.
-  // Bounded exception: a ticket dropped, or a grant never told pruned, by a write whose answer was lost
+  // every waiter the call left queued has been woken or told failed at least once.
+  // Bounded exception: a ticket dropped by a write whose answer was lost
   // (nobody learns what that write did, and the document no longer shows it): the channel's own
   // timeout tells it (a Step Functions task's TimeoutSeconds; a queue consumer's own deadline).
   for (const waiter of untold(outcome)) {
-    found.push({ text: `never told: ${waiter.owner} (${waiter.answer}, ticket ${waiter.ticket}) heard neither granted nor failed`, shape: 'queue: untold' });
+    found.push({
+      text: `never told: ${waiter.owner} (${waiter.answer}, ticket ${waiter.ticket}) was neither woken nor told it failed`,
+      shape: 'queue: untold',
+    });
   }
   for (const { hold, text } of outcome.unbacked) found.push({ text, shape: `unbacked: ${shapeOf([hold], [hold.call])}` });
   // Two deliveries of one call (same owner, same requestId): the later insertion takes the earlier
@@ -880,6 +813,11 @@ const SEEDS_THAT_BROKE_THE_QUEUE: number[] = [
   // 1402: a channel waiter's own call found its ticket handed the lock (on a re-read) and told it granted,
   // while the hand-over's delivery found the target blocked below and put it back in the queue: two holders.
   1402,
+  // Issue 30 (surveys of about 25,000 queue schedules, when a hand-over granted on the waiter's behalf):
+  // 900007467 a told grant taken away by its waiter's failing call; 123455182 a grant told after its
+  // holder was removed; 123450257 a lease told twice with its fencing token going down. The
+  // reservation and claim make each impossible by construction; they stay replayed.
+  900007467, 123455182, 123450257,
 ];
 
 describe('interleavings of concurrent calls', () => {
@@ -890,53 +828,58 @@ describe('interleavings of concurrent calls', () => {
     }
   });
 
-  it(`keep mutual exclusion, fencing order, all-or-nothing, backed grants and holder-only renew/release over ${RUNS} schedules`, async () => {
-    let grants = 0;
-    let unknown = 0;
-    let lateRenewals = 0;
-    let staleAcquires = 0;
-    let staleAnswers = 0;
-    // Survey: per shape, the schedules that showed it and the first of them.
-    const shapes = new Map<string, { schedules: number; firstSeed: number; example: string }>();
-    let failing = 0;
-    for (let run = 0; run < RUNS; run++) {
-      const seed = FIRST_SEED + run;
-      const { outcome, store, scheduler } = await runSchedule(seed);
-      grants += outcome.holds.length;
-      unknown += outcome.unknown.size;
-      lateRenewals += outcome.holds.reduce((sum, hold) => sum + hold.lateRenewals.size, 0);
-      staleAcquires += outcome.holds.filter((hold) => hold.staleAcquire.size > 0).length;
-      staleAnswers += outcome.staleAnswers;
-      const problems = violations(outcome, store);
-      if (problems.length === 0) continue;
-      if (!SURVEY) {
-        const holds = outcome.holds.map(
-          (hold) => `${hold.owner} ${hold.granularity} ${hold.call.mode} lease ${hold.leaseId} token ${hold.fencingToken} ${JSON.stringify(hold.segments)}`,
-        );
-        throw new Error(
-          `seed ${seed} (replay: INTERLEAVING_SEED=${seed} INTERLEAVING_RUNS=1):\n${problems.map((problem) => `${problem.text} [${problem.shape}]`).join('\n')}\nholds:\n${holds.join('\n')}\nlast steps:\n${scheduler.trace.join('\n')}`,
-        );
+  it(
+    `keep mutual exclusion, fencing order, all-or-nothing, backed grants and holder-only renew/release over ${RUNS} schedules`,
+    async () => {
+      let grants = 0;
+      let unknown = 0;
+      let lateRenewals = 0;
+      let staleAcquires = 0;
+      let staleAnswers = 0;
+      // Survey: per shape, the schedules that showed it and the first of them.
+      const shapes = new Map<string, { schedules: number; firstSeed: number; example: string }>();
+      let failing = 0;
+      for (let run = 0; run < RUNS; run++) {
+        const seed = FIRST_SEED + run;
+        const { outcome, store, scheduler } = await runSchedule(seed);
+        grants += outcome.holds.length;
+        unknown += outcome.unknown.size;
+        lateRenewals += outcome.holds.reduce((sum, hold) => sum + hold.lateRenewals.size, 0);
+        staleAcquires += outcome.holds.filter((hold) => hold.staleAcquire.size > 0).length;
+        staleAnswers += outcome.staleAnswers;
+        const problems = violations(outcome, store);
+        if (problems.length === 0) continue;
+        if (!SURVEY) {
+          const holds = outcome.holds.map(
+            (hold) => `${hold.owner} ${hold.granularity} ${hold.call.mode} lease ${hold.leaseId} token ${hold.fencingToken} ${JSON.stringify(hold.segments)}`,
+          );
+          throw new Error(
+            `seed ${seed} (replay: INTERLEAVING_SEED=${seed} INTERLEAVING_RUNS=1):\n${problems.map((problem) => `${problem.text} [${problem.shape}]`).join('\n')}\nholds:\n${holds.join('\n')}\nlast steps:\n${scheduler.trace.join('\n')}`,
+          );
+        }
+        failing++;
+        for (const shape of new Set(problems.map((problem) => problem.shape))) {
+          const entry = shapes.get(shape) ?? { schedules: 0, firstSeed: seed, example: problems.find((problem) => problem.shape === shape)!.text };
+          entry.schedules++;
+          shapes.set(shape, entry);
+        }
       }
-      failing++;
-      for (const shape of new Set(problems.map((problem) => problem.shape))) {
-        const entry = shapes.get(shape) ?? { schedules: 0, firstSeed: seed, example: problems.find((problem) => problem.shape === shape)!.text };
-        entry.schedules++;
-        shapes.set(shape, entry);
+      if (process.env.INTERLEAVING_STATS || SURVEY) console.log({ runs: RUNS, grants, unknown, lateRenewals, staleAnswers, staleAcquires });
+      if (SURVEY && failing > 0) {
+        const lines = [...shapes.entries()]
+          .sort((a, b) => b[1].schedules - a[1].schedules)
+          .map(
+            ([shape, entry]) =>
+              `${((entry.schedules * 1000) / RUNS).toFixed(1)} per 1000 schedules: ${shape} (first: seed ${entry.firstSeed}: ${entry.example})`,
+          );
+        throw new Error(`${failing} of ${RUNS} schedules broke the lock:\n${lines.join('\n')}`);
       }
-    }
-    if (process.env.INTERLEAVING_STATS || SURVEY) console.log({ runs: RUNS, grants, unknown, lateRenewals, staleAnswers, staleAcquires });
-    if (SURVEY && failing > 0) {
-      const lines = [...shapes.entries()]
-        .sort((a, b) => b[1].schedules - a[1].schedules)
-        .map(
-          ([shape, entry]) => `${((entry.schedules * 1000) / RUNS).toFixed(1)} per 1000 schedules: ${shape} (first: seed ${entry.firstSeed}: ${entry.example})`,
-        );
-      throw new Error(`${failing} of ${RUNS} schedules broke the lock:\n${lines.join('\n')}`);
-    }
-    // The schedules did exercise the lock: many grants, and some outcomes only a requestId could recover.
-    expect(grants).toBeGreaterThan(RUNS * 3);
-    if (RUNS >= 500) expect(unknown).toBeGreaterThan(0);
-  }, 300_000);
+      // The schedules did exercise the lock: many grants, and some outcomes only a requestId could recover.
+      expect(grants).toBeGreaterThan(RUNS * 3);
+      if (RUNS >= 500) expect(unknown).toBeGreaterThan(0);
+    },
+    SURVEY_TIMEOUT_MS,
+  );
 
   it('keep the queue in every schedule that once broke it', async () => {
     for (const seed of SEEDS_THAT_BROKE_THE_QUEUE) {
@@ -945,75 +888,82 @@ describe('interleavings of concurrent calls', () => {
     }
   });
 
-  it(`with channel waiters, in-call waiters and a busy sweeper: no incompatible holders (told grants count), fencing in grant order, every waiter told, told grants never taken, over ${QUEUE_RUNS} schedules`, async () => {
-    // Survey: per kind of violation, the schedules that showed it and the first of them.
-    const kinds = new Map<string, { schedules: number; firstSeed: number; example: string }>();
-    let failing = 0;
-    const figures = {
-      grants: 0,
-      waiters: 0,
-      queued: 0,
-      toldGranted: 0,
-      toldTwice: 0,
-      retold: 0,
-      thrown: 0,
-      gone: 0,
-      failedTold: 0,
-      died: 0,
-      untoldLostDrop: 0,
-    };
-    for (let run = 0; run < QUEUE_RUNS; run++) {
-      const seed = FIRST_SEED + run;
-      const { outcome, store, scheduler } = await runSchedule(seed, true);
-      figures.grants += outcome.holds.length;
-      for (const waiter of outcome.waiters) {
-        figures.waiters++;
-        if (waiter.answer === 'queued') figures.queued++;
-        if (waiter.dies) figures.died++;
-        const grantsTold = waiter.told.filter((told) => told.outcome === 'granted');
-        if (grantsTold.length > 0) figures.toldGranted++;
-        if (grantsTold.length > 1) figures.retold++;
-        if (waiter.received.length > 1) figures.toldTwice++;
-        figures.thrown += waiter.told.filter((told) => told.result === 'thrown').length;
-        figures.gone += waiter.told.filter((told) => told.result === 'gone').length;
-        if (waiter.told.some((told) => told.outcome === 'failed')) figures.failedTold++;
-      }
-      figures.untoldLostDrop += untold(outcome, true).length;
-      const problems = violations(outcome, store);
-      if (problems.length === 0) continue;
-      if (SURVEY) {
-        failing++;
-        for (const problem of problems) {
-          const kind = problem.text.split(':')[0]!;
-          const entry = kinds.get(kind) ?? { schedules: 0, firstSeed: seed, example: problem.text };
-          entry.schedules++;
-          kinds.set(kind, entry);
+  it(
+    `with channel waiters, in-call waiters and a busy sweeper: no incompatible holders (claims count), fencing in grant order, every waiter told, over ${QUEUE_RUNS} schedules`,
+    async () => {
+      // Survey: per kind of violation, the schedules that showed it and the first of them.
+      const kinds = new Map<string, { schedules: number; firstSeed: number; example: string }>();
+      let failing = 0;
+      const figures = {
+        grants: 0,
+        waiters: 0,
+        queued: 0,
+        woken: 0,
+        receivedTwice: 0,
+        rewoken: 0,
+        claims: 0,
+        thrown: 0,
+        gone: 0,
+        failedTold: 0,
+        died: 0,
+        untoldLostDrop: 0,
+      };
+      for (let run = 0; run < QUEUE_RUNS; run++) {
+        const seed = FIRST_SEED + run;
+        const { outcome, store, scheduler } = await runSchedule(seed, true);
+        figures.grants += outcome.holds.length;
+        for (const waiter of outcome.waiters) {
+          figures.waiters++;
+          if (waiter.answer === 'queued') figures.queued++;
+          if (waiter.dies) figures.died++;
+          const wakeUps = waiter.told.filter((told) => told.outcome === 'ready');
+          if (wakeUps.length > 0) figures.woken++;
+          if (wakeUps.length > 1) figures.rewoken++;
+          if (waiter.inbox.filter((message) => message.outcome === 'ready').length > 1) figures.receivedTwice++;
+          figures.claims += waiter.claimed.length;
+          figures.thrown += waiter.told.filter((told) => told.result === 'thrown').length;
+          figures.gone += waiter.told.filter((told) => told.result === 'gone').length;
+          if (waiter.told.some((told) => told.outcome === 'failed')) figures.failedTold++;
         }
-        continue;
+        figures.untoldLostDrop += untold(outcome, true).length;
+        const problems = violations(outcome, store);
+        if (problems.length === 0) continue;
+        if (SURVEY) {
+          failing++;
+          for (const problem of problems) {
+            const kind = problem.text.split(':')[0]!;
+            const entry = kinds.get(kind) ?? { schedules: 0, firstSeed: seed, example: problem.text };
+            entry.schedules++;
+            kinds.set(kind, entry);
+          }
+          continue;
+        }
+        const holds = outcome.holds.map(
+          (hold) => `${hold.owner} ${hold.granularity} ${hold.call.mode} lease ${hold.leaseId} token ${hold.fencingToken} ${JSON.stringify(hold.segments)}`,
+        );
+        const told = outcome.waiters.map(
+          (waiter) =>
+            `${waiter.owner} ${waiter.channel.kind} ${waiter.answer} ticket ${waiter.ticket}${waiter.dies ? ' dies' : ''}: told ${JSON.stringify(waiter.told)}, claimed ${waiter.claimed.length}`,
+        );
+        throw new Error(
+          `seed ${seed} (replay: INTERLEAVING_SEED=${seed} INTERLEAVING_RUNS=1):\n${problems.map((problem) => `${problem.text} [${problem.shape}]`).join('\n')}\nholds:\n${holds.join('\n')}\nwaiters:\n${told.join('\n')}\nlast steps:\n${scheduler.trace.join('\n')}`,
+        );
       }
-      const holds = outcome.holds.map(
-        (hold) => `${hold.owner} ${hold.granularity} ${hold.call.mode} lease ${hold.leaseId} token ${hold.fencingToken} ${JSON.stringify(hold.segments)}`,
-      );
-      const told = outcome.waiters.map(
-        (waiter) =>
-          `${waiter.owner} ${waiter.channel.kind} ${waiter.answer} ticket ${waiter.ticket}${waiter.dies ? ' dies' : ''}: told ${JSON.stringify(waiter.told)}, received ${waiter.received.length}`,
-      );
-      throw new Error(
-        `seed ${seed} (replay: INTERLEAVING_SEED=${seed} INTERLEAVING_RUNS=1):\n${problems.map((problem) => `${problem.text} [${problem.shape}]`).join('\n')}\nholds:\n${holds.join('\n')}\nwaiters:\n${told.join('\n')}\nlast steps:\n${scheduler.trace.join('\n')}`,
-      );
-    }
-    if (process.env.INTERLEAVING_STATS || SURVEY) console.log({ runs: QUEUE_RUNS, ...figures });
-    if (SURVEY && failing > 0) {
-      const lines = [...kinds.entries()].map(([kind, entry]) => `${entry.schedules} schedules: ${kind} (first: seed ${entry.firstSeed}: ${entry.example})`);
-      throw new Error(`${failing} of ${QUEUE_RUNS} schedules broke the queue:\n${lines.join('\n')}`);
-    }
-    // The schedules did exercise the queue: waiters queued, grants handed over, told again, told twice, told gone.
-    if (QUEUE_RUNS >= 200) {
-      expect(figures.queued).toBeGreaterThan(QUEUE_RUNS / 5);
-      expect(figures.retold).toBeGreaterThan(0);
-      expect(figures.toldTwice).toBeGreaterThan(0);
-      expect(figures.gone).toBeGreaterThan(0);
-      expect(figures.failedTold).toBeGreaterThan(0);
-    }
-  }, 300_000);
+      if (process.env.INTERLEAVING_STATS || SURVEY) console.log({ runs: QUEUE_RUNS, ...figures });
+      if (SURVEY && failing > 0) {
+        const lines = [...kinds.entries()].map(([kind, entry]) => `${entry.schedules} schedules: ${kind} (first: seed ${entry.firstSeed}: ${entry.example})`);
+        throw new Error(`${failing} of ${QUEUE_RUNS} schedules broke the queue:\n${lines.join('\n')}`);
+      }
+      // The schedules did exercise the queue: waiters queued, woken, woken again, woken twice, claimed, told gone.
+      if (QUEUE_RUNS >= 200) {
+        expect(figures.queued).toBeGreaterThan(QUEUE_RUNS / 5);
+        expect(figures.claims).toBeGreaterThan(QUEUE_RUNS / 5);
+        expect(figures.rewoken).toBeGreaterThan(0);
+        expect(figures.receivedTwice).toBeGreaterThan(0);
+        expect(figures.gone).toBeGreaterThan(0);
+        expect(figures.failedTold).toBeGreaterThan(0);
+      }
+    },
+    SURVEY_TIMEOUT_MS,
+  );
 });

@@ -67,6 +67,24 @@ describe('the history checker', () => {
     expect(kinds([...granted('c1', 'l1', 100, term1, 1_100), ...released('c1', 'l1', 200), ...granted('c2', 'l2', 300, term2, 1_300)])).toEqual([]);
   });
 
+  it('accepts a re-created lock index: a hold of the old incarnation overlapped by the new one, whose tokens carry a larger epoch', () => {
+    // Epoch 1, term 1, seq_no 900; epoch 2, term 1, seq_no 3: smaller term and seq_no, larger token.
+    const epoch1 = '10001000000000900';
+    const epoch2 = '20001000000000003';
+    const recreated = [...granted('c1', 'l1', 100, epoch1, 2_100), ...granted('c2', 'l2', 500, epoch2, 2_500)];
+    expect(kinds(recreated)).toEqual([]);
+    // Within one incarnation it is an overlap still; and the old incarnation's token after the new one's is an inversion.
+    expect(kinds([...granted('c1', 'l1', 100, epoch2, 2_100), ...granted('c2', 'l2', 500, '20001000000000009', 2_500)])).toEqual(['overlap']);
+    expect(kinds([...granted('c1', 'l1', 100, epoch2, 2_100), ...granted('c2', 'l2', 500, epoch1, 2_500)])).toEqual(['overlap', 'fencing-order']);
+    // The old lease is gone: its holder told it still holds after the new grant is a lost grant, whatever the epochs.
+    const confirmed: HistoryEvent[] = [
+      ...recreated,
+      { client: 'c1', type: 'invoke', op: 'renew', time: 600, leaseId: 'l1' },
+      { client: 'c1', type: 'ok', op: 'renew', time: 610, leaseId: 'l1', fencingToken: epoch1, expiresAt: 2_610 },
+    ];
+    expect(kinds(confirmed)).toEqual(['lost-grant']);
+  });
+
   it('catches a lost grant: the first holder told it still holds the key in a call made after the key was given away', () => {
     const lost: HistoryEvent[] = [
       ...granted('c1', 'l1', 100, '10', 1_100),

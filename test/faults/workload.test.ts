@@ -1,6 +1,6 @@
 /** The fault runner's workload: what the clients lock, and how their clocks are skewed. */
 import { describe, expect, it } from 'vitest';
-import { behaviourOf, FAULTS, SHORT_FAULTS } from '../../faults/catalog.js';
+import { behaviourOf, DESCRIPTIONS, FAULTS, SHORT_FAULTS } from '../../faults/catalog.js';
 import { clockOffsets } from '../../faults/skew.js';
 import { pickTarget, type Workload } from '../../faults/workload.js';
 
@@ -88,5 +88,12 @@ describe('clock skew', () => {
     expect(SHORT_FAULTS).toContain('clock-skew');
     expect(SHORT_FAULTS).not.toContain('clock-skew-beyond');
     expect(FAULTS).toContain('clock-skew-beyond');
+  });
+
+  it('lists recreate-index among the faults, described, and keeps --short to a failover, a partition and skewed clocks', () => {
+    expect(FAULTS).toContain('recreate-index');
+    expect(Object.keys(DESCRIPTIONS).sort()).toEqual([...FAULTS].sort());
+    expect(SHORT_FAULTS).toEqual(['kill-primary', 'partition-drop', 'clock-skew']);
+    expect(behaviourOf('recreate-index').crashRate).toBe(0);
   });
 });

@@ -70,6 +70,14 @@ describe('direct invocation', () => {
     expect((await refusal('release', {})).name).toBe('ValidationError');
   });
 
+  it('an acquire with wake needs a requestId (the waiter claims its reservation with the same acquire, by that requestId)', async () => {
+    const error = await refusal('acquire', { ...doc('d-wake'), wake: { taskToken: 'a-task-token' } });
+    expect(error.name).toBe('ValidationError');
+    expect((error as unknown as { fields: Array<{ field: string; rule: string }> }).fields).toEqual([
+      expect.objectContaining({ field: 'requestId', rule: 'needs_request_id' }),
+    ]);
+  });
+
   it('an EventBridge event carries the request in `detail`', async () => {
     const grant = await invoke('acquire', { ...scheduleEvent(doc('d-4')), 'detail-type': 'LockRequested', source: 'my.app' });
     expect(grant.keys).toEqual([expect.objectContaining({ key: 'd-4' })]);

@@ -12,9 +12,7 @@ import { CreateEventBusCommand, EventBridgeClient, PutRuleCommand, PutTargetsCom
 import { CreateStateMachineCommand, DescribeExecutionCommand, SendTaskSuccessCommand, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { CreateQueueCommand, GetQueueAttributesCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Grant } from '../../functions/core/model.js';
 import type { WakeMessage } from '../../functions/core/wake.js';
-import { presentGrant } from '../../functions/runtime/present.js';
 import { createWakeNotifier, WakeDeliveryError } from '../../functions/runtime/wake/index.js';
 import { awsEmulatorUrl } from '../support/aws.js';
 
@@ -56,21 +54,29 @@ beforeAll(async () => {
   if (!answer.ok) throw new Error(`The AWS emulator at ${EMULATOR} refused to run state machines (POST /moto-api/config: ${answer.status}); is it moto?`);
 });
 
-const grant: Grant = {
-  leaseToken: 'elk1.lease-token',
-  leaseId: 'lease-1',
-  fencingToken: '10010000000000004',
-  expiresAt: Date.parse('2030-01-01T00:00:30.000Z'),
-  ttlMs: 30_000,
+const reservedUntil = Date.parse('2030-01-01T00:00:30.000Z');
+const ready = (ticket: string): WakeMessage => ({
+  outcome: 'ready',
+  ticket,
+  reservedUntil,
   target: { namespace: 'orders', granularity: 'document', ids: ['o-1'] },
   mode: 'exclusive',
   owner: 'worker-1',
-  keys: [{ key: 'o-1', mode: 'X', fencingToken: '10010000000000004' }],
-  reused: false,
-};
-const granted = (ticket: string): WakeMessage => ({ outcome: 'granted', ticket, grant });
+  requestId: 'req-1',
+});
 const failed = (ticket: string): WakeMessage => ({ outcome: 'failed', ticket, error: 'LockWaitExpiredError', message: 'The wait for orders/o-1 ran out' });
-const grantedBody = (ticket: string) => ({ status: 'granted', ticket, ...presentGrant(grant) });
+/** What a waiter reads: everything it needs to claim (the same acquire again, without wake), and no lease: a wake-up is never a grant. */
+const readyBody = (ticket: string) => ({
+  status: 'ready',
+  ticket,
+  reservedUntilMs: reservedUntil,
+  namespace: 'orders',
+  granularity: 'document',
+  ids: ['o-1'],
+  mode: 'exclusive',
+  owner: 'worker-1',
+  requestId: 'req-1',
+});
 
 const notifier = createWakeNotifier();
 
@@ -93,14 +99,14 @@ async function receive(queueUrl: string, seconds = 5): Promise<Message[]> {
 }
 
 describe('wake-ups by SQS queue', () => {
-  it('sends the grant as every reply shows it, with the ticket, to a standard queue', async () => {
+  it('sends the ready body (what the waiter claims with, no lease) and the failed body to a standard queue', async () => {
     const queue = await createQueue(named('standard'));
-    await expect(notifier.notify({ kind: 'queue', queueUrl: queue.url }, granted('t-std'))).resolves.toBe('delivered');
+    await expect(notifier.notify({ kind: 'queue', queueUrl: queue.url }, ready('t-std'))).resolves.toBe('delivered');
     await expect(notifier.notify({ kind: 'queue', queueUrl: queue.url }, failed('t-std-2'))).resolves.toBe('delivered');
     const bodies = (await receive(queue.url)).map((message) => JSON.parse(message.Body!));
     expect(bodies).toEqual(
       expect.arrayContaining([
-        grantedBody('t-std'),
+        readyBody('t-std'),
         { status: 'failed', ticket: 't-std-2', error: 'LockWaitExpiredError', message: 'The wait for orders/o-1 ran out' },
       ]),
     );
@@ -109,16 +115,16 @@ describe('wake-ups by SQS queue', () => {
 
   it('gives a FIFO queue the ticket as group and deduplication id: the same outcome sent again arrives once', async () => {
     const queue = await createQueue(`${named('ordered')}.fifo`);
-    for (let i = 0; i < 2; i++) await expect(notifier.notify({ kind: 'queue', queueUrl: queue.url }, granted('t-fifo'))).resolves.toBe('delivered');
+    for (let i = 0; i < 2; i++) await expect(notifier.notify({ kind: 'queue', queueUrl: queue.url }, ready('t-fifo'))).resolves.toBe('delivered');
     const messages = await receive(queue.url);
     expect(messages).toHaveLength(1);
-    expect(JSON.parse(messages[0]!.Body!)).toEqual(grantedBody('t-fifo'));
+    expect(JSON.parse(messages[0]!.Body!)).toEqual(readyBody('t-fifo'));
     expect(messages[0]!.Attributes).toMatchObject({ MessageGroupId: 't-fifo', MessageDeduplicationId: 't-fifo' });
   });
 
-  it('throws a retryable WakeDeliveryError for a queue that does not exist (a wrong URL must show, not lose the grant quietly)', async () => {
+  it('throws a retryable WakeDeliveryError for a queue that does not exist (a wrong URL must show, not lose the wake-up quietly)', async () => {
     const missing = `${EMULATOR}/123456789012/${named('missing')}`;
-    const error = await notifier.notify({ kind: 'queue', queueUrl: missing }, granted('t-missing')).catch((caught: unknown) => caught);
+    const error = await notifier.notify({ kind: 'queue', queueUrl: missing }, ready('t-missing')).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(WakeDeliveryError);
     expect(error).toMatchObject({ channel: 'queue', retryable: true });
     expect((error as Error).message).toMatch(/QueueDoesNotExist|NonExistentQueue/);
@@ -133,12 +139,12 @@ describe('wake-ups by EventBridge event', () => {
     await events.send(new PutRuleCommand({ Name: named('rule'), EventBusName: bus, EventPattern: JSON.stringify({ source: ['es-lease-locks'] }) }));
     await events.send(new PutTargetsCommand({ Rule: named('rule'), EventBusName: bus, Targets: [{ Id: 'waiter', Arn: target.arn }] }));
 
-    await expect(notifier.notify({ kind: 'event', eventBusName: bus }, granted('t-event'))).resolves.toBe('delivered');
+    await expect(notifier.notify({ kind: 'event', eventBusName: bus }, ready('t-event'))).resolves.toBe('delivered');
     await expect(notifier.notify({ kind: 'event', eventBusName: bus }, failed('t-event-2'))).resolves.toBe('delivered');
     const delivered = (await receive(target.url)).map((message) => JSON.parse(message.Body!));
     expect(delivered.map(({ source, 'detail-type': type, detail }) => ({ source, type, detail }))).toEqual(
       expect.arrayContaining([
-        { source: 'es-lease-locks', type: 'Lock granted', detail: grantedBody('t-event') },
+        { source: 'es-lease-locks', type: 'Lock ready to claim', detail: readyBody('t-event') },
         {
           source: 'es-lease-locks',
           type: 'Lock wait failed',
@@ -149,7 +155,7 @@ describe('wake-ups by EventBridge event', () => {
   });
 
   it('throws a retryable WakeDeliveryError when the bus refuses the event', async () => {
-    const error = await notifier.notify({ kind: 'event', eventBusName: named('no-such-bus') }, granted('t-nobus')).catch((caught: unknown) => caught);
+    const error = await notifier.notify({ kind: 'event', eventBusName: named('no-such-bus') }, ready('t-nobus')).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(WakeDeliveryError);
     expect(error).toMatchObject({ channel: 'event', retryable: true });
   });
@@ -236,12 +242,12 @@ describe('wake-ups of Step Functions tasks (.waitForTaskToken)', () => {
     return { taskToken, notifier, finished, sendSuccess, sent };
   }
 
-  it('a granted ticket completes the task: the execution succeeds with the grant as its output', async () => {
+  it('a ready ticket completes the task: the execution succeeds with the ready body (no lease) as its output', async () => {
     const { taskToken, notifier, finished } = await waitingExecution(60);
-    await expect(notifier.notify({ kind: 'task', taskToken }, granted('t-task'))).resolves.toBe('delivered');
+    await expect(notifier.notify({ kind: 'task', taskToken }, ready('t-task'))).resolves.toBe('delivered');
     const execution = await finished();
     expect(execution.status).toBe('SUCCEEDED');
-    expect(JSON.parse(execution.output!)).toEqual(grantedBody('t-task'));
+    expect(JSON.parse(execution.output!)).toEqual(readyBody('t-task'));
   });
 
   it("a failed wait fails the task with the error's name (what a Catch matches) and its message as cause", async () => {
@@ -254,26 +260,26 @@ describe('wake-ups of Step Functions tasks (.waitForTaskToken)', () => {
 
   it('a task already completed is gone: a second wake-up with its token answers `gone`', async () => {
     const { taskToken, notifier, finished, sendSuccess } = await waitingExecution(60);
-    await expect(notifier.notify({ kind: 'task', taskToken }, granted('t-twice'))).resolves.toBe('delivered');
+    await expect(notifier.notify({ kind: 'task', taskToken }, ready('t-twice'))).resolves.toBe('delivered');
     expect((await finished()).status).toBe('SUCCEEDED');
     // AWS answers TaskTimedOut ("Provided task does not exist anymore"); moto, which looks for the token among running executions only, InvalidToken.
     expect(await sendSuccess()).toBe('InvalidToken');
-    await expect(notifier.notify({ kind: 'task', taskToken }, granted('t-twice'))).resolves.toBe('gone');
+    await expect(notifier.notify({ kind: 'task', taskToken }, ready('t-twice'))).resolves.toBe('gone');
     // (A failed outcome cannot be checked here: moto 5.2.1 accepts SendTaskFailure for a task that is no longer running.)
   });
 
-  it('a task that timed out is gone: the notifier answers `gone` (and the engine gives the grant back)', async () => {
+  it('a task that timed out is gone: the notifier answers `gone` (and the engine cancels the reservation)', async () => {
     const { taskToken, notifier, finished, sendSuccess } = await waitingExecution(1);
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     expect(await finished()).toMatchObject({ status: 'FAILED', error: 'States.Timeout' });
     // AWS answers TaskTimedOut; moto models the timeout (the execution fails with States.Timeout) but then answers InvalidToken.
     expect(await sendSuccess()).toBe('InvalidToken');
-    await expect(notifier.notify({ kind: 'task', taskToken }, granted('t-late'))).resolves.toBe('gone');
+    await expect(notifier.notify({ kind: 'task', taskToken }, ready('t-late'))).resolves.toBe('gone');
     // (A failed outcome cannot be checked here: moto 5.2.1 accepts SendTaskFailure for a task that is no longer running.)
   });
 
   it('a token no task ever had is gone', async () => {
-    await expect(notifier.notify({ kind: 'task', taskToken: `not-a-token-${run}` }, granted('t-none'))).resolves.toBe('gone');
+    await expect(notifier.notify({ kind: 'task', taskToken: `not-a-token-${run}` }, ready('t-none'))).resolves.toBe('gone');
   });
 });
 
@@ -292,8 +298,8 @@ describe('failures are counted', () => {
       const metrics = new Metrics({ namespace: 'EsLeaseLocks', serviceName: 'es-lease-locks' });
       metrics.addDimension('operation', 'release');
       const counted = createWakeNotifier({ metrics });
-      await expect(counted.notify({ kind: 'event', eventBusName: named('no-such-bus') }, granted('t-count'))).rejects.toThrow(WakeDeliveryError);
-      await expect(counted.notify({ kind: 'task', taskToken: `not-a-token-${run}` }, granted('t-gone'))).resolves.toBe('gone');
+      await expect(counted.notify({ kind: 'event', eventBusName: named('no-such-bus') }, ready('t-count'))).rejects.toThrow(WakeDeliveryError);
+      await expect(counted.notify({ kind: 'task', taskToken: `not-a-token-${run}` }, ready('t-gone'))).resolves.toBe('gone');
     } finally {
       vi.restoreAllMocks();
       if (previous === undefined) delete process.env.POWERTOOLS_METRICS_DISABLED;

@@ -3,9 +3,11 @@
  * (infra/state-machines/locked-job-queued.asl.json), run by moto's ASL interpreter against the real
  * functions: each lambda:invoke Task goes out as an SQS message (test/support/task-token-worker.ts)
  * and the handlers run in-process. The acquire Task is `.waitForTaskToken`: the worker runs the
- * acquire handler and leaves the task alone; the handlers' own WakeNotifier completes it (at once, or
- * when a release or the sweeper hands the lock over) through the real SDK clients, which find the
- * emulator as a deployed function finds AWS: through the SDK's environment (AWS_ENDPOINT_URL).
+ * acquire handler (it answers `queued`) and leaves the task alone; the handlers' own WakeNotifier
+ * completes it with a `ready` wake-up (at once for a free lock, or when a release or the sweeper
+ * reserves the lock for it) through the real SDK clients, which find the emulator as a deployed
+ * function finds AWS: through the SDK's environment (AWS_ENDPOINT_URL). The wake-up grants nothing:
+ * the Claim Task's acquire (same requestId, no wake) is what grants.
  *
  * moto 5.2.5 runs concurrent executions of one state machine in one account (the deep copy that
  * broke on live worker threads is fixed: getmoto/moto#10077), so no account per execution here.
@@ -18,6 +20,7 @@ import { lockDocId } from '../../functions/core/keys.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import { sleep, waitUntil } from '../../infra/lib/wait.js';
 import { type AwsClients, awsClients, awsEmulatorUrl, EMULATOR_REGION, emulatorRoleArn, uniqueName } from '../support/aws.js';
+import { schemaProblems } from '../support/contract.js';
 import { functionsUnderTest } from '../support/functions.js';
 import { lambdaContext } from '../support/lambda-events.js';
 import { TaskTokenWorker, viaTaskTokens } from '../support/task-token-worker.js';
@@ -31,8 +34,10 @@ const store = new ElasticsearchLockStore(client, index);
 let aws: AwsClients;
 let queueUrl: string;
 let worker: TaskTokenWorker;
-/** Every function call the worker made: its name, the execution (owner or work input) and what it answered. */
-const calls: Array<{ name: string; payload: Json; answer?: Json }> = [];
+/** Every function call the worker made: its name, the execution (owner or work input) and what it answered (or the error it threw). */
+const calls: Array<{ name: string; payload: Json; answer?: Json; error?: string }> = [];
+/** Runs before a claim (an acquire without wake) of the execution it is set for: a test's chance to change the scene first. */
+const beforeClaim = new Map<string, () => Promise<void>>();
 /** The work step, per lock id (each test its own). */
 const works = new Map<string, (payload: { jobId: string; id: string; fencingToken: string }) => Promise<unknown>>();
 
@@ -60,7 +65,14 @@ beforeAll(async () => {
       const input = payload as { jobId: string; id: string; fencingToken: string };
       call.answer = await works.get(input.id)!(input);
     } else {
-      call.answer = await handlers[name as 'acquire' | 'release'](payload, lambdaContext(name));
+      const before = name === 'acquire' && !(payload as { wake?: unknown }).wake ? beforeClaim.get((payload as { owner: string }).owner) : undefined;
+      await before?.();
+      try {
+        call.answer = await handlers[name as 'acquire' | 'release'](payload, lambdaContext(name));
+      } catch (error) {
+        call.error = (error as Error).name;
+        throw error;
+      }
     }
     return call.answer;
   });
@@ -98,12 +110,13 @@ async function start(id: string, stateMachineArn?: string) {
 
 const describeExecution = async (executionArn: string) => aws.sfn.send(new DescribeExecutionCommand({ executionArn }));
 
-/** The states the execution entered, in order, and the error of each task that failed. */
+/** The states the execution entered, in order, the error of each task that failed, and the output of each task that succeeded. */
 async function history(executionArn: string) {
   const { events = [] } = await aws.sfn.send(new GetExecutionHistoryCommand({ executionArn, maxResults: 1000 }));
   return {
     entered: events.flatMap((event) => (event.stateEnteredEventDetails?.name ? [event.stateEnteredEventDetails.name] : [])),
     taskErrors: events.flatMap((event) => (event.taskFailedEventDetails?.error ? [event.taskFailedEventDetails.error] : [])),
+    taskOutputs: events.flatMap((event) => (event.taskSucceededEventDetails?.output ? [JSON.parse(event.taskSucceededEventDetails.output)] : [])),
     types: events.map((event) => event.type),
   };
 }
@@ -115,19 +128,45 @@ async function finished(executionArn: string, timeoutMs = 30_000) {
   return { status, output: output ? JSON.parse(output) : undefined, error, ...(await history(executionArn)) };
 }
 
-/** The acquire the worker ran for this execution (its owner is the execution name), once it answered. */
+/** The acquire with `wake` the worker ran for this execution (its owner is the execution name), once it answered. */
 async function acquired(executionName: string): Promise<Json> {
-  const find = () => calls.find((call) => call.name === 'acquire' && call.payload.owner === executionName && call.answer !== undefined);
+  const find = () => calls.find((call) => call.name === 'acquire' && call.payload.wake && call.payload.owner === executionName && call.answer !== undefined);
   const outcome = await waitUntil(() => (find() ? true : 'not acquired yet'), { timeoutMs: 15_000, intervalMs: 50 });
   expect(outcome.ready, `${executionName}'s acquire ran`).toBe(true);
   return find()!.answer;
 }
+
+/** The calls the worker made for this execution (acquire, claim, work: a release names only the lease token), by name; a claim is an acquire without wake. */
+const callsOf = (executionName: string): string[] =>
+  calls
+    .filter((call) => call.payload.owner === executionName || call.payload.jobId === `job-${executionName}`)
+    .map((call) => (call.name === 'acquire' && !call.payload.wake ? 'claim' : call.name));
+
+/** The claims (acquires without wake) of this execution: what each answered or threw. */
+const claimsOf = (executionName: string) => calls.filter((call) => call.name === 'acquire' && !call.payload.wake && call.payload.owner === executionName);
 
 /** The waiters in the lock's queue, as the primary has them: owner (execution name) in order. */
 async function queueOf(id: string): Promise<string[]> {
   const docId = lockDocId('jobs', 'document', id);
   const lock = (await store.readPrimary([docId])).get(docId);
   return (lock?.body.queue ?? []).map((ticket) => ticket.owner);
+}
+
+/**
+ * The reservation of `owner`'s ticket made to lapse: its end moved into the past by a conditional
+ * write on the primary's version (what a waiter that takes longer than the claim window meets).
+ */
+async function lapseReservation(id: string, owner: string): Promise<void> {
+  const docId = lockDocId('jobs', 'document', id);
+  const lock = (await store.readPrimary([docId])).get(docId);
+  const ticket = lock?.body.queue?.find((waiter) => waiter.owner === owner);
+  expect(ticket?.reservedUntil, `${owner}'s ticket is reserved`).toBeDefined();
+  const past = Date.now() - 5_000;
+  const queue = lock!.body.queue!.map((waiter) => (waiter === ticket ? { ...waiter, reservedUntil: past, rewakeAt: past } : waiter));
+  const [outcome] = await store.write([
+    { kind: 'replace', docId, body: { ...lock!.body, queue }, ifSeqNo: lock!.seqNo, ifPrimaryTerm: lock!.primaryTerm, index: lock!.index },
+  ]);
+  expect(outcome).toMatchObject({ ok: true });
 }
 
 const holdersOf = async (id: string): Promise<string[]> =>
@@ -155,6 +194,26 @@ function gate() {
   return { opened, open };
 }
 
+describe('locked-job-queued: its structure', () => {
+  it('Claim is the same acquire as Acquire (target, mode, owner, requestId) without wake, waitMs 0, and only Claim gives the lock its tokens', () => {
+    const { Acquire, Claim } = definition.States;
+    expect(Acquire.Resource).toBe('arn:aws:states:::lambda:invoke.waitForTaskToken');
+    expect(Acquire.Parameters.Payload['requestId.$']).toBe('$$.Execution.Name');
+    expect(Acquire.Next).toBe('Claim');
+    expect(Acquire.ResultPath).not.toBe('$.lock');
+    expect(Claim.Resource).toBe('arn:aws:states:::lambda:invoke');
+    expect(Claim.Parameters.FunctionName).toBe(Acquire.Parameters.FunctionName);
+    const { wake, queueTtlMs, ...sameCall } = Acquire.Parameters.Payload;
+    expect(wake).toEqual({ 'taskToken.$': '$$.Task.Token' });
+    expect(queueTtlMs).toBeGreaterThan(0);
+    expect(Claim.Parameters.Payload).toEqual({ ...sameCall, waitMs: 0 });
+    expect(Claim.ResultSelector).toEqual({ 'leaseToken.$': '$.Payload.leaseToken', 'fencingToken.$': '$.Payload.fencingToken' });
+    expect(Claim.ResultPath).toBe('$.lock');
+    expect(Claim.Catch[0]).toEqual({ ErrorEquals: ['LockHeldError'], ResultPath: '$.claimError', Next: 'Acquire' });
+    expect(Claim.Next).toBe('DoWork');
+  });
+});
+
 describe('locked-job-queued on the AWS emulator: waiting in the queue, woken by task token', () => {
   it('A Step Functions execution that waits for a lock is resumed when the lock is released', async () => {
     const id = 'queued-1';
@@ -174,14 +233,36 @@ describe('locked-job-queued on the AWS emulator: waiting in the queue, woken by 
     const waiting = await history(executionArn);
     expect(waiting.entered).toEqual(['Acquire']);
     expect(waiting.types).not.toContain('TaskSucceeded');
-    expect(calls.filter((call) => call.payload.owner === name).map((call) => call.name)).toEqual(['acquire']);
+    expect(callsOf(name)).toEqual(['acquire']);
     expect(await holdersOf(id)).toEqual(['holder']);
 
-    // The release hands the lock over in its write and completes the task.
+    // The release reserves the lock for the waiter in its write (nobody holds it) and wakes the task.
+    let seenAtClaim: { holders: string[]; queue: string[] } | undefined;
+    beforeClaim.set(name, async () => {
+      seenAtClaim = { holders: await holdersOf(id), queue: await queueOf(id) };
+    });
     expect(await release(holder.leaseToken)).toMatchObject({ outcome: 'released' });
     const run = await finished(executionArn);
     expect(run.status).toBe('SUCCEEDED');
-    expect(run.entered).toEqual(['Acquire', 'DoWork', 'Release', 'Done']);
+    expect(run.entered).toEqual(['Acquire', 'Claim', 'DoWork', 'Release', 'Done']);
+    // The wake-up was a hint: when the claim came, the lock was reserved (its ticket still queued), held by nobody.
+    expect(seenAtClaim).toEqual({ holders: [], queue: [name] });
+    const { ticket } = await acquired(name);
+    expect(run.taskOutputs[0]).toMatchObject({
+      status: 'ready',
+      ticket,
+      namespace: 'jobs',
+      granularity: 'document',
+      ids: [id],
+      mode: 'exclusive',
+      owner: name,
+      requestId: name,
+    });
+    expect(run.taskOutputs[0]).not.toHaveProperty('leaseToken');
+    expect(run.output.ready).toEqual({ ticket, reservedUntilMs: run.taskOutputs[0].reservedUntilMs });
+    // The claim's answer is the grant the job works under.
+    expect(callsOf(name)).toEqual(['acquire', 'claim', 'work']);
+    expect(claimsOf(name)[0]!.answer).toMatchObject({ owner: name, leaseToken: run.output.lock.leaseToken, fencingToken: run.output.lock.fencingToken });
     expect(BigInt(run.output.lock.fencingToken)).toBeGreaterThan(BigInt(holder.fencingToken));
     expect(seen).toEqual([run.output.lock.fencingToken]);
     expect(run.output.release).toEqual({ outcome: 'released' });
@@ -189,15 +270,45 @@ describe('locked-job-queued on the AWS emulator: waiting in the queue, woken by 
     expect(await queueOf(id)).toEqual([]);
   });
 
-  it('a free lock is granted at once: the acquire answers the grant and also completes the task', async () => {
+  it('a free lock is reserved at once: the acquire answers queued with reservedUntilMs, wakes the task, and the claim grants', async () => {
     const id = 'queued-free';
     works.set(id, async () => ({ done: true }));
     const { name, executionArn } = await start(id);
     const run = await finished(executionArn);
     expect(run.status).toBe('SUCCEEDED');
+    expect(run.entered).toEqual(['Acquire', 'Claim', 'DoWork', 'Release', 'Done']);
     const answer = await acquired(name);
-    expect(answer).toMatchObject({ owner: name, fencingToken: run.output.lock.fencingToken });
-    expect(answer.status).toBeUndefined();
+    expect(answer).toMatchObject({ status: 'queued', ahead: 0, owner: name });
+    expect(answer).not.toHaveProperty('leaseToken');
+    expect(schemaProblems('Queued', answer)).toEqual([]);
+    expect(answer.reservedUntilMs).toBeGreaterThan(Date.now() - 60_000);
+    expect(run.taskOutputs[0]).toMatchObject({ status: 'ready', ticket: answer.ticket, reservedUntilMs: answer.reservedUntilMs });
+    expect(claimsOf(name).map((claim) => claim.answer)).toEqual([expect.objectContaining({ owner: name, fencingToken: run.output.lock.fencingToken })]);
+  });
+
+  it('a claim that comes after the reservation lapsed, with the lock taken since, is refused (LockHeldError): back to Acquire, queued again, and served', async () => {
+    const id = 'queued-lapsed';
+    works.set(id, async () => ({ done: true }));
+    const { name, executionArn } = await start(id);
+    let other: { leaseToken: string; fencingToken: string } | undefined;
+    // Before its first claim: the reservation is made to lapse (its end moved into the past, as 30 s
+    // of a slow waiter would) and someone else takes the free lock, dropping the ticket.
+    beforeClaim.set(name, async () => {
+      beforeClaim.delete(name);
+      await lapseReservation(id, name);
+      other = await takeLock(id, 'other');
+      expect(await queueOf(id)).toEqual([]);
+      // The other holder releases a moment later, once the execution is queued again.
+      void waitUntil(async () => ((await queueOf(id)).includes(name) ? true : 'not queued again'), { timeoutMs: 20_000, intervalMs: 100 }).then(() =>
+        release(other!.leaseToken),
+      );
+    });
+    const run = await finished(executionArn, 45_000);
+    expect(run.status).toBe('SUCCEEDED');
+    expect(run.entered).toEqual(['Acquire', 'Claim', 'Acquire', 'Claim', 'DoWork', 'Release', 'Done']);
+    expect(claimsOf(name).map((claim) => claim.error ?? 'granted')).toEqual(['LockHeldError', 'granted']);
+    expect(BigInt(run.output.lock.fencingToken)).toBeGreaterThan(BigInt(other!.fencingToken));
+    expect(await holdersOf(id)).toEqual([]);
   });
 
   it('Two executions queued behind one holder are served in arrival order (the second resumes only after the first releases)', async () => {
@@ -272,7 +383,7 @@ describe('locked-job-queued on the AWS emulator: waiting in the queue, woken by 
     expect(run.taskErrors).toEqual(['LockWaitExpiredError']);
     expect(await queueOf(id)).toEqual([]);
     expect(await holdersOf(id)).toEqual(['holder']);
-    expect(calls.filter((call) => call.payload.owner === name || call.payload.jobId === `job-${name}`).map((call) => call.name)).toEqual(['acquire']);
+    expect(callsOf(name)).toEqual(['acquire']);
     await release(holder.leaseToken);
   });
 
@@ -285,7 +396,7 @@ describe('locked-job-queued on the AWS emulator: waiting in the queue, woken by 
     const run = await finished(executionArn);
     expect(run).toMatchObject({ status: 'FAILED', error: 'ValidationError' });
     expect(run.entered).toEqual(['Acquire', 'AcquireFailed']);
-    expect(calls.filter((call) => call.payload.owner === name).map((call) => call.name)).toEqual(['acquire']);
+    expect(callsOf(name)).toEqual(['acquire']);
     expect(await queueOf(id)).toEqual([]);
   });
 });

@@ -212,13 +212,13 @@ async function checkAbove(context: EngineContext, hold: ScopeHold, readAlong?: M
         if (blocking.length > 0) blocked.push(conflictOf(key.key, key.granularity, intention, blocking, now, settings.maxClockSkewMs));
         else if (lock?.body.lockedBelow && ranOut.length > 0) {
           const live = settleFences(lock).filter((holder) => !ranOut.some((gone) => gone.lease === holder.lease));
-          writes.push({ item: key, op: replaceOp(lock, { ...lock.body, docId: lock.docId }, live, now, settings.maxClockSkewMs, true) });
+          writes.push({ item: key, op: replaceOp(lock, { ...lock.body, docId: lock.docId }, live, now, settings, true) });
         } else if (lock?.body.lockedBelow) observe(lock);
         else
           writes.push({
             item: key,
             op: lock
-              ? replaceOp(lock, { ...lock.body, docId: lock.docId }, settleFences(lock), now, settings.maxClockSkewMs, true)
+              ? replaceOp(lock, { ...lock.body, docId: lock.docId }, settleFences(lock), now, settings, true)
               : { kind: 'create', docId: key.docId, body: lockDocument(key, [], now, true) },
           });
       }
@@ -326,7 +326,7 @@ async function rewriteOurHolder(context: EngineContext, hold: ScopeHold, known: 
           ? holder
           : { ...holder, expiresAt: Math.max(holder.expiresAt, now + hold.ttlMs), ...(change === 'reissue' ? { fence: null, grantedAt: now } : {}) },
       );
-      return [{ item: current.docId, op: replaceOp(current, { ...current.body, docId: current.docId }, holders, now, settings.maxClockSkewMs) }];
+      return [{ item: current.docId, op: replaceOp(current, { ...current.body, docId: current.docId }, holders, now, settings) }];
     },
     applied: (_, outcome, op) => {
       done = true;

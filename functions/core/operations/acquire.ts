@@ -8,14 +8,13 @@ import { FencingRangeError, LockContentionError, LockHeldError, LockOutcomeUnkno
 import { encodable, maxFencingToken } from '../fencing.js';
 import { describeTarget, type GranularityRules, rulesFor } from '../granularity/index.js';
 import { lockDocId, planKeys } from '../keys.js';
-import { encodeToken, hintFor, type NewLease, newLease, proofOf } from '../lease-token.js';
+import { encodeToken, hintFor, type NewLease, newLease } from '../lease-token.js';
 import { type Claim, decideAcquire, fenceOf, isLive, noteOf, writtenLock } from '../lock-document.js';
-import type { AcquireRequest, ConflictingKey, Grant, Granularity, LockDocument, PlannedKey, Queued, StoredTicket } from '../model.js';
+import type { AcquireRequest, ConflictingKey, Grant, Granularity, PlannedKey, Queued, StoredTicket } from '../model.js';
 import type { BelowQuery, ListQuery, LockStore, StoredLock, WriteOp } from '../store.js';
-import { writeUntilSettled } from '../write-loop.js';
+import { type WritePlan, writeUntilSettled } from '../write-loop.js';
 import type { EngineContext } from './context.js';
-import { ticketSecret } from './hand-over.js';
-import { leaveQueue, queuedOutcome, waitForTurn } from './queue-wait.js';
+import { leaveQueue, queuedOutcome, waitForReservation } from './queue-wait.js';
 import { rollback } from './remove-lease.js';
 import { blockedOnlyAbove, watchAbove } from './watch-above.js';
 
@@ -43,8 +42,9 @@ export async function acquire(context: EngineContext, request: AcquireRequest): 
 }
 
 /**
- * An acquire with a wake channel answers at once: granted (also told on the channel, as a Step
- * Functions task waits for it there), or queued, to be told when the lock is handed over.
+ * An acquire with a wake channel answers at once, queued: its ticket is reserved at once when the lock
+ * is free, or when the lock is handed over, and the channel is then woken to claim it (the same
+ * acquire again, without `wake`). Only that claim grants: a wake-up is a hint.
  */
 export async function acquireOrQueue(context: EngineContext, request: AcquireRequest): Promise<Grant | Queued> {
   const { settings } = context;
@@ -59,10 +59,7 @@ export async function acquireOrQueue(context: EngineContext, request: AcquireReq
     try {
       // A lease of its own per attempt: a copy that lags behind can then never show an earlier
       // attempt's holder, rolled back since, as a holder of this one.
-      const lease = request.wake ? ticketLease(context) : newLease();
-      const outcome = await attemptOnce(context, request, keys, lease, { deadline, ...(queues ? { queueUntil } : {}) });
-      if (request.wake && !('status' in outcome)) await tellGrantedAtOnce(context, request, outcome);
-      return outcome;
+      return await attemptOnce(context, request, keys, newLease(), { deadline, ...(queues ? { queueUntil } : {}) });
     } catch (error) {
       if (!(error instanceof LockHeldError || error instanceof LockContentionError)) throw error;
       const remaining = deadline - settings.now();
@@ -90,52 +87,7 @@ export async function acquireOrQueue(context: EngineContext, request: AcquireReq
   }
 }
 
-/** A channel waiter's lease: its secret derived from the signing key when there is one (nothing secret stored), else kept with the ticket. */
-function ticketLease(context: EngineContext): NewLease & { stored?: string } {
-  const lease = newLease();
-  const derived = ticketSecret(context.settings, lease.leaseId);
-  if (!derived) return { ...lease, stored: lease.secret };
-  return { leaseId: lease.leaseId, secret: derived, proof: proofOf(lease.leaseId, derived) };
-}
-
-/**
- * Granted at once: the channel hears it too (a Step Functions task ignores the function's answer). A
- * channel that says nobody waits gets nothing held. A delivery that threw may have gone out all the
- * same (the message sent, its answer lost): the waiter may hold the lease, so it is kept until it
- * runs out, and the caller hears that the outcome is unknown.
- */
-async function tellGrantedAtOnce(context: EngineContext, request: AcquireRequest, grant: Grant): Promise<void> {
-  const notifier = context.settings.notifier!;
-  let delivery: Awaited<ReturnType<typeof notifier.notify>>;
-  try {
-    delivery = await notifier.notify(request.wake!, { outcome: 'granted', ticket: grant.leaseId, grant });
-  } catch (error) {
-    const mayHoldUntil = grant.expiresAt + context.settings.maxClockSkewMs;
-    throw new LockOutcomeUnknownError(
-      `The lock was granted, but telling the wake channel failed (${(error as Error).message}): the grant may have reached it, so lease ${grant.leaseId} is kept until it runs out.`,
-      { operation: 'acquire', ...(request.requestId ? { requestId: request.requestId } : {}), mayHoldUntil, cause: error },
-    );
-  }
-  if (delivery === 'gone') await giveUp(context, request, grant);
-}
-
-async function giveUp(context: EngineContext, request: AcquireRequest, grant: Grant): Promise<void> {
-  const keys = planKeys(request.target, request.mode);
-  const found = await context.store.readPrimary(keys.map((key) => key.docId));
-  await rollback(
-    context,
-    [...found.values()].filter((lock): lock is StoredLock => lock !== null),
-    grant.leaseId,
-  );
-}
-
-async function attemptOnce(
-  outer: EngineContext,
-  request: AcquireRequest,
-  keys: PlannedKey[],
-  lease: NewLease & { stored?: string },
-  waiting: Waiting,
-): Promise<Grant | Queued> {
+async function attemptOnce(outer: EngineContext, request: AcquireRequest, keys: PlannedKey[], lease: NewLease, waiting: Waiting): Promise<Grant | Queued> {
   const { deadline } = waiting;
   const counted = new CountingStore(outer.store);
   const context: EngineContext = { ...outer, store: counted };
@@ -168,11 +120,12 @@ async function attemptOnce(
   // The document our ticket waits in (queueing acquires), as our last look at it left it.
   let queuedIn: StoredLock | undefined;
   let queuedTicket: StoredTicket | undefined;
+  let joined = false;
   try {
     known = allExclusive(keys) ? new Map<string, StoredLock | null>() : await store.read(keys.map((key) => key.docId));
     // Methods rather than arrow functions: the bundle names every named arrow function as it is made
     // (esbuild keepNames: a defineProperty, about 0.3 µs each), and not methods.
-    await writeUntilSettled(context, settings.contentionBudgetMs, keys, {
+    const plan: WritePlan<PlannedKey> = {
       decide(pending, now) {
         const claim: Claim = {
           leaseId: lease.leaseId,
@@ -189,11 +142,9 @@ async function attemptOnce(
                   mode: keys[0]!.mode,
                   ttlMs: request.ttlMs,
                   expiresAt: waiting.queueUntil,
-                  proof: lease.proof,
                   request: request.requestId ?? null,
                   call,
                   ...(request.wake ? { wake: request.wake } : {}),
-                  ...(lease.stored ? { secret: lease.stored } : {}),
                 },
               }
             : {}),
@@ -203,7 +154,7 @@ async function attemptOnce(
         let clearsAt = now;
         for (const key of pending) {
           // A call that already holds keys yields to a concurrent delivery of itself rather than split the set with it.
-          const decision = decideAcquire(known.get(key.docId) ?? null, key, claim, now, skew, held.size === 0);
+          const decision = decideAcquire(known.get(key.docId) ?? null, key, claim, now, settings, held.size === 0);
           if (decision.kind === 'conflict') {
             conflicts.push(decision.conflict);
             clearsAt = Math.max(clearsAt, decision.clearsAt);
@@ -211,6 +162,7 @@ async function attemptOnce(
             keep(key, decision.lock, false);
           } else if (decision.kind === 'queued') {
             queuedTicket = decision.ticket;
+            joined = true;
             const existing = known.get(key.docId);
             if (existing) queuedIn = existing;
             if (decision.op) writes.push({ item: key, op: decision.op });
@@ -229,13 +181,14 @@ async function attemptOnce(
         return writes;
       },
       applied(key, outcome, op) {
-        const body = (op as Extract<WriteOp, { body: LockDocument }>).body;
-        if (body.holders.some((holder) => holder.lease === lease.leaseId)) keep(key, writtenLock(outcome, body), reusedIn.has(key.docId));
-        else queuedIn = writtenLock(outcome, body);
+        // A delete: our ticket joined and ran out in one write (its channel hears it failed).
+        if (op.kind === 'delete') return;
+        if (op.body.holders.some((holder) => holder.lease === lease.leaseId)) keep(key, writtenLock(outcome, op.body), reusedIn.has(key.docId));
+        else queuedIn = writtenLock(outcome, op.body);
       },
       async reread(changed) {
         // A ticket that did not go in: a lagging copy would keep showing the version it was conditioned on, so the primary answers.
-        known = queuedTicket ? await store.readPrimary(changed.map((key) => key.docId)) : await readConfirmed(changed.map((key) => key.docId));
+        known = joined ? await store.readPrimary(changed.map((key) => key.docId)) : await readConfirmed(changed.map((key) => key.docId));
         return changed;
       },
       // The primary tells what landed (a copy cut off from the cluster could say "not there" for a
@@ -266,17 +219,16 @@ async function attemptOnce(
             },
           }
         : {}),
-    });
+    };
+    await writeUntilSettled(context, settings.contentionBudgetMs, keys, plan);
     const [only] = keys;
-    // Our ticket was handed the lock by someone else's write (found on a re-read): that hand-over tells
-    // the channel (deliverGrant, or the sweeper again), and may put it back in the queue; telling it here too would race that.
-    const handedTo = request.wake && only ? held.get(only.docId)?.lock : undefined;
-    const handedOver = handedTo?.body.holders.find((holder) => holder.lease === lease.leaseId)?.ticket;
-    if (handedOver) return queuedOutcome(request, handedOver, handedTo);
-    if (queuedTicket && only && !held.has(only.docId)) {
+    // Queued: a channel waiter hears it now (and is woken to claim); a waiter in the call looks until
+    // the lock is reserved for it, then claims it with a conditional write on the version it saw.
+    while (queuedTicket && only && !held.has(only.docId)) {
       if (request.wake) return queuedOutcome(request, queuedTicket, queuedIn);
-      keep(only, await waitForTurn(context, only, lease.leaseId, deadline, queuedIn), false);
-      guardsRead = undefined;
+      known = new Map([[only.docId, await waitForReservation(context, only, lease.leaseId, deadline, queuedIn)]]);
+      queuedTicket = undefined;
+      await writeUntilSettled(context, settings.contentionBudgetMs, keys, plan);
     }
     if (rules.confirm) await confirmScope(context, rules.confirm, request, keys, held, lease.leaseId, deadline, guardsRead);
     // Another delivery of this call may take a key over between two of our requests (and release it,
@@ -285,18 +237,9 @@ async function attemptOnce(
     if (request.requestId !== undefined && counted.requests > 1) await confirmStillOurs(context, keys, held, lease.leaseId);
     return confirmedGrant(context, request, keys, held, lease);
   } catch (error) {
-    // Whatever we last saw: a ticket we wrote may still wait, or have been handed the lock since.
-    if (queuedTicket && keys[0]) {
-      // Not known to have left: the lock may be handed over to the ticket until it runs out.
-      const left = await leaveQueue(context, keys[0], lease.leaseId).then(
-        () => true,
-        () => false,
-      );
-      if (!left) {
-        unresolved = true;
-        latestExpiry = Math.max(latestExpiry, (waiting.queueUntil ?? 0) + request.ttlMs);
-      }
-    }
+    // A ticket we wrote may still wait: it leaves (best effort; one left behind lapses at its end, and
+    // never became a holder: only a claim of ours makes one, which the rollback below removes).
+    if (joined && keys[0]) await leaveQueue(context, keys[0], lease.leaseId).catch(() => undefined);
     throw await abandon(
       context,
       request,

@@ -1,27 +1,31 @@
 /**
  * Waiting in a lock's queue inside the acquire call (`waitMs`): look at the document until the lock
- * is handed over to our ticket, serving the queue ourselves when the holder's lease has run out.
- * A look is a realtime read, much cheaper than the write attempts of a caller that polls; the grant
- * still rests on the primary's word or on our own conditional write.
+ * is reserved for our ticket, serving the queue ourselves when the holder's lease has run out. A look
+ * is a realtime read, much cheaper than the write attempts of a caller that polls; the grant rests on
+ * our own claim, a conditional write on the version the look showed (acquire.ts).
  */
 import { LockHeldError } from '../errors.js';
 import { isLive, noteOf, replaceOp, settleFences, withoutNote, writtenLock } from '../lock-document.js';
-import type { AcquireRequest, ConflictingKey, LockDocument, PlannedKey, Queued, StoredTicket } from '../model.js';
-import { handOver, ticketLive } from '../queue.js';
-import type { StoredLock, WriteOp } from '../store.js';
+import type { AcquireRequest, ConflictingKey, PlannedKey, Queued, StoredTicket } from '../model.js';
+import { claimable, handOver, ticketLive, ticketOf } from '../queue.js';
+import type { StoredLock } from '../store.js';
 import { writeUntilSettled } from '../write-loop.js';
 import { type EngineContext, keepingBudget } from './context.js';
 
-const holds = (lock: StoredLock | null | undefined, leaseId: string): lock is StoredLock =>
-  lock?.body.holders.some((holder) => holder.lease === leaseId) ?? false;
-const queues = (lock: StoredLock | null | undefined, leaseId: string, now: number, skewMs: number): boolean =>
-  lock?.body.queue?.some((ticket) => ticket.ticket === leaseId && ticketLive(ticket, now, skewMs)) ?? false;
+const queues = (lock: StoredLock | null | undefined, ticketId: string, now: number, skewMs: number): boolean => {
+  const ticket = ticketOf(lock?.body.queue, ticketId);
+  return ticket !== undefined && ticketLive(ticket, now, skewMs);
+};
 
-/** Returns the document holding our lease, as the primary (or our own write) has it; LockHeldError once `deadline` passes, or if the ticket was dropped. */
-export async function waitForTurn(
+/**
+ * Returns the document as a look found it reserved for our ticket (the claim is then a conditional
+ * write on that version: a copy that lags only makes it fail). LockHeldError once `deadline` passes,
+ * or once the primary shows the ticket gone.
+ */
+export async function waitForReservation(
   context: EngineContext,
   key: PlannedKey,
-  leaseId: string,
+  ticketId: string,
   deadline: number,
   seen: StoredLock | undefined,
 ): Promise<StoredLock> {
@@ -30,19 +34,16 @@ export async function waitForTurn(
   let last = seen ?? null;
   for (;;) {
     const now = settings.now();
+    if (last && claimable(ticketOf(last.body.queue, ticketId), now)) return last;
     if (now >= deadline) throw stillWaiting(context, key, last);
-    await settings.sleep(Math.min(lookAgainIn(context, last, leaseId, now), deadline - now));
+    await settings.sleep(Math.min(lookAgainIn(context, last, ticketId, now), deadline - now));
     let current = (await store.read([key.docId])).get(key.docId) ?? null;
-    const at = settings.now();
-    // A plain read may lag: our grant, or our ticket gone, counts only on the primary's word.
-    if (holds(current, leaseId) || !queues(current, leaseId, at, skew)) {
+    // A plain read may lag: our ticket gone counts only on the primary's word.
+    if (!queues(current, ticketId, settings.now(), skew)) {
       current = (await store.readPrimary([key.docId])).get(key.docId) ?? null;
-      if (holds(current, leaseId)) return current;
-      if (!queues(current, leaseId, settings.now(), skew)) throw stillWaiting(context, key, current);
+      if (!queues(current, ticketId, settings.now(), skew)) throw stillWaiting(context, key, current);
     }
-    last = current;
-    const served = current && (await serveIfDue(context, current, leaseId));
-    if (served) return served;
+    last = (current && (await serveIfDue(context, current))) ?? current;
   }
 }
 
@@ -61,29 +62,28 @@ function lookAgainIn(context: EngineContext, lock: StoredLock | null, leaseId: s
 }
 
 /**
- * The holders' leases ran out (or a waiter's pause is over) and nobody wrote the document since: any
- * waiter may serve the queue, in order, with one conditional write. Returns the document if that write made us a holder.
+ * The holders' leases ran out (or a reservation lapsed, or a waiter's pause is over) and nobody wrote
+ * the document since: any waiter may serve the queue, in order, with one conditional write. Returns
+ * the document as that write left it.
  */
-async function serveIfDue(context: EngineContext, lock: StoredLock, leaseId: string): Promise<StoredLock | undefined> {
+async function serveIfDue(context: EngineContext, lock: StoredLock): Promise<StoredLock | undefined> {
   const { settings } = context;
   const now = settings.now();
   const settled = settleFences(lock);
   const live = settled.filter((holder) => isLive(holder, now, settings.maxClockSkewMs));
-  const served = handOver(live, lock.body.queue, now, settings.maxClockSkewMs);
-  if (live.length === settled.length && served.granted.length === 0 && served.dropped.length === 0) return undefined;
-  let mine: StoredLock | undefined;
+  const served = handOver(live, lock.body.queue, now, settings);
+  if (live.length === settled.length && served.reserved.length === 0 && served.dropped.length === 0) return undefined;
+  let written: StoredLock | undefined;
   await writeUntilSettled(context, settings.contentionBudgetMs, [lock], {
-    decide: (pending, at) => pending.map((item) => ({ item, op: replaceOp(item, { ...item.body, docId: item.docId }, live, at, settings.maxClockSkewMs) })),
+    decide: (pending, at) => pending.map((item) => ({ item, op: replaceOp(item, { ...item.body, docId: item.docId }, live, at, settings) })),
     applied(_, outcome, op) {
-      if (op.kind === 'delete') return;
-      const written = writtenLock(outcome, (op as Extract<WriteOp, { body: LockDocument }>).body);
-      if (holds(written, leaseId)) mine = written;
+      if (op.kind !== 'delete') written = writtenLock(outcome, op.body);
     },
     // Someone else wrote it: they served the queue, or the next look tells.
     reread: async () => [],
     keysOf: () => [lock.body.key],
   });
-  return mine;
+  return written;
 }
 
 function stillWaiting(context: EngineContext, key: PlannedKey, lock: StoredLock | null): LockHeldError {
@@ -101,28 +101,28 @@ function stillWaiting(context: EngineContext, key: PlannedKey, lock: StoredLock 
 }
 
 /**
- * A waiter that gives up leaves the queue; if the lock was handed over to it meanwhile, it gives the
- * lock up, which serves the next waiters. Either way in one conditional write, re-read from the primary on a race.
+ * A waiter that gives up leaves the queue, its reservation with it (which serves the next waiters),
+ * in one conditional write, re-read from the primary on a race. A holder of ours, made by a claim of
+ * ours, is the rollback's to remove: this never touches a holder.
  */
-export async function leaveQueue(context: EngineContext, key: PlannedKey, leaseId: string): Promise<void> {
+export async function leaveQueue(context: EngineContext, key: PlannedKey, ticketId: string): Promise<void> {
   const { settings, store } = context;
   let current = (await store.readPrimary([key.docId])).get(key.docId) ?? null;
   await writeUntilSettled(context, keepingBudget(settings), [key.docId], {
     decide(_, now) {
       if (!current) return [];
-      const inQueue = current.body.queue?.some((ticket) => ticket.ticket === leaseId) ?? false;
-      // Only what the ticket became: a holder of ours that a write of our own put there (and that may
-      // carry an earlier delivery's holder to give back) is the rollback's to remove.
-      const fromTicket = current.body.holders.some((holder) => holder.lease === leaseId && holder.ticket !== undefined);
-      // What the ticket became, taken over since by a later delivery of the same call: that delivery
-      // keeps a note to give it back if it fails, which would hand the key to us, gone (schedule 910443734).
-      const noted = current.body.holders.some((holder) => holder.lease !== leaseId && noteOf(holder.restores, leaseId) !== undefined);
-      if (!inQueue && !fromTicket && !noted) return [];
-      const without: StoredLock = { ...current, body: { ...current.body, queue: (current.body.queue ?? []).filter((ticket) => ticket.ticket !== leaseId) } };
-      const holders = settleFences(current)
-        .filter((holder) => !(holder.lease === leaseId && holder.ticket !== undefined))
-        .map((holder) => withoutNote(holder, leaseId));
-      return [{ item: key.docId, op: replaceOp(without, { ...current.body, docId: current.docId }, holders, now, settings.maxClockSkewMs) }];
+      const inQueue = ticketOf(current.body.queue, ticketId) !== undefined;
+      // A holder of ours, taken over since by a later delivery of the same call: that delivery keeps a
+      // note to give it back if it fails, which would hand the key to us, gone (schedule 910443734).
+      const noted = current.body.holders.some((holder) => holder.lease !== ticketId && noteOf(holder.restores, ticketId) !== undefined);
+      if (!inQueue && !noted) return [];
+      const queue = (current.body.queue ?? []).filter((ticket) => ticket.ticket !== ticketId);
+      const holders = settleFences(current).map((holder) => withoutNote(holder, ticketId));
+      const op = replaceOp(current, { ...current.body, docId: current.docId }, holders, now, settings, current.body.lockedBelow === true, {
+        queue,
+        nextPosition: current.body.nextPosition ?? 0,
+      });
+      return [{ item: key.docId, op }];
     },
     applied() {
       current = null;
@@ -137,5 +137,14 @@ export async function leaveQueue(context: EngineContext, key: PlannedKey, leaseI
 
 export function queuedOutcome(request: AcquireRequest, ticket: StoredTicket, lock: StoredLock | undefined): Queued {
   const ahead = lock?.body.queue?.filter((other) => other.position < ticket.position).length ?? 0;
-  return { status: 'queued', ticket: ticket.ticket, ahead, expiresAt: ticket.expiresAt, target: request.target, mode: request.mode, owner: request.owner };
+  return {
+    status: 'queued',
+    ticket: ticket.ticket,
+    ahead,
+    expiresAt: ticket.expiresAt,
+    ...(ticket.reservedUntil !== undefined ? { reservedUntil: ticket.reservedUntil } : {}),
+    target: request.target,
+    mode: request.mode,
+    owner: request.owner,
+  };
 }

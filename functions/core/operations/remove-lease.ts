@@ -25,12 +25,12 @@ export async function removeLease(
   await writeUntilSettled(context, keepingBudget(context.settings), locks, {
     decide: (pending, now) =>
       pending.flatMap((lock) => {
-        const op = removeLeaseOp(lock, leaseId, now, context.settings.maxClockSkewMs, giveBack, clearMark);
+        const op = removeLeaseOp(lock, leaseId, now, context.settings, giveBack, clearMark);
         if (!lock.body.holders.some((holder) => holder.lease === leaseId)) missingKeys.add(lock.body.key);
         return op ? [{ item: lock, op }] : [];
       }),
     applied: (lock, _, op) => {
-      handedOver += op.queueEffects?.granted.length ?? 0;
+      handedOver += op.queueEffects?.reserved.length ?? 0;
       const mine = lock.body.holders.find((holder) => holder.lease === leaseId);
       if (mine) removed.push(mine);
     },

@@ -29,10 +29,9 @@ export async function renew(context: EngineContext, token: OwnedToken, ttlMs: nu
   await writeUntilSettled(context, keepingBudget(settings), owned, {
     decide: (pending, now) =>
       pending.map((lock) => {
-        // A renewal shows the grant reached its holder: a hand-over's pending delivery (hand-over.ts) is done.
         const holders = settleFences(lock).map((holder) => (holder.lease === token.leaseId ? renewed(holder, expiresAt) : holder));
         // Through replaceOp: a renewal that finds holders run out serves the queue they were keeping waiting.
-        const op = replaceOp(lock, { ...lock.body, docId: lock.docId }, holders, now, settings.maxClockSkewMs);
+        const op = replaceOp(lock, { ...lock.body, docId: lock.docId }, holders, now, settings);
         return { item: lock, op };
       }),
     applied: (lock, outcome, op) => {
@@ -88,10 +87,7 @@ export async function renew(context: EngineContext, token: OwnedToken, ttlMs: nu
   };
 }
 
-function renewed(holder: StoredHolder, expiresAt: number): StoredHolder {
-  const { delivery: _, ...rest } = holder;
-  return { ...rest, expiresAt };
-}
+const renewed = (holder: StoredHolder, expiresAt: number): StoredHolder => ({ ...holder, expiresAt });
 
 const ourExpiry = (lock: StoredLock, leaseId: string): number => lock.body.holders.find((holder) => holder.lease === leaseId)?.expiresAt ?? -Infinity;
 

@@ -4,12 +4,12 @@
  * (counted as a conflict). Correctness never waits for it: expired locks are taken over at once.
  */
 import { isLive, replaceOp, settleFences } from '../lock-document.js';
-import type { SweepReport } from '../model.js';
-import { handOver } from '../queue.js';
+import type { StoredTicket, SweepReport } from '../model.js';
+import { handOver, reservedFor } from '../queue.js';
 import type { StoredLock, WriteOp } from '../store.js';
 import { writeUntilSettled } from '../write-loop.js';
 import type { EngineContext } from './context.js';
-import { redeliver } from './hand-over.js';
+import { wake } from './hand-over.js';
 
 export async function sweep(context: EngineContext, options: { batchSize?: number; maxBatches?: number } = {}): Promise<SweepReport> {
   const { settings, store } = context;
@@ -23,25 +23,26 @@ export async function sweep(context: EngineContext, options: { batchSize?: numbe
     report.batches++;
     report.scanned += page.locks.length;
     const pruned = new Map<string, number>();
-    // Grants handed over from the queue whose waiter has not heard yet are told again (those that ran out
-    // are told they were lost by the write that prunes them: replaceOp notes them, tellWaiters tells them).
-    const retell: Array<{ lock: StoredLock; leaseId: string }> = [];
+    // Channel waiters the lock has been reserved for a while without a claim are woken again (a wake-up
+    // may have been lost); no write: a reservation that lapses is dropped by the next write, this one's included.
+    const rewake: Array<{ lock: StoredLock; ticket: StoredTicket }> = [];
     await writeUntilSettled(context, settings.contentionBudgetMs, page.locks, {
       decide: (pending, now) =>
         pending.flatMap((lock): Array<{ item: StoredLock; op: WriteOp }> => {
           const settled = settleFences(lock);
           const live = settled.filter((holder) => isLive(holder, now, settings.maxClockSkewMs));
-          for (const holder of live) {
-            if (holder.delivery !== undefined && holder.grantedAt + settings.queue.redeliverAfterMs <= now) retell.push({ lock, leaseId: holder.lease });
+          for (const ticket of lock.body.queue ?? []) {
+            if (ticket.wake && ticket.rewakeAt !== undefined && ticket.rewakeAt <= now && reservedFor(ticket, now, settings.maxClockSkewMs))
+              rewake.push({ lock, ticket });
           }
-          const served = handOver(live, lock.body.queue, now, settings.maxClockSkewMs);
-          if (live.length === lock.body.holders.length && served.granted.length === 0 && served.dropped.length === 0) return [];
+          const served = handOver(live, lock.body.queue, now, settings);
+          if (live.length === lock.body.holders.length && served.reserved.length === 0 && served.dropped.length === 0) return [];
           pruned.set(lock.docId, lock.body.holders.length - live.length);
-          return [{ item: lock, op: replaceOp(lock, { ...lock.body, docId: lock.docId }, live, now, settings.maxClockSkewMs) }];
+          return [{ item: lock, op: replaceOp(lock, { ...lock.body, docId: lock.docId }, live, now, settings) }];
         }),
       applied: (lock, _, op) => {
         report.prunedHolders += pruned.get(lock.docId) ?? 0;
-        report.handedOver += op.queueEffects?.granted.length ?? 0;
+        report.handedOver += op.queueEffects?.reserved.length ?? 0;
         if (op.kind === 'delete') report.deletedLocks++;
       },
       // Someone changed it since the search: it is alive, or the next run sees it again.
@@ -51,9 +52,33 @@ export async function sweep(context: EngineContext, options: { batchSize?: numbe
       },
       keysOf: (pending) => pending.map((lock) => lock.body.key),
     });
-    for (const { lock, leaseId } of retell) await redeliver(context, lock, leaseId).catch(() => undefined);
+    if (rewake.length > 0) await wakeAgain(context, rewake);
     if (page.next === undefined) break;
     cursor = page.next;
   }
   return report;
+}
+
+/**
+ * The search sees the index as its last refresh left it: a waiter may have claimed since. Woken again
+ * only where a realtime read still shows its reservation (a wake-up too many would be harmless, only wasted).
+ */
+async function wakeAgain(context: EngineContext, candidates: Array<{ lock: StoredLock; ticket: StoredTicket }>): Promise<void> {
+  const { settings, store } = context;
+  const current = await store.read([...new Set(candidates.map(({ lock }) => lock.docId))]).catch(() => new Map<string, StoredLock | null>());
+  for (const { lock } of candidates) {
+    const now = current.get(lock.docId);
+    for (const ticket of now?.body.queue ?? []) {
+      if (
+        now &&
+        ticket.wake &&
+        ticket.rewakeAt !== undefined &&
+        ticket.rewakeAt <= settings.now() &&
+        reservedFor(ticket, settings.now(), settings.maxClockSkewMs)
+      ) {
+        await wake(context, now, ticket).catch(() => undefined);
+      }
+    }
+    current.delete(lock.docId);
+  }
 }

@@ -1,10 +1,24 @@
-/** What a waiter reads, on every channel: the outcome, its ticket, and the grant as every reply shows one. */
+/**
+ * What a waiter reads, on every channel: `ready` (the lock is reserved for its ticket until
+ * `reservedUntilMs`: claim it with the same acquire again, without `wake`; the claim's answer is the
+ * grant) or `failed`. A wake-up is never a grant.
+ */
 import type { WakeMessage } from '../../core/wake.js';
-import { type GrantBody, presentGrant } from '../present.js';
+import { presentTarget } from '../present.js';
 
-export type WakeBody = ({ status: 'granted'; ticket: string } & GrantBody) | { status: 'failed'; ticket: string; error: string; message: string };
+export type WakeBody =
+  | ({ status: 'ready'; ticket: string; reservedUntilMs: number; mode: string; owner: string; requestId?: string } & ReturnType<typeof presentTarget>)
+  | { status: 'failed'; ticket: string; error: string; message: string };
 
 export function wakeBody(message: WakeMessage): WakeBody {
-  if (message.outcome === 'granted') return { status: 'granted', ticket: message.ticket, ...presentGrant(message.grant) };
-  return { status: 'failed', ticket: message.ticket, error: message.error, message: message.message };
+  if (message.outcome === 'failed') return { status: 'failed', ticket: message.ticket, error: message.error, message: message.message };
+  return {
+    status: 'ready',
+    ticket: message.ticket,
+    reservedUntilMs: message.reservedUntil,
+    ...presentTarget(message.target),
+    mode: message.mode,
+    owner: message.owner,
+    ...(message.requestId !== undefined ? { requestId: message.requestId } : {}),
+  };
 }

@@ -5,7 +5,7 @@ import type { WakeBody } from './body.js';
 import { WakeDeliveryError } from './errors.js';
 
 export const WAKE_EVENT_SOURCE = 'es-lease-locks';
-export const WAKE_DETAIL_TYPES = { granted: 'Lock granted', failed: 'Lock wait failed' } as const;
+export const WAKE_DETAIL_TYPES = { ready: 'Lock ready to claim', failed: 'Lock wait failed' } as const;
 
 export async function wakeEvent(client: EventBridgeClient, eventBusName: string, body: WakeBody): Promise<WakeDelivery> {
   const { PutEventsCommand } = await import('@aws-sdk/client-eventbridge');

@@ -11,7 +11,7 @@ export async function wakeTask(client: SFNClient, taskToken: string, body: WakeB
   const { SendTaskFailureCommand, SendTaskSuccessCommand } = await import('@aws-sdk/client-sfn');
   try {
     // A failure is the task's error (what the state machine's Catch matches) and its message, as a direct invocation throws them.
-    if (body.status === 'granted') await client.send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(body) }));
+    if (body.status === 'ready') await client.send(new SendTaskSuccessCommand({ taskToken, output: JSON.stringify(body) }));
     else await client.send(new SendTaskFailureCommand({ taskToken, error: body.error, cause: body.message }));
     return 'delivered';
   } catch (error) {

@@ -13,6 +13,8 @@ export function requestKind(method: string, path: string): RequestKind | undefin
   if (path.includes('/_refresh')) return 'refresh';
   if (/\/_(search|search_shards|count)\b/.test(path)) return 'search';
   if (/\/_(mget|doc)\b/.test(path) && (method === 'GET' || (method === 'POST' && path.includes('/_mget')))) return 'read';
+  // The check that a conditional write's incarnation is still behind the alias.
+  if (method === 'HEAD' && /\/_alias\//.test(path)) return 'read';
   if (method === 'DELETE') return !path.startsWith('/_') && !/^\/[^/]+$/.test(path) ? 'write' : undefined;
   if ((method === 'PUT' || method === 'POST') && /\/_(doc|create|update)\//.test(path)) return 'write';
   return undefined;

@@ -103,7 +103,7 @@ export class LeaseLostError extends LockServiceError {
   }
 }
 
-/** A queued waiter's ticket ran out before the lock was handed over to it (told on its wake channel). It holds nothing. */
+/** A queued waiter's ticket ran out before the lock was reserved for it, or its reservation lapsed unclaimed (told on its wake channel). It holds nothing. */
 export class LockWaitExpiredError extends LockServiceError {
   constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
     super('LockWaitExpiredError', message, details, options);

@@ -30,23 +30,27 @@ export interface AcquireBody {
   /** Names one logical call: a retry with the same requestId gets that call's grant back, never a second one. */
   requestId?: string;
   /**
-   * Wait in the lock's queue, not in the call (single key, waitMs 0): the call answers at once
-   * (granted, or `status: 'queued'`), and the outcome goes to exactly one channel.
+   * Wait in the lock's queue, not in the call (single key, waitMs 0, with a requestId): the call
+   * answers at once, `status: 'queued'`. When the lock is reserved for the ticket, the channel gets
+   * `status: 'ready'`; the waiter then claims it with the same acquire (target, mode, owner,
+   * requestId) without `wake`, and that answer is the grant. A wake-up is a hint, never a grant.
    */
   wake?: { taskToken?: string; queueUrl?: string; eventBusName?: string };
   /** How long a `wake` waiter's ticket may wait in the queue; the server's default (5 minutes) when left out. */
   queueTtlMs?: number;
 }
 
-/** The answer of an acquire with `wake` that was not granted at once (HTTP 202). */
+/** The answer of an acquire with `wake` (HTTP 202): its place in the queue. */
 export interface QueuedBody {
   status: 'queued';
-  /** The lease id its grant will carry; every message on the wake channel names it. */
+  /** The ticket; every message on the wake channel names it. */
   ticket: string;
   /** Waiters ahead of it when it joined. */
   ahead: number;
   expiresAt: string;
   expiresAtMs: number;
+  /** Reserved for it at once (the lock was free): claim before this instant, as after a `ready` wake-up. */
+  reservedUntilMs?: number;
   namespace: string;
   granularity: Granularity;
   mode: LockMode;
@@ -235,7 +239,7 @@ export const ERRORS = {
   LockHeldError: { status: 409, retryable: true, metric: 'LockConflict', level: 'info' },
   /** The lease exists but the token's secret does not match it. */
   LeaseTokenMismatchError: { status: 403, retryable: false, metric: 'LeaseTokenMismatch', level: 'info' },
-  /** A queued waiter's ticket ran out before the lock was handed over to it (told on its wake channel); it holds nothing. */
+  /** A queued waiter's ticket ran out before the lock was reserved for it, or its reservation lapsed unclaimed (told on its wake channel); it holds nothing. */
   LockWaitExpiredError: { status: 409, retryable: true, metric: 'LockWaitExpired', level: 'info' },
   /** The lease is gone (released, or expired and taken over or swept). */
   LeaseLostError: { status: 410, retryable: false, metric: 'LeaseLost', level: 'info' },
