@@ -95,6 +95,17 @@ export class MemoryLockStore implements LockStore, LaggingCopy {
     this.epoch++;
   }
 
+  /**
+   * Like adopting a restored copy of the lock index as the next incarnation (index:create --adopt): the
+   * documents as they are, with their sequence numbers, in a new incarnation with the next epoch. A
+   * write decided on the old incarnation no longer applies; holders and tickets carry on.
+   */
+  adoptAsNextIncarnation(): void {
+    this.copy = undefined;
+    this.incarnation = `memory-locks-${++incarnations}`;
+    this.epoch++;
+  }
+
   /** Every document, as a read would see it (for checks after a run). */
   snapshot(): StoredLock[] {
     return this.snapshotOf(this.docs);
