@@ -5,7 +5,7 @@
  * release (and rollback) and sweep differ only in what they decide and how they read again.
  */
 import { LockContentionError, StoreUnavailableError } from './errors.js';
-import type { LockDocument } from './model.js';
+import { writtenLock } from './lock-document.js';
 import type { LockSettings } from './settings.js';
 import type { LockStore, QueueEffects, StoredLock, WriteOp, WriteOutcome } from './store.js';
 
@@ -56,31 +56,27 @@ export const contentionPause = (settings: Readonly<LockSettings>, round: number)
  */
 export async function writeUntilSettled<T>(context: LoopContext, budgetMs: number, initial: readonly T[], plan: WritePlan<T>): Promise<void> {
   const served: Array<{ lock: StoredLock | null; effects: QueueEffects }> = [];
-  const noting: WritePlan<T> = {
-    ...plan,
-    applied(item, outcome, op) {
-      if (op.queueEffects)
-        served.push({
-          lock: op.kind === 'delete' ? null : writtenLock(outcome, (op as Extract<WriteOp, { body: LockDocument }>).body),
-          effects: op.queueEffects,
-        });
-      plan.applied(item, outcome, op);
-    },
-  };
   try {
-    await settle(context, budgetMs, initial, noting);
+    await settle(context, budgetMs, initial, plan, served);
   } finally {
-    // Waiters granted by a write that applied hear of it even when the call failed later.
+    // Waiters served by a write that applied hear of it even when the call failed later.
     if (served.length > 0 && context.tellWaiters) await context.tellWaiters(served).catch(() => undefined);
   }
 }
 
-const writtenLock = (outcome: Applied, body: LockDocument): StoredLock => {
-  const { docId, seqNo, primaryTerm, index, epoch } = outcome;
-  return { docId, seqNo, primaryTerm, index, ...(epoch !== undefined ? { epoch } : {}), body };
-};
+/** Notes what an applied write did to a lock's queue, for its waiters to be told once the loop ends. */
+function noteServed(served: Array<{ lock: StoredLock | null; effects: QueueEffects }>, outcome: Applied, op: WriteOp): void {
+  if (!op.queueEffects) return;
+  served.push({ lock: op.kind === 'delete' ? null : writtenLock(outcome, op.body), effects: op.queueEffects });
+}
 
-async function settle<T>(context: LoopContext, budgetMs: number, initial: readonly T[], plan: WritePlan<T>): Promise<void> {
+async function settle<T>(
+  context: LoopContext,
+  budgetMs: number,
+  initial: readonly T[],
+  plan: WritePlan<T>,
+  served: Array<{ lock: StoredLock | null; effects: QueueEffects }>,
+): Promise<void> {
   const { store, settings } = context;
   const giveUpAt = settings.now() + budgetMs;
   let pending: readonly T[] = initial;
@@ -99,8 +95,10 @@ async function settle<T>(context: LoopContext, budgetMs: number, initial: readon
     const notApplied: T[] = [];
     outcomes.forEach((outcome, index) => {
       const { item, op } = writes[index]!;
-      if (outcome.ok) plan.applied(item, outcome, op);
-      else notApplied.push(item);
+      if (outcome.ok) {
+        noteServed(served, outcome, op);
+        plan.applied(item, outcome, op);
+      } else notApplied.push(item);
     });
     if (lost) {
       if (!plan.resolveLost) throw lost;
