@@ -433,6 +433,9 @@ async function runSchedule(seed: number, queue = false, clocks = CLOCKS): Promis
   async function checkBacked(hold: Hold, keys: readonly GrantedKey[], expiresAt: number, what: 'grant' | 'renewal'): Promise<void> {
     // One that is over already (a renewal that came back too late) holds nothing to back.
     if (expiresAt <= scheduler.now + offset()) return;
+    // One granted in an incarnation the operator has since re-created (forced): every holder went with
+    // it, as documented; the new incarnation's larger tokens fence it off (the fencing order check).
+    if (epochOf(hold.fencingToken) < BigInt(outcome.recreations + outcome.adoptions) && outcome.recreations > 0) return;
     const docIds = keys.map((key) => lockDocId(NAMESPACE, hold.granularity, key.key));
     const primary = await memory.read(docIds);
     for (const docId of docIds) {
@@ -890,7 +893,10 @@ const SEEDS_THAT_BROKE_THE_QUEUE: number[] = [
   // reservation and claim make each impossible by construction; they stay replayed.
   900007467, 123455182, 123450257,
   // 29157191: a directory lock's search below, from a copy showing its own write but not a later extension of a lock below, took that lock for run out.
+  // (Found before the operator joined the schedules, which changed its draws: the schedule itself is kept in search-below-renewed.test.ts.)
   29157191,
+  // 911417750: a grant answered just after a forced re-creation of the lock index (its holder went with the old incarnation): the checker's rule.
+  911417750,
 ];
 
 describe('interleavings of concurrent calls', () => {
@@ -948,7 +954,7 @@ describe('interleavings of concurrent calls', () => {
         throw new Error(`${failing} of ${RUNS} schedules broke the lock:\n${lines.join('\n')}`);
       }
       // The schedules did exercise the lock: many grants, and some outcomes only a requestId could recover.
-      expect(grants).toBeGreaterThan(RUNS * 3);
+      if (RUNS >= 50) expect(grants).toBeGreaterThan(RUNS * 3);
       if (RUNS >= 500) expect(unknown).toBeGreaterThan(0);
     },
     SURVEY_TIMEOUT_MS,

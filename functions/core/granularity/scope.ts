@@ -255,6 +255,13 @@ async function waitForLocksBelow(context: EngineContext, hold: ScopeHold, own: S
   const conflictsOf = (locks: StoredLock[], now: number) =>
     locks.map((lock) => conflictOf(lock.body.key, lock.body.granularity, mode, blockingIn(lock, now), now, skew));
 
+  // The search shows the index as our latest write (`own`) left it, or later, but need not show what
+  // was written after that write (a copy that lags, a scheduled refresh). A holder below inserted
+  // before it may have been renewed or extended since, by a write that does not look above: a lease is
+  // extended only while it lives, so a holder live when `own` was written may still live though the
+  // search shows its earlier expiry. So the search takes in every holder live then, and the primary
+  // tells about those that look run out now (schedule 29157191).
+  const writtenAt = Math.min(own.body.updatedAt, settings.now());
   let below: StoredLock[] | undefined;
   // Waiting for the scheduled refresh: a few polls per interval, for two intervals; then refreshes are forced.
   const interval = settings.scheduledRefreshMs;
@@ -265,7 +272,7 @@ async function waitForLocksBelow(context: EngineContext, hold: ScopeHold, own: S
       namespace: hold.namespace,
       ...(where.path !== undefined ? { path: where.path } : {}),
       selfDocId: own.docId,
-      liveAfter: settings.now() - skew,
+      liveAfter: writtenAt - skew,
       ...(scheduled ? { refresh: false } : {}),
     });
     // Only a copy that shows our own latest write (or a later one) has everything acknowledged before
@@ -282,7 +289,18 @@ async function waitForLocksBelow(context: EngineContext, hold: ScopeHold, own: S
       operation: 'acquire',
     });
   }
-  let blocking = below.filter((lock) => blockingIn(lock, settings.now()).length > 0);
+  const searchedAt = settings.now();
+  let blocking = below.filter((lock) => blockingIn(lock, searchedAt).length > 0);
+  // Shown run out, but live when our write was made: only the primary tells whether it was extended since.
+  const ranOut = below.filter((lock) => !blocking.includes(lock) && blockingIn(lock, writtenAt).length > 0);
+  if (ranOut.length > 0) {
+    const fresh = await store.readPrimary(ranOut.map((lock) => lock.docId));
+    const at = settings.now();
+    for (const lock of ranOut) {
+      const current = fresh.get(lock.docId);
+      if (current && blockingIn(current, at).length > 0) blocking.push(current);
+    }
+  }
   if (blocking.length === 0) return 'drained';
   if (hold.graceOnlyMs !== undefined) {
     const now = settings.now();
