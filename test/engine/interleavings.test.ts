@@ -45,6 +45,8 @@ const RUNS = Number(process.env.INTERLEAVING_RUNS ?? 3_000);
 const QUEUE_RUNS = Number(process.env.INTERLEAVING_QUEUE_RUNS ?? process.env.INTERLEAVING_RUNS ?? 1_000);
 const FIRST_SEED = Number(process.env.INTERLEAVING_SEED ?? Math.floor(Math.random() * 1e9));
 const SURVEY = process.env.INTERLEAVING_SURVEY !== undefined;
+/** A survey prints a line of progress this often (schedules). */
+const SURVEY_PROGRESS_EVERY = 5_000;
 /** Schedules run with clocks beyond the skew bound, to show what breaks there. */
 const BEYOND_RUNS = Number(process.env.INTERLEAVING_BEYOND_RUNS ?? 300);
 /** Long enough for a survey of the schedules asked for (about 40 ms each on this machine kind). */
@@ -991,6 +993,7 @@ describe('interleavings of concurrent calls', () => {
       };
       for (let run = 0; run < QUEUE_RUNS; run++) {
         const seed = FIRST_SEED + run;
+        if (SURVEY && run > 0 && run % SURVEY_PROGRESS_EVERY === 0) console.log(`[survey] ${run}/${QUEUE_RUNS} queue schedules, ${failing} broke so far`);
         const { outcome, store, scheduler } = await runSchedule(seed, true);
         figures.grants += outcome.holds.length;
         for (const waiter of outcome.waiters) {
