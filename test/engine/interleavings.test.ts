@@ -922,6 +922,7 @@ describe('interleavings of concurrent calls', () => {
       let failing = 0;
       for (let run = 0; run < RUNS; run++) {
         const seed = FIRST_SEED + run;
+        if (SURVEY && run > 0 && run % SURVEY_PROGRESS_EVERY === 0) console.log(`[survey] ${run}/${RUNS} schedules, ${failing} broke so far`);
         const { outcome, store, scheduler } = await runSchedule(seed);
         grants += outcome.holds.length;
         unknown += outcome.unknown.size;
