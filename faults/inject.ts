@@ -3,8 +3,7 @@
  * fault says (kill, pause or cut off a node) and undoes it, and answers one line saying what happened.
  * Faults that live in the clients (crash-holders, clock-skew, ...) only get their line here.
  */
-import { epochOfIncarnation, lockIndexShards } from '../functions/store/index.js';
-import { LiveTicketsError, type RecreatedLockIndex, recreateLockIndex } from '../functions/store/lock-index.js';
+import { epochOfIncarnation, LiveTicketsError, lockIndexShards, type RecreatedLockIndex, recreateLockIndex } from '../functions/store/index.js';
 import type { SearchClient } from '../functions/store/search-client.js';
 import { type ClusterNode, signalNode, startNode } from '../infra/es/cluster.js';
 import { DESCRIPTIONS, type Fault, isPartition } from './catalog.js';

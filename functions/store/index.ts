@@ -33,10 +33,14 @@ export {
   deleteLockIndex,
   type EnsureLockIndexOptions,
   ensureLockIndex,
+  LiveTicketsError,
+  liveTickets,
   lockIndexDefinition,
   lockIndexIncarnation,
   lockIndexShards,
   MAX_LOCK_INDEX_SHARDS,
+  type RecreatedLockIndex,
+  recreateLockIndex,
 } from './lock-index.js';
 export { adapt as adaptOpenSearchClient } from './opensearch-client.js';
 export { namespaceRouting, routingOf } from './routing.js';

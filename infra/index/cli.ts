@@ -10,12 +10,13 @@ import {
   ensureLockIndex,
   epochOfIncarnation,
   IncarnationEpochError,
+  LiveTicketsError,
   lockIndexIncarnation,
   lockIndexShards,
   MAX_LOCK_INDEX_SHARDS,
   REGISTRY_INDEX,
+  recreateLockIndex,
 } from '../../functions/store/index.js';
-import { LiveTicketsError, recreateLockIndex } from '../../functions/store/lock-index.js';
 import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../lib/cli.js';
 import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE } from '../lib/store-target.js';
 
