@@ -38,7 +38,7 @@ export interface LoopContext {
   settings: Readonly<LockSettings>;
   /**
    * Writes that served a lock's queue (granted waiters, dropped tickets) are reported here once the
-   * loop ends, for those waiters to be told (operations/hand-over.ts). Not awaited by a failure.
+   * loop ends, for those waiters to be told (operations/wake-waiters.ts). Not awaited by a failure.
    */
   tellWaiters?: (written: Array<{ lock: StoredLock | null; effects: QueueEffects }>) => Promise<void>;
 }

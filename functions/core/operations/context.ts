@@ -6,7 +6,7 @@ import type { LoopContext } from '../write-loop.js';
 export interface EngineContext {
   store: LockStore;
   settings: Readonly<LockSettings>;
-  /** Tells the waiters a write granted or dropped (the engine sets it: operations/hand-over.ts). */
+  /** Wakes the waiters a write reserved, tells those it dropped (the engine sets it: operations/wake-waiters.ts). */
   tellWaiters?: LoopContext['tellWaiters'];
 }
 

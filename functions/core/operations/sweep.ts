@@ -9,7 +9,7 @@ import { handOver, reservedFor } from '../queue.js';
 import type { StoredLock, WriteOp } from '../store.js';
 import { writeUntilSettled } from '../write-loop.js';
 import type { EngineContext } from './context.js';
-import { wake } from './hand-over.js';
+import { wake } from './wake-waiters.js';
 
 export async function sweep(context: EngineContext, options: { batchSize?: number; maxBatches?: number } = {}): Promise<SweepReport> {
   const { settings, store } = context;
