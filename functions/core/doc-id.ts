@@ -17,3 +17,6 @@ export function lockDocId(namespace: string, granularity: Granularity, key: stri
   if (Buffer.byteLength(readable, 'utf8') <= MAX_ID_BYTES) return readable;
   return `${namespace}|${tag.toUpperCase()}|${hash('sha256', key, 'base64url')}`;
 }
+
+/** The id of the document of the work an idempotency key names: its own tag, so never a lock's id. */
+export const workDocId = (namespace: string, keyHash: string): string => `${namespace}|w|${keyHash}`;

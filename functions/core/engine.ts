@@ -8,7 +8,7 @@
  */
 
 import { ValidationError } from './errors.js';
-import type { AcquireRequest, Grant, LockState, Queued, Release, Renewal, SweepReport } from './model.js';
+import type { AcquireRequest, CompletedWork, Grant, LockState, Queued, Release, Renewal, SweepReport } from './model.js';
 import { acquire, acquireOrQueue } from './operations/acquire.js';
 import type { EngineContext } from './operations/context.js';
 import { inspect, list } from './operations/read.js';
@@ -16,6 +16,7 @@ import { release } from './operations/release.js';
 import { renew } from './operations/renew.js';
 import { sweep } from './operations/sweep.js';
 import { tellWaiters } from './operations/wake-waiters.js';
+import { acquireWork, releaseWithRecord } from './operations/work.js';
 import type { InspectRequest, ListRequest, ReleaseRequest, RenewRequest, SweepRequest } from './requests.js';
 import { type LockSettings, resolveSettings, type SettingsOverrides } from './settings.js';
 import type { LockStore } from './store.js';
@@ -44,6 +45,11 @@ export class LockEngine {
         new ValidationError(undefined, { fields: [{ field: 'wake', rule: 'not_here', message: 'a waiter with a wake channel acquires with acquireOrQueue' }] }),
       );
     }
+    if (request.work) {
+      return Promise.reject(
+        new ValidationError(undefined, { fields: [{ field: 'idempotencyKey', rule: 'not_here', message: 'work with an idempotency key is acquired with acquireWork' }] }),
+      );
+    }
     return acquire(this.context, request);
   }
 
@@ -53,16 +59,18 @@ export class LockEngine {
    * its ticket runs out.
    */
   acquireOrQueue(request: AcquireRequest & { wake: NonNullable<AcquireRequest['wake']> }): Promise<Grant | Queued> {
-    if (!this.settings.notifier) {
-      return Promise.reject(
-        new ValidationError(undefined, {
-          fields: [
-            { field: 'wake', rule: 'not_configured', message: 'wake-ups are not configured on this deployment (no notifier): wait with waitMs instead' },
-          ],
-        }),
-      );
-    }
+    if (!this.settings.notifier) return Promise.reject(wakeNotConfigured());
     return acquireOrQueue(this.context, request);
+  }
+
+  /**
+   * An acquire with an idempotency key (`work`): the recorded result when the work was completed, or a
+   * grant that has taken the work on (WorkInProgressError while another delivery has it). With `wake`,
+   * it queues like acquireOrQueue; the claim (the same acquire, without wake) takes the work on.
+   */
+  acquireWork(request: AcquireRequest & { work: NonNullable<AcquireRequest['work']> }): Promise<Grant | Queued | CompletedWork> {
+    if (request.wake && !this.settings.notifier) return Promise.reject(wakeNotConfigured());
+    return acquireWork(this.context, request);
   }
 
   /** Extends every key of the lease to now + ttlMs. Throws LeaseLostError if any key is no longer held. */
@@ -72,6 +80,8 @@ export class LockEngine {
 
   /** Gives the lease up on every key; a lease already gone is an outcome (`not_held`, `expired`, `partially_held`). */
   release(request: ReleaseRequest): Promise<Release> {
+    // Recording the outcome of the lease's work: only while the lease still holds the lock (operations/work.ts).
+    if (request.record) return releaseWithRecord(this.context, request.lease, request.record);
     return release(this.context, request.lease);
   }
 
@@ -90,3 +100,8 @@ export class LockEngine {
     return sweep(this.context, request);
   }
 }
+
+const wakeNotConfigured = (): ValidationError =>
+  new ValidationError(undefined, {
+    fields: [{ field: 'wake', rule: 'not_configured', message: 'wake-ups are not configured on this deployment (no notifier): wait with waitMs instead' }],
+  });

@@ -123,6 +123,22 @@ export class LeaseLostError extends LockError {
   }
 }
 
+/**
+ * The work an idempotency key names is being done by another delivery (its lease holds the lock, or
+ * may still): this call holds nothing. Try again later: it then gets the recorded result, or takes
+ * the work on if that delivery failed or died.
+ */
+export class WorkInProgressError extends LockError {
+  override readonly name = 'WorkInProgressError';
+  readonly retryable = true;
+  readonly context: { keyHash: string; owner?: string; since?: number; retryAfterMs: number };
+  constructor(message: string | undefined, details: { keyHash: string; owner?: string; since?: number; retryAfterMs: number } & ErrorCause) {
+    super(message ?? `The work ${details.keyHash} is in progress${details.owner ? ` (taken on by ${details.owner})` : ''}; nothing is held`, details);
+    const { cause: _, ...context } = details;
+    this.context = context;
+  }
+}
+
 /** The lease exists but the token's secret does not match it. Nothing was changed. */
 export class LeaseTokenMismatchError extends LockError {
   override readonly name = 'LeaseTokenMismatchError';

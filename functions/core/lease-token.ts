@@ -16,6 +16,7 @@ import type { StoredLock } from './store.js';
 const PREFIX = 'elk1';
 const LEASE_ID = /^[A-Za-z0-9_-]{22}$/;
 const SECRET = /^[A-Za-z0-9_-]{43}$/;
+const KEY_HASH = /^[A-Za-z0-9_-]{43}$/;
 
 export interface WriteHint {
   docId: string;
@@ -39,6 +40,8 @@ export interface LeaseClaims {
   expiresAt?: number;
   /** When it was granted (kept through renewals): for the hold-time metric only, never for a decision. */
   grantedAt?: number;
+  /** Acquired with an idempotency key: the work it took on (its hash), whose outcome its release may record. */
+  work?: { keyHash: string };
 }
 
 export interface DecodedToken extends LeaseClaims {
@@ -93,6 +96,7 @@ interface Payload {
   h?: Array<[string, number, number, 0 | 1, string]>;
   e?: number;
   a?: number;
+  w?: string;
 }
 
 // An HMAC keyed with raw bytes builds a key object on every call (measured 10.9 µs against 1.6 µs with a kept one).
@@ -120,6 +124,7 @@ export function encodeToken(claims: LeaseClaims, secret: string, signingKey?: Ui
   if (named !== undefined) payload.k = named;
   if (claims.expiresAt !== undefined) payload.e = claims.expiresAt;
   if (claims.grantedAt !== undefined) payload.a = claims.grantedAt;
+  if (claims.work) payload.w = claims.work.keyHash;
   if (signingKey && claims.hints.length > 0) payload.h = claims.hints.map((hint) => [hint.docId, hint.primaryTerm, hint.seqNo, hint.sole ? 1 : 0, hint.index]);
   const body = `${PREFIX}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${secret}`;
   return signingKey ? `${body}.${mac(signingKey, body)}` : body;
@@ -163,6 +168,7 @@ export function decodeToken(token: string, signingKey?: Uint8Array): DecodedToke
   if (!isString(payload.n) || (payload.m !== 'x' && payload.m !== 's')) throw malformed('bad namespace or mode');
   const target = targetOf(payload);
   if (!target) throw malformed('bad target');
+  if (payload.w !== undefined && !(isString(payload.w) && KEY_HASH.test(payload.w))) throw malformed('bad work');
 
   const body = `${PREFIX}.${encodedPayload}.${secret}`;
   let signed = false;
@@ -187,6 +193,7 @@ export function decodeToken(token: string, signingKey?: Uint8Array): DecodedToke
     signed,
     ...(signed && Number.isInteger(payload.e) ? { expiresAt: payload.e } : {}),
     ...(Number.isSafeInteger(payload.a) ? { grantedAt: payload.a } : {}),
+    ...(payload.w !== undefined ? { work: { keyHash: payload.w } } : {}),
   };
 }
 

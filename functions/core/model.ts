@@ -36,6 +36,45 @@ export interface AcquireRequest {
   wake?: WakeChannel;
   /** How long a ticket of a `wake` caller may wait in the queue (its own lease). */
   queueTtlMs?: number;
+  /**
+   * Work that runs once (operations/work.ts): the hash of the caller's idempotency key (the key itself
+   * is never kept). A recorded outcome answers instead of a grant; a grant takes the work on.
+   */
+  work?: { keyHash: string };
+}
+
+export type WorkStatus = 'completed' | 'failed';
+
+/**
+ * The work an idempotency key names, on a document of its own in the lock index. `claim`: the lease
+ * that took it on last (only that lease may record its outcome, docs/protocol.md); `outcome`: what it
+ * recorded, kept until `expiresAt`.
+ */
+export interface StoredWork {
+  keyHash: string;
+  claim?: { lease: string; owner: string; fencingToken: FencingToken; claimedAt: number; expiresAt: number };
+  /** `lease`: the lease that recorded it (a retry of that release, whose first answer was lost, finds it recorded). */
+  outcome?: { status: WorkStatus; result?: unknown; lease: string; owner: string; fencingToken: FencingToken; recordedAt: number; expiresAt: number };
+}
+
+/** What a holder records when it releases a lease acquired with an idempotency key. */
+export interface WorkRecord {
+  status: WorkStatus;
+  /** JSON, within the size limit (settings.work.resultBytes): store a larger result elsewhere and record where. */
+  result?: unknown;
+  ttlMs: number;
+}
+
+/** The answer to an acquire whose work was already completed (and not yet expired): nothing is held. */
+export interface CompletedWork {
+  status: 'completed';
+  keyHash: string;
+  result?: unknown;
+  owner: string;
+  /** The fencing token of the lease that recorded it. */
+  fencingToken: FencingToken;
+  recordedAt: number;
+  expiresAt: number;
 }
 
 /** One lock document to take, in the order every caller takes them. */
@@ -116,6 +155,8 @@ export interface LockDocument {
   key: string;
   lockId: string;
   holders: StoredHolder[];
+  /** A work document (operations/work.ts): never holders, kept until its claim or recorded outcome ends. */
+  work?: StoredWork;
   /** Absent when nobody holds the document (a tree node kept for `lockedBelow`): sweeps and live searches skip it. */
   minExpiresAt?: number;
   maxExpiresAt?: number;
@@ -214,6 +255,8 @@ export interface Release {
   heldMs?: number;
   /** Waiters this release handed the lock over to (in the write that freed it). */
   handedOver: number;
+  /** The outcome recorded for the lease's work, when the release asked to record one (and it was). */
+  recorded?: WorkStatus;
 }
 
 export interface LockState {

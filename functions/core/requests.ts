@@ -12,10 +12,11 @@ import { rulesFor } from './granularity/index.js';
 import { checkText } from './granularity/text.js';
 import { planKeys } from './keys.js';
 import { decodeToken } from './lease-token.js';
-import type { AcquireRequest, Granularity, LockTarget, RequestedMode } from './model.js';
+import type { AcquireRequest, Granularity, LockTarget, RequestedMode, WorkRecord } from './model.js';
 import type { OwnedToken } from './operations/owned.js';
 import type { LockSettings } from './settings.js';
 import type { WakeChannel } from './wake.js';
+import { workKeyHash } from './work.js';
 
 export const NAMESPACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 const REQUEST_ID_PATTERN = /^[\x21-\x7e]+$/;
@@ -30,9 +31,10 @@ export interface RenewRequest {
   ttlMs: number;
 }
 
-/** Release: the lease the token names. */
+/** Release: the lease the token names, and the outcome of its work to record (a lease acquired with an idempotency key). */
 export interface ReleaseRequest {
   lease: OwnedToken;
+  record?: WorkRecord;
 }
 
 export interface InspectRequest {
@@ -148,12 +150,19 @@ function acquireSchema(settings: Readonly<LockSettings>) {
       requestId: z.string().min(1).max(limits.requestIdMax).regex(REQUEST_ID_PATTERN, { error: 'must be printable ASCII without spaces' }).optional(),
       wake: wakeSchema.optional(),
       queueTtlMs: z.number().int().min(ttl.minMs).max(settings.queue.ticketTtlMs.maxMs).optional(),
+      // Names the work, to run it once: `true` names it by the requestId. Only its hash is kept.
+      idempotencyKey: z.union([z.string().min(1).max(limits.idempotencyKeyMax), z.literal(true)]).optional(),
     })
     .strict()
     .superRefine((input, ctx) => {
       checkText(ctx, ['owner'], input.owner, limits.ownerMax * 4);
       checkTarget(input, ctx, limits);
       const rule = (path: string, name: string, message: string): void => void ctx.addIssue({ code: 'custom', path: [path], message, params: { rule: name } });
+      if (input.idempotencyKey === true && input.requestId === undefined)
+        rule('idempotencyKey', 'needs_request_id', 'is true, which names the work by the requestId: give a requestId (or the key itself)');
+      // The work is taken on by the lock's one holder: a shared lock has several.
+      if (input.idempotencyKey !== undefined && input.mode !== 'exclusive')
+        rule('idempotencyKey', 'exclusive_only', 'names work done under an exclusive lock: use mode exclusive');
       if (input.queueTtlMs !== undefined && input.wake === undefined)
         rule('queueTtlMs', 'needs_wake', 'is the queue lease of a waiter with a wake channel: give wake too');
       if (input.wake === undefined) return;
@@ -175,7 +184,38 @@ function renewSchema({ ttl }: Readonly<LockSettings>) {
     .strict();
 }
 
-const releaseSchema = z.object({ leaseToken: z.string().min(1).max(MAX_TOKEN_CHARS) }).strict();
+function releaseSchema({ work }: Readonly<LockSettings>) {
+  const record = z
+    .object({
+      status: z.enum(['completed', 'failed']),
+      result: z.unknown().optional(),
+      ttlMs: z.number().int().min(work.recordTtlMs.minMs).max(work.recordTtlMs.maxMs).default(work.recordTtlMs.defaultMs),
+    })
+    .strict()
+    .superRefine((input, ctx) => {
+      if (input.result === undefined) return;
+      const json = jsonText(input.result);
+      if (json === undefined) ctx.addIssue({ code: 'custom', path: ['result'], message: 'must be a JSON value', params: { rule: 'json' } });
+      else if (Buffer.byteLength(json, 'utf8') > work.resultBytes)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['result'],
+          message: `is ${Buffer.byteLength(json, 'utf8')} bytes of JSON, above the ${work.resultBytes} stored inline: store it elsewhere and record where`,
+          params: { rule: 'too_large' },
+        });
+    });
+  return z.object({ leaseToken: z.string().min(1).max(MAX_TOKEN_CHARS), record: record.optional() }).strict();
+}
+
+/** The JSON text of a value, or undefined if it is not JSON (a function, a cycle, a bigint). */
+function jsonText(value: unknown): string | undefined {
+  try {
+    const text = JSON.stringify(value);
+    return typeof text === 'string' && JSON.stringify(JSON.parse(text)) === text ? text : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 function listSchema({ limits }: Readonly<LockSettings>) {
   return z
@@ -213,7 +253,7 @@ export function targetFields(target: LockTarget): Record<string, unknown> {
 export interface LockRequests {
   readonly acquire: RequestKind<ParsedAcquire, AcquireRequest>;
   readonly renew: RequestKind<z.output<ReturnType<typeof renewSchema>>, RenewRequest>;
-  readonly release: RequestKind<z.output<typeof releaseSchema>, ReleaseRequest>;
+  readonly release: RequestKind<z.output<ReturnType<typeof releaseSchema>>, ReleaseRequest>;
   readonly inspect: RequestKind<ParsedTarget, InspectRequest>;
   readonly list: RequestKind<z.output<ReturnType<typeof listSchema>>, ListRequest>;
   readonly sweep: RequestKind<z.output<typeof sweepSchema>, SweepRequest>;
@@ -243,10 +283,20 @@ function buildRequests(settings: Readonly<LockSettings>): LockRequests {
         ...(parsed.requestId !== undefined ? { requestId: parsed.requestId } : {}),
         ...(parsed.wake !== undefined ? { wake: toWake(parsed.wake) } : {}),
         ...(parsed.queueTtlMs !== undefined ? { queueTtlMs: parsed.queueTtlMs } : {}),
+        ...(parsed.idempotencyKey !== undefined
+          ? { work: { keyHash: workKeyHash(toTarget(parsed), parsed.idempotencyKey === true ? parsed.requestId! : parsed.idempotencyKey) } }
+          : {}),
       }),
     },
     renew: { name: 'renew', schema: renewSchema(settings), toRequest: ({ leaseToken, ttlMs }) => ({ lease: leaseOf(leaseToken), ttlMs }) },
-    release: { name: 'release', schema: releaseSchema, toRequest: ({ leaseToken }) => ({ lease: leaseOf(leaseToken) }) },
+    release: {
+      name: 'release',
+      schema: releaseSchema(settings),
+      toRequest: ({ leaseToken, record }) => ({
+        lease: leaseOf(leaseToken),
+        ...(record ? { record: { status: record.status, ttlMs: record.ttlMs, ...(record.result !== undefined ? { result: record.result } : {}) } } : {}),
+      }),
+    },
     inspect: { name: 'inspect', schema: target, toRequest: (parsed: ParsedTarget) => ({ target: toTarget(parsed), mode: parsed.mode }) },
     list: {
       name: 'list',

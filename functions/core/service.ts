@@ -5,7 +5,7 @@
  */
 import { LockEngine } from './engine.js';
 import { ValidationError } from './errors.js';
-import type { AcquireRequest, Grant, LockState, LockTarget, Queued, Release, Renewal, RequestedMode, SweepReport } from './model.js';
+import type { AcquireRequest, CompletedWork, Grant, LockState, LockTarget, Queued, Release, Renewal, RequestedMode, SweepReport } from './model.js';
 import { type LockRequests, lockRequests, parseRequest, targetFields } from './requests.js';
 import type { LockSettings, SettingsOverrides } from './settings.js';
 import type { LockStore } from './store.js';
@@ -24,8 +24,9 @@ export type AcquireInput =
       requestId?: string;
       wake?: { taskToken?: string; queueUrl?: string; eventBusName?: string };
       queueTtlMs?: number;
+      idempotencyKey?: string | true;
     }
-  | (Omit<AcquireRequest, 'waitMs' | 'ttlMs' | 'mode'> & { mode?: RequestedMode; ttlMs?: number; waitMs?: number });
+  | (Omit<AcquireRequest, 'waitMs' | 'ttlMs' | 'mode' | 'work'> & { mode?: RequestedMode; ttlMs?: number; waitMs?: number; idempotencyKey?: string | true });
 
 export class LockService {
   readonly engine: LockEngine;
@@ -52,11 +53,20 @@ export class LockService {
     return this.engine.acquireOrQueue({ ...request, wake: request.wake });
   }
 
+  /** An acquire with an `idempotencyKey`: the recorded result of completed work, or a grant that took the work on. */
+  async acquireWork(input: AcquireInput | unknown): Promise<Grant | Queued | CompletedWork> {
+    const request = parseRequest(this.requests.acquire, flatTarget(input));
+    if (!request.work) {
+      throw new ValidationError(undefined, { fields: [{ field: 'idempotencyKey', rule: 'required', message: 'is required to run work once' }] });
+    }
+    return this.engine.acquireWork({ ...request, work: request.work });
+  }
+
   async renew(input: { leaseToken: string; ttlMs?: number } | unknown): Promise<Renewal> {
     return this.engine.renew(parseRequest(this.requests.renew, input));
   }
 
-  async release(input: { leaseToken: string } | unknown): Promise<Release> {
+  async release(input: { leaseToken: string; record?: { status: 'completed' | 'failed'; result?: unknown; ttlMs?: number } } | unknown): Promise<Release> {
     return this.engine.release(parseRequest(this.requests.release, input));
   }
 

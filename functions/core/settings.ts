@@ -33,6 +33,8 @@ export interface LockSettings {
     segmentBytes: number;
     ownerMax: number;
     requestIdMax: number;
+    /** An idempotency key's length (only its hash is stored). */
+    idempotencyKeyMax: number;
   };
   sweep: { batchSize: number; maxBatches: number };
   /**
@@ -65,6 +67,12 @@ export interface LockSettings {
     rewakeAfterMs: number;
     retryBlockedMs: number;
   };
+  /**
+   * Completion records (operations/work.ts): how long a recorded outcome is kept by default and at
+   * most (the caller chooses within), and the largest result stored inline (JSON bytes); a larger
+   * result is stored elsewhere and recorded by reference.
+   */
+  work: { recordTtlMs: { defaultMs: number; minMs: number; maxMs: number }; resultBytes: number };
   /** Tells waiters woken by a channel (wake.ts). Without one, an acquire with `wake` is refused. */
   notifier?: WakeNotifier;
   now: () => number;
@@ -88,6 +96,7 @@ export const DEFAULT_SETTINGS: Readonly<LockSettings> = Object.freeze({
     segmentBytes: 255,
     ownerMax: 128,
     requestIdMax: 256,
+    idempotencyKeyMax: 512,
   }),
   sweep: Object.freeze({ batchSize: 500, maxBatches: 20 }),
   queue: Object.freeze({
@@ -97,11 +106,13 @@ export const DEFAULT_SETTINGS: Readonly<LockSettings> = Object.freeze({
     rewakeAfterMs: 10_000,
     retryBlockedMs: 1_000,
   }),
+  work: Object.freeze({ recordTtlMs: Object.freeze({ defaultMs: 86_400_000, minMs: 1_000, maxMs: 2_592_000_000 }), resultBytes: 32_768 }),
   now: () => Date.now(),
   sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
 }) as Readonly<LockSettings>;
 
-export type SettingsOverrides = Partial<Omit<LockSettings, 'ttl' | 'retry' | 'limits' | 'sweep' | 'queue'>> & {
+export type SettingsOverrides = Partial<Omit<LockSettings, 'ttl' | 'retry' | 'limits' | 'sweep' | 'queue' | 'work'>> & {
+  work?: Partial<LockSettings['work']>;
   queue?: Partial<LockSettings['queue']>;
   ttl?: Partial<LockSettings['ttl']>;
   retry?: Partial<LockSettings['retry']>;
@@ -118,6 +129,7 @@ export function resolveSettings(overrides: SettingsOverrides = {}): Readonly<Loc
     limits: { ...DEFAULT_SETTINGS.limits, ...overrides.limits },
     sweep: { ...DEFAULT_SETTINGS.sweep, ...overrides.sweep },
     queue: { ...DEFAULT_SETTINGS.queue, ...overrides.queue },
+    work: { ...DEFAULT_SETTINGS.work, ...overrides.work },
   };
   const { ttl } = settings;
   if (!(ttl.minMs >= 1 && ttl.minMs <= ttl.defaultMs && ttl.defaultMs <= ttl.maxMs)) {

@@ -7,13 +7,27 @@ import { scopeOfTarget } from '../runtime/scope.js';
 
 export const handler = lockHandler(runtime(), {
   name: 'acquire',
-  describe: (request) => ({ ...scopeOfTarget(request.target), ...(request.requestId ? { requestId: request.requestId } : {}) }),
+  describe: (request) => ({
+    ...scopeOfTarget(request.target),
+    ...(request.requestId ? { requestId: request.requestId } : {}),
+    ...(request.work ? { workKeyHash: request.work.keyHash } : {}),
+  }),
   access: ({ target, owner }) => ({ action: 'acquire', namespace: target.namespace, owner, keys: target.granularity === 'document' ? target.ids.length : 1 }),
   // A waiter with a wake channel is answered at once (queued; woken later to claim with the same acquire without wake); the others wait in the call.
-  run: (engine, request) => (request.wake ? engine.acquireOrQueue({ ...request, wake: request.wake }) : engine.acquire(request)),
+  // Work named by an idempotency key answers its recorded result when it was completed.
+  run: (engine, request) =>
+    request.work
+      ? engine.acquireWork({ ...request, work: request.work })
+      : request.wake
+        ? engine.acquireOrQueue({ ...request, wake: request.wake })
+        : engine.acquire(request),
   present: presentAcquired,
-  status: (outcome) => ('status' in outcome ? 202 : 200),
+  status: (outcome) => ('status' in outcome && outcome.status === 'queued' ? 202 : 200),
   record: (metrics, outcome) => {
+    if ('status' in outcome && outcome.status === 'completed') {
+      metrics.addMetric('WorkAlreadyCompleted', MetricUnit.Count, 1);
+      return;
+    }
     if ('status' in outcome) {
       metrics.addMetric('Queued', MetricUnit.Count, 1);
       metrics.addMetric('QueueDepth', MetricUnit.Count, outcome.ahead + 1);
@@ -23,7 +37,9 @@ export const handler = lockHandler(runtime(), {
     if (outcome.waitedMs !== undefined) metrics.addMetric('WaitTime', MetricUnit.Milliseconds, outcome.waitedMs);
   },
   summary: (outcome) =>
-    'status' in outcome
-      ? { status: 'queued', ticket: outcome.ticket, ahead: outcome.ahead }
-      : { mode: outcome.mode, fencingToken: outcome.fencingToken, reused: outcome.reused, keys: outcome.keys.length },
+    !('status' in outcome)
+      ? { mode: outcome.mode, fencingToken: outcome.fencingToken, reused: outcome.reused, keys: outcome.keys.length }
+      : outcome.status === 'queued'
+        ? { status: 'queued', ticket: outcome.ticket, ahead: outcome.ahead }
+        : { status: 'completed', keyHash: outcome.keyHash },
 });

@@ -17,6 +17,12 @@ export const handler = lockHandler(runtime(), {
     if (release.outcome === 'expired') metrics.addMetric('ReleasedAfterExpiry', MetricUnit.Count, 1);
     if (release.heldMs !== undefined) metrics.addMetric('HoldTime', MetricUnit.Milliseconds, release.heldMs);
     if (release.handedOver > 0) metrics.addMetric('HandOvers', MetricUnit.Count, release.handedOver);
+    if (release.recorded) metrics.addMetric(release.recorded === 'completed' ? 'WorkCompleted' : 'WorkFailed', MetricUnit.Count, 1);
   },
-  summary: (release) => ({ outcome: release.outcome, missingKeys: release.missingKeys.length, handedOver: release.handedOver }),
+  summary: (release) => ({
+    outcome: release.outcome,
+    missingKeys: release.missingKeys.length,
+    handedOver: release.handedOver,
+    ...(release.recorded ? { recorded: release.recorded } : {}),
+  }),
 });

@@ -16,6 +16,7 @@ import {
   StoreRejectedError,
   StoreUnavailableError,
   ValidationError,
+  WorkInProgressError,
 } from '../core/index.js';
 import { presentConflicts } from './present.js';
 
@@ -63,6 +64,10 @@ function detailsOf(error: unknown): { fields: Partial<ErrorBody>; headers: Recor
     };
   }
   if (error instanceof LeaseLostError) return { fields: { lostKeys: error.lostKeys }, headers: {} };
+  if (error instanceof WorkInProgressError) {
+    const { keyHash, owner, retryAfterMs } = error.context;
+    return { fields: { keyHash, ...(owner ? { owner } : {}), retryAfterMs }, headers: { 'Retry-After': retryAfterSeconds(retryAfterMs) } };
+  }
   if (error instanceof AccessDeniedError) {
     const { reason, action, namespace, principal } = error.context;
     return { fields: { reason, action, ...(namespace ? { namespace } : {}), ...(principal ? { principal } : {}) }, headers: {} };

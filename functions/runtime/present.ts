@@ -1,6 +1,15 @@
 /** Engine results as the JSON the functions answer (HTTP body and direct-invocation result alike): the wire contract's types. */
-import type { ConflictBody, GrantBody, LockStatesBody, QueuedBody, ReleaseResultBody, RenewalBody, SweepReportBody } from '../../packages/client/src/wire.js';
-import type { ConflictingKey, Grant, LockState, LockTarget, Queued, Release, Renewal, SweepReport } from '../core/index.js';
+import type {
+  CompletedBody,
+  ConflictBody,
+  GrantBody,
+  LockStatesBody,
+  QueuedBody,
+  ReleaseResultBody,
+  RenewalBody,
+  SweepReportBody,
+} from '../../packages/client/src/wire.js';
+import type { CompletedWork, ConflictingKey, Grant, LockState, LockTarget, Queued, Release, Renewal, SweepReport } from '../core/index.js';
 
 export type { GrantBody, LockStateBody, ReleaseResultBody, RenewalBody } from '../../packages/client/src/wire.js';
 
@@ -45,8 +54,24 @@ export function presentQueued(queued: Queued): QueuedBody {
   };
 }
 
-/** An acquire's answer: the grant, or the waiter's place in the queue. */
-export const presentAcquired = (outcome: Grant | Queued): GrantBody | QueuedBody => ('status' in outcome ? presentQueued(outcome) : presentGrant(outcome));
+export function presentCompleted(done: CompletedWork): CompletedBody {
+  return {
+    status: 'completed',
+    keyHash: done.keyHash,
+    ...(done.result !== undefined ? { result: done.result } : {}),
+    owner: done.owner,
+    fencingToken: done.fencingToken,
+    recordedAt: iso(done.recordedAt),
+    expiresAt: iso(done.expiresAt),
+    expiresAtMs: done.expiresAt,
+  };
+}
+
+/** An acquire's answer: the grant, the waiter's place in the queue, or the recorded result of completed work. */
+export function presentAcquired(outcome: Grant | Queued | CompletedWork): GrantBody | QueuedBody | CompletedBody {
+  if (!('status' in outcome)) return presentGrant(outcome);
+  return outcome.status === 'queued' ? presentQueued(outcome) : presentCompleted(outcome);
+}
 
 export function presentRenewal(renewal: Renewal): RenewalBody {
   return {
@@ -59,7 +84,12 @@ export function presentRenewal(renewal: Renewal): RenewalBody {
 }
 
 export function presentRelease(release: Release): ReleaseResultBody {
-  return { outcome: release.outcome, releasedKeys: release.releasedKeys, missingKeys: release.missingKeys };
+  return {
+    outcome: release.outcome,
+    releasedKeys: release.releasedKeys,
+    missingKeys: release.missingKeys,
+    ...(release.recorded ? { recorded: release.recorded } : {}),
+  };
 }
 
 export function presentStates(states: LockState[]): LockStatesBody {

@@ -206,6 +206,7 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
           hints: granted.map(({ entry }) => hintFor(entry.lock)),
           expiresAt,
           grantedAt: Math.round(Math.min(...granted.map(({ mine }) => mine.grantedAt))),
+          ...(request.work ? { work: request.work } : {}),
         },
         lease.secret,
         this.context.settings.tokenSigningKey,

@@ -76,6 +76,7 @@ export async function renew(context: EngineContext, token: OwnedToken, ttlMs: nu
         hints: locks.map(hintFor),
         expiresAt: earliest,
         ...(token.grantedAt !== undefined ? { grantedAt: token.grantedAt } : {}),
+        ...(token.work ? { work: token.work } : {}),
       },
       token.secret,
       settings.tokenSigningKey,

@@ -10,6 +10,9 @@ import type { StoredLock, WriteOp } from '../store.js';
 import { writeUntilSettled } from '../write-loop.js';
 import type { EngineContext } from './context.js';
 import { wake } from './wake-waiters.js';
+import { workEndsAt } from '../work.js';
+
+const deleteOp = (lock: StoredLock): WriteOp => ({ kind: 'delete', docId: lock.docId, ifSeqNo: lock.seqNo, ifPrimaryTerm: lock.primaryTerm, index: lock.index });
 
 export async function sweep(context: EngineContext, options: { batchSize?: number; maxBatches?: number } = {}): Promise<SweepReport> {
   const { settings, store } = context;
@@ -29,6 +32,8 @@ export async function sweep(context: EngineContext, options: { batchSize?: numbe
     await writeUntilSettled(context, settings.contentionBudgetMs, page.locks, {
       decide: (pending, now) =>
         pending.flatMap((lock): Array<{ item: StoredLock; op: WriteOp }> => {
+          // A work document: deleted once its outcome (or its claim's lease) has ended, never before.
+          if (lock.body.work) return workEndsAt(lock.body.work) + settings.maxClockSkewMs <= now ? [{ item: lock, op: deleteOp(lock) }] : [];
           const settled = settleFences(lock);
           const live = settled.filter((holder) => isLive(holder, now, settings.maxClockSkewMs));
           for (const ticket of lock.body.queue ?? []) {

@@ -110,6 +110,13 @@ export class LockWaitExpiredError extends LockServiceError {
   }
 }
 
+/** The work an idempotency key names is being done by another delivery; this call holds nothing. Try later. */
+export class WorkInProgressError extends LockServiceError {
+  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
+    super('WorkInProgressError', message, details, options);
+  }
+}
+
 /** A write of this call may have applied (or no answer came back): retry with the same requestId. */
 export class LockOutcomeUnknownError extends LockServiceError {
   readonly requestId: string | undefined;
@@ -169,6 +176,7 @@ const CLASSES: { readonly [Name in ErrorName]: ErrorClass } = {
   LeaseTokenMismatchError,
   LeaseLostError,
   LockWaitExpiredError,
+  WorkInProgressError,
   LockOutcomeUnknownError,
   StoreUnavailableError,
   LockContentionError,
@@ -210,5 +218,33 @@ export class InsufficientTimeError extends Error {
     readonly neededMs: number,
   ) {
     super(message);
+  }
+}
+
+/**
+ * A fenced write (fenced-writes.ts) refused because the document already carries a newer fencing
+ * token: a later holder of the lock wrote it (or deleted it, leaving a tombstone), so this holder
+ * lost the lock at some point and its write must not land. Not retryable with this token.
+ */
+export class FencedOutError extends Error {
+  override readonly name = 'FencedOutError';
+  readonly retryable = false;
+  readonly index: string;
+  readonly id: string;
+  /** This write's token. */
+  readonly fencingToken: string;
+  /** The newer token the document carries, when the server's refusal (or the read before the write) told it. */
+  readonly currentToken: string | undefined;
+
+  constructor(details: { index: string; id: string; fencingToken: string; currentToken?: string | undefined }, options: { cause?: unknown } = {}) {
+    const newer = details.currentToken === undefined ? 'a newer fencing token' : `fencing token ${details.currentToken}`;
+    super(
+      `Fenced out: ${details.index}/${details.id} already carries ${newer}, newer than this write's ${details.fencingToken}; a later holder of the lock wrote it, so this write was refused`,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
+    this.index = details.index;
+    this.id = details.id;
+    this.fencingToken = details.fencingToken;
+    this.currentToken = details.currentToken;
   }
 }

@@ -16,7 +16,7 @@ import type { CallOptions, Locker } from './locker.js';
 import { fitRenewal, type RemainingTime } from './remaining-time.js';
 import { isTransient, withRetries } from './retry.js';
 import type { LockClientSettings } from './settings.js';
-import type { GrantBody, ReleaseResultBody, RenewalBody } from './wire.js';
+import type { GrantBody, ReleaseBody, ReleaseResultBody, RenewalBody } from './wire.js';
 
 const now = (): number => performance.now();
 
@@ -134,12 +134,16 @@ export class Lock {
    * Gives the lease up (idempotent: later calls answer the first one's outcome). Transient failures
    * are retried; if it still fails, the lease ends on its own at its expiry. Also after a loss.
    */
-  release(options: CallOptions = {}): Promise<ReleaseResultBody> {
+  release(options: CallOptions & { record?: ReleaseBody['record'] } = {}): Promise<ReleaseResultBody> {
     this.releasing ??= (async () => {
       this.stopTimers();
       const { transport, settings, slot } = this.init;
+      const { record, ...callOptions } = options;
       try {
-        return await withRetries(() => transport.release({ leaseToken: this.token }, options), { retry: settings.retry, ...signalOf(options) });
+        return await withRetries(() => transport.release({ leaseToken: this.token, ...(record ? { record } : {}) }, callOptions), {
+          retry: settings.retry,
+          ...signalOf(callOptions),
+        });
       } finally {
         // Only now: the next local holder must not find this lease still in the lock documents.
         slot?.release();

@@ -13,7 +13,7 @@ import { fitAcquire, type RemainingTime } from './remaining-time.js';
 import { withRetries } from './retry.js';
 import { type LockClientSettings, type LockClientSettingsOverrides, resolveSettings } from './settings.js';
 import { type HoldingOptions, type LockedWork, runHolding } from './using.js';
-import type { AcquireBody, InspectQuery, ListQuery, LockStateBody } from './wire.js';
+import type { AcquireBody, CompletedBody, InspectQuery, ListQuery, LockStateBody } from './wire.js';
 
 export interface LockClientOptions {
   /** How calls reach the service: httpTransport, invokeTransport, or your own Locker. */
@@ -42,7 +42,19 @@ export interface AcquireOptions extends LockEvents {
   onRetry?: (error: unknown, attempt: number) => void;
 }
 
-export interface UsingOptions extends AcquireOptions, HoldingOptions {}
+export interface UsingOptions extends AcquireOptions, HoldingOptions {
+  /**
+   * With an `idempotencyKey` in the request: how long the service keeps the recorded result (ms; the
+   * service's default, one day, when left out). A later call with the same key gets it back
+   * instead of running the work.
+   */
+  recordTtlMs?: number;
+  /** With an `idempotencyKey`: called when the work had been completed already and was not run (the record as the service answered it). */
+  onCompleted?: (record: CompletedBody) => void;
+}
+
+/** What an acquire with an idempotency key gives: a lock that has taken the work on, or the record of the work done already. */
+export type OnceOutcome = { lock: Lock; completed?: never } | { completed: CompletedBody; lock?: never };
 
 const now = (): number => performance.now();
 
@@ -65,6 +77,19 @@ export class LockClient {
    * are retried with the same requestId. Release the handle when done.
    */
   async acquire(request: AcquireBody, options: AcquireOptions = {}): Promise<Lock> {
+    const outcome = await this.acquireOnce(request, options);
+    if (outcome.completed) {
+      throw new TypeError(`the work of this idempotencyKey was completed already (recorded ${outcome.completed.recordedAt}): call acquireOnce or using`);
+    }
+    return outcome.lock;
+  }
+
+  /**
+   * An acquire that may name its work with an `idempotencyKey`: the lock (which has taken the work
+   * on: release it with `record`), or, when the work was completed already, its record and no lock.
+   * WorkInProgressError while another delivery has the work.
+   */
+  async acquireOnce(request: AcquireBody, options: AcquireOptions = {}): Promise<OnceOutcome> {
     const { signal } = options;
     signal?.throwIfAborted();
     const remaining = options.remainingTimeMs ?? this.remainingTimeMs;
@@ -78,7 +103,7 @@ export class LockClient {
     });
     try {
       let sentAt = 0;
-      const grant = await withRetries(
+      const answer = await withRetries(
         () => {
           // What the local queue and earlier attempts left of the wait goes to the service.
           const waitMs = waitBudget === undefined ? undefined : Math.max(0, Math.floor(startedAt + waitBudget - now()));
@@ -88,6 +113,11 @@ export class LockClient {
         },
         { retry: this.settings.retry, ...(signal ? { signal } : {}), ...(options.onRetry ? { onRetry: options.onRetry } : {}) },
       );
+      if ('status' in answer) {
+        slot?.release();
+        return { completed: answer };
+      }
+      const grant = answer;
       const lock = new Lock({
         transport: this.transport,
         settings: this.settings,
@@ -109,7 +139,7 @@ export class LockClient {
         signal?.throwIfAborted();
         throw new LeaseLostError('The grant arrived after its lease had run out by the local clock; it was released');
       }
-      return lock;
+      return { lock };
     } catch (error) {
       slot?.release();
       throw error;
@@ -122,8 +152,14 @@ export class LockClient {
    * resolved: what it did was not protected to the end.
    */
   async using<T>(request: AcquireBody, work: LockedWork<T>, options: UsingOptions = {}): Promise<T> {
-    const lock = await this.acquire(request, { ...options, autoRenew: options.autoRenew ?? true });
-    return runHolding(lock, work, options);
+    const outcome = await this.acquireOnce(request, { ...options, autoRenew: options.autoRenew ?? true });
+    if (outcome.completed) {
+      options.onCompleted?.(outcome.completed);
+      return outcome.completed.result as T;
+    }
+    // With an idempotency key the release records the outcome: the result (JSON), or `failed` when the work threw.
+    const record = request.idempotencyKey === undefined ? undefined : options.recordTtlMs === undefined ? {} : { ttlMs: options.recordTtlMs };
+    return runHolding(outcome.lock, work, { ...options, ...(record ? { record } : {}) });
   }
 
   /** Who holds a target's keys now (realtime). */

@@ -6,7 +6,7 @@
  * The package ships two (httpTransport, invokeTransport); anything else with these three calls
  * plugs in the same way, e.g. the lock engine in-process (examples/sqs-consumer/engine-locker.ts).
  */
-import type { AcquireBody, GrantBody, InspectQuery, ListQuery, LockStatesBody, ReleaseBody, ReleaseResultBody, RenewalBody, RenewBody } from './wire.js';
+import type { AcquireBody, CompletedBody, GrantBody, InspectQuery, ListQuery, LockStatesBody, ReleaseBody, ReleaseResultBody, RenewalBody, RenewBody } from './wire.js';
 
 export interface CallOptions {
   /** Aborts the call (the promise rejects with the signal's reason). */
@@ -16,7 +16,8 @@ export interface CallOptions {
 }
 
 export interface Locker {
-  acquire(body: AcquireBody, options?: CallOptions): Promise<GrantBody>;
+  /** A CompletedBody only for a request with an idempotencyKey whose work was completed. */
+  acquire(body: AcquireBody, options?: CallOptions): Promise<GrantBody | CompletedBody>;
   renew(body: RenewBody, options?: CallOptions): Promise<RenewalBody>;
   release(body: ReleaseBody, options?: CallOptions): Promise<ReleaseResultBody>;
   /** Who holds a target's keys now. Optional: in-process adapters may leave it out. */

@@ -7,7 +7,7 @@
 import { errorFromBody, lockError } from './errors.js';
 import type { CallOptions, Locker } from './locker.js';
 import { createSigV4Signer, type RequestSigner, type SigV4Options } from './sigv4.js';
-import type { AcquireBody, GrantBody, InspectQuery, ListQuery, LockStatesBody, ReleaseBody, ReleaseResultBody, RenewalBody, RenewBody } from './wire.js';
+import type { AcquireBody, CompletedBody, GrantBody, InspectQuery, ListQuery, LockStatesBody, ReleaseBody, ReleaseResultBody, RenewalBody, RenewBody } from './wire.js';
 
 export interface HttpTransportOptions {
   /** The API's base URL, e.g. `https://abc123.execute-api.eu-west-1.amazonaws.com` (a stage path may follow). */
@@ -38,7 +38,7 @@ export class HttpTransport implements Locker {
     this.sign = sigv4 ? createSigV4Signer(sigv4, new URL(this.baseUrl)) : undefined;
   }
 
-  acquire(body: AcquireBody, options: CallOptions = {}): Promise<GrantBody> {
+  acquire(body: AcquireBody, options: CallOptions = {}): Promise<GrantBody | CompletedBody> {
     // The service may wait up to waitMs before it answers.
     return this.call('POST', '/acquire', body, { ...options, timeoutMs: (options.timeoutMs ?? this.timeoutMs) + (body.waitMs ?? 0) }, body.requestId);
   }

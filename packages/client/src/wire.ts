@@ -38,6 +38,26 @@ export interface AcquireBody {
   wake?: { taskToken?: string; queueUrl?: string; eventBusName?: string };
   /** How long a `wake` waiter's ticket may wait in the queue; the server's default (5 minutes) when left out. */
   queueTtlMs?: number;
+  /**
+   * Run the work once (exclusive mode): names it (`true`: by the requestId). When it was completed,
+   * the answer is `status: 'completed'` with the recorded result and nothing is held; while another
+   * delivery has it, WorkInProgressError. Otherwise the grant takes the work on: release it with `record`.
+   */
+  idempotencyKey?: string | true;
+}
+
+/** The answer of an acquire with an idempotencyKey whose work was completed (HTTP 200): nothing is held. */
+export interface CompletedBody {
+  status: 'completed';
+  /** The hash that names the work (the key itself is not kept). */
+  keyHash: string;
+  result?: unknown;
+  owner: string;
+  /** The fencing token of the lease that recorded it. */
+  fencingToken: FencingToken;
+  recordedAt: string;
+  expiresAt: string;
+  expiresAtMs: number;
 }
 
 /** The answer of an acquire with `wake` (HTTP 202): its place in the queue. */
@@ -64,6 +84,13 @@ export interface RenewBody {
 
 export interface ReleaseBody {
   leaseToken: string;
+  /**
+   * A lease acquired with an idempotencyKey: the outcome to record before the release. Only while the
+   * lease still holds the lock (else LeaseLostError, and the lease is released without a record).
+   * `completed` answers later calls with `result` (JSON, 32 KiB at most: record a reference to a
+   * larger one) until `ttlMs` (default one day); `failed` lets the next delivery run the work again.
+   */
+  record?: { status: 'completed' | 'failed'; result?: unknown; ttlMs?: number };
 }
 
 /** GET /inspect: who holds a target's keys now (realtime). */
@@ -138,6 +165,8 @@ export interface ReleaseResultBody {
   outcome: ReleaseOutcome;
   releasedKeys: string[];
   missingKeys: string[];
+  /** The outcome recorded for the lease's work (a release with `record`). */
+  recorded?: 'completed' | 'failed';
 }
 
 export interface HolderBody {
@@ -203,7 +232,8 @@ export interface ErrorBody {
 
 /** What each operation takes and answers, over HTTP and by direct invocation alike. */
 export interface Operations {
-  acquire: { request: AcquireBody; answer: GrantBody };
+  /** A CompletedBody only for a request with an idempotencyKey whose work was completed. */
+  acquire: { request: AcquireBody; answer: GrantBody | CompletedBody };
   renew: { request: RenewBody; answer: RenewalBody };
   release: { request: ReleaseBody; answer: ReleaseResultBody };
   inspect: { request: InspectQuery; answer: LockStatesBody };
@@ -237,6 +267,8 @@ export const ERRORS = {
   QuotaExceededError: { status: 429, retryable: true, metric: 'QuotaExceeded', level: 'info' },
   /** An incompatible holder has a key; this call holds nothing. */
   LockHeldError: { status: 409, retryable: true, metric: 'LockConflict', level: 'info' },
+  /** The work an idempotency key names is being done by another delivery; this call holds nothing. Try later: you then get its recorded result, or take it on. */
+  WorkInProgressError: { status: 409, retryable: true, metric: 'WorkInProgress', level: 'info' },
   /** The lease exists but the token's secret does not match it. */
   LeaseTokenMismatchError: { status: 403, retryable: false, metric: 'LeaseTokenMismatch', level: 'info' },
   /** A queued waiter's ticket ran out before the lock was reserved for it, or its reservation lapsed unclaimed (told on its wake channel); it holds nothing. */
