@@ -29,6 +29,18 @@ async function refusal(name: keyof Handlers, payload: unknown): Promise<Error> {
 const doc = (id: string, owner = 'sfn') => ({ namespace: 'jobs', granularity: 'document', ids: [id], owner });
 
 describe('direct invocation', () => {
+  it('work with an idempotencyKey: the grant, then the recorded result as a plain object; WorkInProgressError by name meanwhile', async () => {
+    const work = { ...doc('d-once'), idempotencyKey: true, requestId: 'sqs-message-9' };
+    const grant = await invoke('acquire', work);
+    expect(schemaProblems('Grant', grant)).toEqual([]);
+    expect((await refusal('acquire', work)).name).toBe('WorkInProgressError');
+    const release = await invoke('release', { leaseToken: grant.leaseToken, record: { status: 'completed', result: 'done' } });
+    expect(schemaProblems('ReleaseResult', release)).toEqual([]);
+    const completed = await invoke('acquire', work);
+    expect(schemaProblems('CompletedWork', completed)).toEqual([]);
+    expect(completed).toMatchObject({ status: 'completed', result: 'done' });
+  });
+
   it('acquire returns the grant as a plain object (the HTTP 200 body), renew and release likewise', async () => {
     const grant = await invoke('acquire', { ...doc('d-1'), ttlMs: 5_000, requestId: 'execution-1' });
     expect(schemaProblems('Grant', grant)).toEqual([]);

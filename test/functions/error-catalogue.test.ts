@@ -18,6 +18,7 @@ import {
   StoreRejectedError,
   StoreUnavailableError,
   ValidationError,
+  WorkInProgressError,
 } from '../../functions/core/index.js';
 import { errorReply, InternalError, invocationError } from '../../functions/runtime/errors.js';
 import { ERRORS, type ErrorName } from '../../packages/client/src/wire.js';
@@ -35,6 +36,7 @@ const engineErrors: LockError[] = [
   new FencingRangeError('spent', { primaryTerm: 1_000, seqNo: 0 }),
   new AccessDeniedError(undefined, { action: 'acquire', reason: 'not_allowed', namespace: 'orders', principal: 'direct' }),
   new QuotaExceededError(undefined, { per: 'owner', subject: 'o', limit: 2, held: 2, requested: 1 }),
+  new WorkInProgressError(undefined, { keyHash: 'h', owner: 'o', retryAfterMs: 1_000 }),
 ];
 
 it('every catalogue name but InternalError is an engine error above', () => {

@@ -40,6 +40,36 @@ const doc = (id: string, owner = 'alice', extra: Record<string, unknown> = {}) =
   ...extra,
 });
 
+describe('work that runs once (idempotencyKey, record)', () => {
+  it('takes the work on, records it on release, then answers 200 completed with the result; a duplicate meanwhile hears 409 WorkInProgressError', async () => {
+    const work = doc('h-once', 'alice', { idempotencyKey: 'message-1', ttlMs: 5_000 });
+    const taken = await call('/acquire', { body: work });
+    expect(taken.statusCode).toBe(200);
+    const duplicate = await call('/acquire', { body: { ...work, owner: 'bob' } });
+    expect(duplicate.statusCode).toBe(409);
+    expect(duplicate.body).toMatchObject({ error: 'WorkInProgressError', owner: 'alice', retryable: true });
+    expect(duplicate.headers['Retry-After'] ?? duplicate.headers['retry-after']).toBeDefined();
+    const released = await call('/release', { body: { leaseToken: taken.body.leaseToken, record: { status: 'completed', result: { rows: 2 } } } });
+    expect(released.body).toMatchObject({ outcome: 'released', recorded: 'completed' });
+    const again = await call('/acquire', { body: { ...work, owner: 'bob' } });
+    expect(again.statusCode).toBe(200);
+    expect(again.body).toMatchObject({ status: 'completed', result: { rows: 2 }, owner: 'alice', fencingToken: taken.body.fencingToken });
+    // The key's hash names the work; the key itself is in no answer.
+    expect(JSON.stringify(again.body)).not.toContain('message-1');
+  });
+
+  it('refuses a record that is too large (400, naming the field and rule) and one of a lost lease (410, not recorded)', async () => {
+    const taken = await call('/acquire', { body: doc('h-once-2', 'alice', { idempotencyKey: 'message-2', ttlMs: 1_000 }) });
+    const huge = await call('/release', { body: { leaseToken: taken.body.leaseToken, record: { status: 'completed', result: 'x'.repeat(40_000) } } });
+    expect(huge.statusCode).toBe(400);
+    expect(huge.body.fields).toContainEqual(expect.objectContaining({ field: 'record.result', rule: 'too_large' }));
+    await sleep(1_100);
+    const late = await call('/release', { body: { leaseToken: taken.body.leaseToken, record: { status: 'completed' } } });
+    expect(late.statusCode).toBe(410);
+    expect(late.body).toMatchObject({ error: 'LeaseLostError' });
+  });
+});
+
 describe('POST /acquire', () => {
   it('grants: 200 with the lease, times in ISO and epoch ms, keys with fencing tokens', async () => {
     const started = Date.now();

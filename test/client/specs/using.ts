@@ -3,7 +3,7 @@
  * happens; transient failures are retried, an acquire always with its one requestId, so a retry
  * after a lost answer gets that grant back instead of a second lock.
  */
-import { httpTransport, LeaseLostError, LockClient, LockHeldError } from '@es-lease-locks/client';
+import { httpTransport, LeaseLostError, LockClient, LockHeldError, WorkInProgressError } from '@es-lease-locks/client';
 import { afterEach, expect, it } from 'vitest';
 import type { ClientStack } from '../support/client-stack.js';
 import { type RecordingProxy, recordingProxy } from '../support/recording-proxy.js';
@@ -43,6 +43,31 @@ export function usingSpecs(stack: ClientStack): void {
     expect(renewals.length).toBeGreaterThanOrEqual(3);
     expect(new Set(renewals)).toEqual(new Set([result]));
     expect(await holders('long')).toEqual([]);
+  });
+
+  it('with an idempotencyKey, runs the work once: a redelivery gets the recorded result, a duplicate meanwhile WorkInProgressError', async () => {
+    const locks = direct();
+    const runs: string[] = [];
+    const message = { ...doc('once', 5_000), idempotencyKey: 'message-17' };
+    const first = await locks.using(message, async () => {
+      runs.push('first');
+      await expect(locks.using({ ...message, owner: 'duplicate' }, async () => runs.push('duplicate'))).rejects.toBeInstanceOf(WorkInProgressError);
+      return { written: 3 };
+    });
+    const seen: string[] = [];
+    const again = await locks.using(message, async () => runs.push('again'), { onCompleted: (record) => seen.push(record.status) });
+    expect(runs).toEqual(['first']);
+    expect(again).toEqual(first);
+    expect(seen).toEqual(['completed']);
+    expect(await holders('once')).toEqual([]);
+  });
+
+  it('with an idempotencyKey, work that throws is recorded failed: the next delivery runs it', async () => {
+    const locks = direct();
+    const message = { ...doc('once-failed', 5_000), idempotencyKey: 'message-18' };
+    await expect(locks.using(message, async () => Promise.reject(new Error('downstream down')))).rejects.toThrow('downstream down');
+    expect(await locks.using(message, async () => 'second delivery ran')).toBe('second delivery ran');
+    expect(await locks.using(message, async () => 'third delivery ran')).toBe('second delivery ran');
   });
 
   it('releases when the work throws, and passes the error on', async () => {
