@@ -74,6 +74,18 @@ describe('completion records', () => {
     expect(completed(await engine.acquireWork(job('j-2', 'msg-1', 'duplicate')))).not.toHaveProperty('result');
   });
 
+  it('never let a redelivery with the same requestId take the work over: it waits for the first, then gets its result', async () => {
+    const message = { ...job('j-10', 'unused', 'sqs:m-1'), idempotencyKey: true, requestId: 'sqs:m-1', ttlMs: 10_000 };
+    const first = (await engine.acquireWork(message)) as Grant;
+    await expect(engine.acquireWork(message)).rejects.toBeInstanceOf(WorkInProgressError);
+    const waiting = engine.acquireWork({ ...message, waitMs: 5_000 });
+    await sleep(300);
+    expect((await heldKeys('j-10')).map((holder) => holder.owner)).toEqual(['sqs:m-1']);
+    await engine.release({ leaseToken: first.leaseToken, record: { status: 'completed', result: 'first' } });
+    expect(completed(await waiting).result).toBe('first');
+    expect(await heldKeys('j-10')).toEqual([]);
+  });
+
   it('let the work run again after a crash between the work and the record', async () => {
     const crashed = (await engine.acquireWork({ ...job('j-3', 'msg-1', 'crashed'), ttlMs: 1_000 })) as Grant;
     await expect(engine.acquireWork(job('j-3', 'msg-1', 'next'))).rejects.toBeInstanceOf(WorkInProgressError);

@@ -268,7 +268,9 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
     let clearsAt = now;
     for (const key of pending) {
       // A call that already holds keys yields to a concurrent delivery of itself rather than split the set with it.
-      const decision = decideAcquire(this.known.get(key.docId) ?? null, key, claim, now, settings, this.held.size === 0);
+      // Work named by an idempotency key is never taken over by another delivery: it waits for it, or hears it is in progress.
+      const mayTakeOver = this.held.size === 0 && this.request.work === undefined;
+      const decision = decideAcquire(this.known.get(key.docId) ?? null, key, claim, now, settings, mayTakeOver);
       if (decision.kind === 'conflict') {
         conflicts.push(decision.conflict);
         clearsAt = Math.max(clearsAt, decision.clearsAt);

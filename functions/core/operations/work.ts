@@ -32,8 +32,12 @@ export async function acquireWork(context: EngineContext, request: WorkRequest):
   try {
     granted = await acquireOrQueue(context, request);
   } catch (error) {
-    // Held by someone while the work has a taker: that taker, most likely, renewed past its claim's end.
-    if (error instanceof LockHeldError && seen?.body.work?.claim) throw inProgress(context, request, seen.body.work.claim.owner, seen.body.work.claim.claimedAt, error);
+    // Held by another delivery of this call, or by someone while the work has a taker (which renewed past its claim's end, most likely).
+    if (error instanceof LockHeldError) {
+      const claim = seen?.body.work?.claim;
+      if (claim) throw inProgress(context, request, claim.owner, claim.claimedAt, error);
+      if (error.conflicts.some((conflict) => conflict.reason === 'duplicate_in_progress')) throw inProgress(context, request, undefined, undefined, error);
+    }
     throw error;
   }
   if ('status' in granted) return granted;
