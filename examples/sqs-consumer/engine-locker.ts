@@ -11,11 +11,19 @@ import { LockError } from '../../functions/core/errors.js';
 import type { LockTarget } from '../../functions/core/model.js';
 import type { LockService } from '../../functions/core/service.js';
 import { errorReply } from '../../functions/runtime/errors.js';
-import { presentGrant, presentRelease, presentRenewal, presentStates } from '../../functions/runtime/present.js';
+import { presentCompleted, presentGrant, presentRelease, presentRenewal, presentStates } from '../../functions/runtime/present.js';
 
 export function engineLocker(engine: LockService): Locker {
   return {
-    acquire: (body) => answer(async () => presentGrant(await engine.acquire(body))),
+    // Work named by an idempotency key may answer its recorded result instead of a grant.
+    acquire: (body) =>
+      answer(async () => {
+        if (body.idempotencyKey === undefined) return presentGrant(await engine.acquire(body));
+        const outcome = await engine.acquireWork(body);
+        if (!('status' in outcome)) return presentGrant(outcome);
+        if (outcome.status === 'completed') return presentCompleted(outcome);
+        throw new TypeError('an acquire without wake was queued');
+      }),
     renew: (body) => answer(async () => presentRenewal(await engine.renew(body))),
     release: (body) => answer(async () => presentRelease(await engine.release(body))),
     // LockService validates the plain target once, as the functions do.

@@ -48,7 +48,7 @@ describe('work that runs once (idempotencyKey, record)', () => {
     const duplicate = await call('/acquire', { body: { ...work, owner: 'bob' } });
     expect(duplicate.statusCode).toBe(409);
     expect(duplicate.body).toMatchObject({ error: 'WorkInProgressError', owner: 'alice', retryable: true });
-    expect(duplicate.headers['Retry-After'] ?? duplicate.headers['retry-after']).toBeDefined();
+    expect((duplicate.headers as Record<string, string>)['Retry-After']).toBeDefined();
     const released = await call('/release', { body: { leaseToken: taken.body.leaseToken, record: { status: 'completed', result: { rows: 2 } } } });
     expect(released.body).toMatchObject({ outcome: 'released', recorded: 'completed' });
     const again = await call('/acquire', { body: { ...work, owner: 'bob' } });

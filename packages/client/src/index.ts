@@ -12,6 +12,7 @@ export {
   type ErrorDetails,
   type ErrorOptions,
   errorFromBody,
+  FencedOutError,
   FencingRangeError,
   InsufficientTimeError,
   InternalError,
@@ -27,7 +28,35 @@ export {
   StoreRejectedError,
   StoreUnavailableError,
   ValidationError,
+  WorkInProgressError,
 } from './errors.js';
+export {
+  excludeFencedTombstones,
+  FENCED_TOMBSTONE_FIELD,
+  type FencedBulkItem,
+  FencedBulkItemError,
+  type FencedBulkItemResult,
+  type FencedBulkOp,
+  type FencedBulkRequest,
+  type FencedBulkResult,
+  FencedDocumentExistsError,
+  FencedDocumentMissingError,
+  type FencedRefresh,
+  type FencedTarget,
+  type FencedTombstone,
+  type FencedTransportOptions,
+  type FencedTransportParams,
+  type FencedWriteResult,
+  type FencedWritesClient,
+  type FencingTokenSource,
+  fencedBulk,
+  fencedCreate,
+  fencedDelete,
+  fencedIndex,
+  fencedUpdate,
+  fencingTokenOf,
+  isFencedTombstone,
+} from './fenced-writes.js';
 export { compareFencingTokens, isNewerFencingToken } from './fencing-token.js';
 export { Lock, type LockEvents, type LockState } from './handle.js';
 export { GLOBAL_KEY, type LocalKey, localKeysOf } from './local-keys.js';

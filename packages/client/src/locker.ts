@@ -6,7 +6,18 @@
  * The package ships two (httpTransport, invokeTransport); anything else with these three calls
  * plugs in the same way, e.g. the lock engine in-process (examples/sqs-consumer/engine-locker.ts).
  */
-import type { AcquireBody, CompletedBody, GrantBody, InspectQuery, ListQuery, LockStatesBody, ReleaseBody, ReleaseResultBody, RenewalBody, RenewBody } from './wire.js';
+import type {
+  AcquireBody,
+  CompletedBody,
+  GrantBody,
+  InspectQuery,
+  ListQuery,
+  LockStatesBody,
+  ReleaseBody,
+  ReleaseResultBody,
+  RenewalBody,
+  RenewBody,
+} from './wire.js';
 
 export interface CallOptions {
   /** Aborts the call (the promise rejects with the signal's reason). */

@@ -7,7 +7,18 @@
 import { errorFromBody, lockError } from './errors.js';
 import type { CallOptions, Locker } from './locker.js';
 import { createSigV4Signer, type RequestSigner, type SigV4Options } from './sigv4.js';
-import type { AcquireBody, CompletedBody, GrantBody, InspectQuery, ListQuery, LockStatesBody, ReleaseBody, ReleaseResultBody, RenewalBody, RenewBody } from './wire.js';
+import type {
+  AcquireBody,
+  CompletedBody,
+  GrantBody,
+  InspectQuery,
+  ListQuery,
+  LockStatesBody,
+  ReleaseBody,
+  ReleaseResultBody,
+  RenewalBody,
+  RenewBody,
+} from './wire.js';
 
 export interface HttpTransportOptions {
   /** The API's base URL, e.g. `https://abc123.execute-api.eu-west-1.amazonaws.com` (a stage path may follow). */
