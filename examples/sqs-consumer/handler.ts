@@ -19,9 +19,10 @@
  *
  * `lock` is an acquire request's target (namespace, granularity, ids | path, mode, ttlMs); `write`
  * is the work: one document indexed into WORK_INDEX with the grant's fencing token as its version
- * (writeFenced), so a holder that lost its lease cannot overwrite a newer one. The owner and the
- * requestId are the message id: a redelivered message takes over its own earlier grant instead of
- * waiting for it to expire.
+ * (the client package's fencedIndex), so a holder that lost its lease cannot overwrite a newer one.
+ * The owner, the requestId and the work's idempotency key are the message id: a message delivered
+ * again after its work completed gets the recorded result and does not write again; one delivered
+ * while its first delivery still works waits for it (or fails back to the queue when the wait ends).
  *
  * Configuration (besides the lock functions' own): WORK_INDEX (default `locked-work`) and
  * RECORD_LOCK_WAIT_MS (default 5000, at most what the function timeout leaves: LOCK_MAX_WAIT_MS).
@@ -32,14 +33,13 @@ import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { parse } from '@aws-lambda-powertools/parser';
 import { JSONStringified } from '@aws-lambda-powertools/parser/helpers';
 import { SqsRecordSchema } from '@aws-lambda-powertools/parser/schemas/sqs';
-import { type AcquireBody, LocalLockTable, LockClient, type Locker } from '@es-lease-locks/client';
+import { type AcquireBody, fencedIndex, LocalLockTable, LockClient, type Locker } from '@es-lease-locks/client';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
 import { toFieldIssues, ValidationError } from '../../functions/core/index.js';
 import { ConfigError } from '../../functions/runtime/config.js';
 import { runtime } from '../../functions/runtime/runtime.js';
 import { withOpaqueId } from '../../functions/store/correlation.js';
-import { writeFenced } from '../../functions/store/fenced-document.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { engineLocker } from './engine-locker.js';
 
@@ -107,14 +107,17 @@ export function createSqsConsumer(options: SqsConsumerOptions): (event: SQSEvent
       const { locker, client } = await options.store();
       const locks = new LockClient({ transport: locker, ...(localTable ? { localTable } : {}) });
       const id = `sqs:${record.messageId}`;
-      const request: AcquireBody = { ...body.lock, owner: id, requestId: id, waitMs: options.waitMs };
+      // Work under a shared lock cannot be taken on by one delivery: only exclusive work is run once.
+      const once = body.lock.mode === 'shared' ? {} : { idempotencyKey: true as const };
+      const request: AcquireBody = { ...body.lock, owner: id, requestId: id, waitMs: options.waitMs, ...once };
       // The lock index requests of this record carry its message id (X-Opaque-Id): Elasticsearch's logs name the record.
       await withOpaqueId(id, () =>
         locks.using(
           request,
           async (signal, lock) => {
             signal.throwIfAborted();
-            await writeFenced(client, { index: options.workIndex, id: body.write.id, document: body.write.document, fencingToken: lock.fencingToken });
+            const written = await fencedIndex(client, { index: options.workIndex, id: body.write.id, document: body.write.document, fencingToken: lock });
+            return { written: written.id, fencingToken: written.fencingToken };
           },
           context?.getRemainingTimeInMillis ? { remainingTimeMs: () => context.getRemainingTimeInMillis() } : {},
         ),

@@ -76,6 +76,25 @@ describe('SQS consumer', () => {
     expect(await engine.inspect({ namespace: 'orders', granularity: 'document', ids: ['order-0', 'order-1'] })).toEqual([]);
   });
 
+  it('a message delivered again after its work completed does not write again: its completion record answers', async () => {
+    const message = sqsRecord({
+      lock: { namespace: 'orders', granularity: 'document', ids: ['order-once'] },
+      write: { id: 'order-once', document: { step: 1 } },
+    });
+    expect((await consumer.handler({ Records: [message] }, lambdaContext('sqsConsumer', 30_000))).batchItemFailures).toEqual([]);
+    const first = await client.get({ index: workIndex, id: 'order-once' });
+    // The same message id again (a visibility timeout, a retry after a lost answer), even with another body.
+    const again = {
+      ...message,
+      body: JSON.stringify({ lock: { namespace: 'orders', granularity: 'document', ids: ['order-once'] }, write: { id: 'order-once', document: { step: 2 } } }),
+    };
+    again.md5OfBody = createHash('md5').update(again.body).digest('hex');
+    expect((await consumer.handler({ Records: [again] }, lambdaContext('sqsConsumer', 30_000))).batchItemFailures).toEqual([]);
+    const after = await client.get({ index: workIndex, id: 'order-once' });
+    expect(after._source).toEqual({ step: 1 });
+    expect(after._version).toBe(first._version);
+  });
+
   it('a batch whose records all fail is handed back whole (Powertools throws)', async () => {
     await expect(consumer.handler(sqsEvent(['[]', '{}']), lambdaContext('sqsConsumer', 30_000))).rejects.toThrow(/All records failed/);
   });

@@ -61,7 +61,16 @@ export class CountingEngine extends LockService {
     return { esRequests: 0, lockStoreCalls: 0, writeConflicts: 0, acquires: 0, acquiresRefused: 0, maxAcquiresInFlight: 0, maxAcquiresInFlightPerKey: 0 };
   }
 
-  override async acquire(request: unknown): Promise<Awaited<ReturnType<LockService['acquire']>>> {
+  override acquire(request: unknown): ReturnType<LockService['acquire']> {
+    return this.counted(request, () => super.acquire(request));
+  }
+
+  /** Work named by an idempotency key (the SQS consumer's records) counts as an acquire too. */
+  override acquireWork(request: unknown): ReturnType<LockService['acquireWork']> {
+    return this.counted(request, () => super.acquireWork(request));
+  }
+
+  private async counted<T>(request: unknown, call: () => Promise<T>): Promise<T> {
     // Per key it takes itself: intentions on what is above (a shared directory, the namespace's root) are shared by design.
     const keys = localKeysOf(request as AcquireBody)
       .filter((key) => key.mode === 'X' || key.mode === 'S')
@@ -76,7 +85,7 @@ export class CountingEngine extends LockService {
       this.counts.maxAcquiresInFlightPerKey = Math.max(this.counts.maxAcquiresInFlightPerKey, now);
     }
     try {
-      return await super.acquire(request);
+      return await call();
     } catch (error) {
       if (error instanceof LockHeldError) this.counts.acquiresRefused++;
       throw error;
