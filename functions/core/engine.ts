@@ -47,7 +47,9 @@ export class LockEngine {
     }
     if (request.work) {
       return Promise.reject(
-        new ValidationError(undefined, { fields: [{ field: 'idempotencyKey', rule: 'not_here', message: 'work with an idempotency key is acquired with acquireWork' }] }),
+        new ValidationError(undefined, {
+          fields: [{ field: 'idempotencyKey', rule: 'not_here', message: 'work with an idempotency key is acquired with acquireWork' }],
+        }),
       );
     }
     return acquire(this.context, request);

@@ -34,7 +34,10 @@ export function workState(lock: StoredLock | null, now: number, skewMs: number):
   const outcome = work?.outcome;
   if (work && outcome?.status === 'completed' && now < outcome.expiresAt) {
     const { result, owner, fencingToken, recordedAt, expiresAt } = outcome;
-    return { kind: 'completed', answer: { status: 'completed', keyHash: work.keyHash, ...(result !== undefined ? { result } : {}), owner, fencingToken, recordedAt, expiresAt } };
+    return {
+      kind: 'completed',
+      answer: { status: 'completed', keyHash: work.keyHash, ...(result !== undefined ? { result } : {}), owner, fencingToken, recordedAt, expiresAt },
+    };
   }
   if (work?.claim && !work.outcome && now < work.claim.expiresAt + skewMs) return { kind: 'in_progress', owner: work.claim.owner, since: work.claim.claimedAt };
   return { kind: 'open' };
@@ -54,7 +57,10 @@ export interface WorkTaker {
  */
 export function claimWorkOp(existing: StoredLock | null, namespace: string, keyHash: string, taker: WorkTaker, now: number): WriteOp | undefined {
   if (existing && workState(existing, now, 0).kind === 'completed') return undefined;
-  const work: StoredWork = { keyHash, claim: { lease: taker.lease, owner: taker.owner, fencingToken: taker.fencingToken, claimedAt: now, expiresAt: taker.expiresAt } };
+  const work: StoredWork = {
+    keyHash,
+    claim: { lease: taker.lease, owner: taker.owner, fencingToken: taker.fencingToken, claimedAt: now, expiresAt: taker.expiresAt },
+  };
   const body = workDocument(namespace, keyHash, work, now);
   if (!existing) return { kind: 'create', docId: workDocId(namespace, keyHash), body };
   return { kind: 'replace', docId: existing.docId, body, ifSeqNo: existing.seqNo, ifPrimaryTerm: existing.primaryTerm, index: existing.index };

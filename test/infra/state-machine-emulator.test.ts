@@ -2,11 +2,13 @@
  * The example state machine (infra/state-machines/locked-job.asl.json) run by a real ASL
  * interpreter, moto's, beside test/support/asl.ts's runs in state-machine.test.ts: each
  * lambda:invoke Task goes out as an SQS message with a task token (test/support/task-token-worker.ts)
- * and this file answers it by running the real handler in-process.
+ * and this file answers it by running the real handler in-process. The Choice on the acquire's
+ * answer (a completion record or a grant: IsPresent), the Pass that keeps the grant and the Succeed
+ * whose output is the record (OutputPath) are moto's own too.
  *
  * Only paths without a Retry: moto reuses a task's token across its Retry attempts and hands each
  * attempt the answer already given to the one before (aws-emulator.test.ts), so the retrying paths
- * (acquire while the lock is held) stay with asl.ts.
+ * (acquire while the lock is held, or the job in progress) stay with asl.ts.
  */
 import { readFileSync } from 'node:fs';
 import { CreateStateMachineCommand, DescribeExecutionCommand, GetExecutionHistoryCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
@@ -87,6 +89,8 @@ describe('locked-job on the AWS emulator, against the real functions', () => {
     expect(calls).toEqual(['acquire', 'work', 'renew', 'work', 'renew', 'work', 'release']);
     expect(run.visited).toEqual([
       'AcquireLock',
+      'WasItDone',
+      'Locked',
       'DoWork',
       'MoreWork',
       'RenewLock',
@@ -98,18 +102,41 @@ describe('locked-job on the AWS emulator, against the real functions', () => {
       'ReleaseLock',
       'Done',
     ]);
-    expect(run.output.release).toEqual({ outcome: 'released' });
+    expect(run.output.lock).toEqual({ leaseToken: expect.any(String), fencingToken: expect.any(String) });
+    expect(run.output.release).toEqual({ outcome: 'released', recorded: 'completed' });
     expect(await heldBy('moto-job-1')).toEqual([]);
   });
 
-  it('a failing work step still releases, then fails with the work error (JobFailed, ErrorPath)', async () => {
+  it('a second execution with the same jobId after the first completed succeeds with the recorded result without running DoWork', async () => {
+    const first = uniqueName('exec-3');
+    work = async () => ({ done: true });
+    const done = await execute({ jobId: 'j3', ids: ['moto-job-3'] }, first);
+    expect(done.status).toBe('SUCCEEDED');
+    work = async () => {
+      throw new Error('the job ran twice');
+    };
+    const again = await execute({ jobId: 'j3', ids: ['moto-job-3'] }, uniqueName('exec-3-again'));
+    expect(again.status).toBe('SUCCEEDED');
+    expect(again.visited).toEqual(['AcquireLock', 'WasItDone', 'AlreadyDone']);
+    expect(calls).toEqual(['acquire']);
+    expect(again.output).toMatchObject({ status: 'completed', result: { done: true }, owner: first, fencingToken: done.output.lock.fencingToken });
+    expect(again.output).not.toHaveProperty('leaseToken');
+    expect(await heldBy('moto-job-3')).toEqual([]);
+  });
+
+  it('a failing work step still releases, recording the job as failed, then fails with the work error (JobFailed, ErrorPath)', async () => {
     work = async () => {
       throw Object.assign(new Error('disk full'), { name: 'WorkCrashed' });
     };
     const run = await execute({ jobId: 'j2', ids: ['moto-job-2'] }, uniqueName('exec-2'));
     expect(run).toMatchObject({ status: 'FAILED', error: 'WorkCrashed' });
-    expect(run.visited).toEqual(['AcquireLock', 'DoWork', 'ReleaseAfterFailure', 'JobFailed']);
+    expect(run.visited).toEqual(['AcquireLock', 'WasItDone', 'Locked', 'DoWork', 'ReleaseAfterFailure', 'JobFailed']);
     expect(calls).toEqual(['acquire', 'work', 'release']);
     expect(await heldBy('moto-job-2')).toEqual([]);
+    // Recorded as failed: the next execution with this jobId runs the job at once.
+    work = async () => ({ done: true });
+    const rerun = await execute({ jobId: 'j2', ids: ['moto-job-2'] }, uniqueName('exec-2-again'));
+    expect(rerun.status).toBe('SUCCEEDED');
+    expect(calls).toEqual(['acquire', 'work', 'release']);
   });
 });

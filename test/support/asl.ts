@@ -1,7 +1,8 @@
 /**
  * Just enough of Amazon States Language to run the example state machine against the real
- * handlers in-process: Task (lambda:invoke), Choice (BooleanEquals), Succeed, Fail; Parameters with
- * `.$` paths, ResultSelector, ResultPath, Retry (with scaled-down delays) and Catch.
+ * handlers in-process: Task (lambda:invoke), Choice (BooleanEquals, IsPresent), Pass, Succeed, Fail;
+ * Parameters with `.$` paths, ResultSelector, ResultPath, OutputPath, Retry (with scaled-down delays)
+ * and Catch. A path to a missing field throws (Step Functions fails the execution: States.Runtime).
  */
 type Json = any;
 
@@ -20,17 +21,32 @@ export interface RunResult {
   visited: string[];
 }
 
-export function readPath(path: string, input: Json, context: Json): Json {
+/** The value at `path`, undefined when it does not exist. */
+function lookUp(path: string, input: Json, context: Json): Json {
   const [root, rest] = path.startsWith('$$') ? [context, path.slice(2)] : [input, path.slice(1)];
   if (rest === '') return root;
   let node = root;
   for (const part of rest.replace(/^\./, '').split('.')) {
-    if (node === null || typeof node !== 'object') throw new Error(`States.Runtime: ${path} does not exist`);
+    if (node === null || typeof node !== 'object') return undefined;
     node = node[part];
   }
+  return node;
+}
+
+export function readPath(path: string, input: Json, context: Json): Json {
+  const node = lookUp(path, input, context);
   if (node === undefined) throw new Error(`States.Runtime: ${path} does not exist`);
   return node;
 }
+
+/** A Choice rule with one comparison (BooleanEquals, or IsPresent, which alone may name a missing path). */
+function choiceMatches(rule: Json, input: Json, context: Json): boolean {
+  if ('IsPresent' in rule) return (lookUp(rule.Variable, input, context) !== undefined) === rule.IsPresent;
+  if ('BooleanEquals' in rule) return readPath(rule.Variable, input, context) === rule.BooleanEquals;
+  throw new Error(`unsupported choice rule ${JSON.stringify(rule)}`);
+}
+
+const outputOf = (state: Json, data: Json, context: Json): Json => (state.OutputPath ? readPath(state.OutputPath, data, context) : data);
 
 function writePath(path: string | null | undefined, input: Json, result: Json): Json {
   if (path === null) return input;
@@ -73,7 +89,7 @@ export async function runStateMachine(
     visited.push(name);
     switch (state.Type) {
       case 'Succeed':
-        return { status: 'SUCCEEDED', output: data, visited };
+        return { status: 'SUCCEEDED', output: outputOf(state, data, context), visited };
       case 'Fail':
         return {
           status: 'FAILED',
@@ -82,8 +98,15 @@ export async function runStateMachine(
           visited,
         };
       case 'Choice': {
-        const choice = (state.Choices as Json[]).find((rule) => readPath(rule.Variable, data, context) === rule.BooleanEquals);
+        const choice = (state.Choices as Json[]).find((rule) => choiceMatches(rule, data, context));
         name = choice ? choice.Next : state.Default;
+        continue;
+      }
+      case 'Pass': {
+        const result = state.Parameters ? applyTemplate(state.Parameters, data, context) : 'Result' in state ? state.Result : data;
+        data = outputOf(state, writePath(state.ResultPath, data, result), context);
+        if (state.End) return { status: 'SUCCEEDED', output: data, visited };
+        name = state.Next;
         continue;
       }
       case 'Task': {
@@ -114,7 +137,7 @@ export async function runStateMachine(
           continue;
         }
         const selected = state.ResultSelector ? applyTemplate(state.ResultSelector, outcome.result, context) : outcome.result;
-        data = writePath(state.ResultPath, data, selected);
+        data = outputOf(state, writePath(state.ResultPath, data, selected), context);
         if (state.End) return { status: 'SUCCEEDED', output: data, visited };
         name = state.Next;
         continue;

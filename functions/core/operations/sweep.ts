@@ -7,12 +7,18 @@ import { isLive, replaceOp, settleFences } from '../lock-document.js';
 import type { StoredTicket, SweepReport } from '../model.js';
 import { handOver, reservedFor } from '../queue.js';
 import type { StoredLock, WriteOp } from '../store.js';
+import { workEndsAt } from '../work.js';
 import { writeUntilSettled } from '../write-loop.js';
 import type { EngineContext } from './context.js';
 import { wake } from './wake-waiters.js';
-import { workEndsAt } from '../work.js';
 
-const deleteOp = (lock: StoredLock): WriteOp => ({ kind: 'delete', docId: lock.docId, ifSeqNo: lock.seqNo, ifPrimaryTerm: lock.primaryTerm, index: lock.index });
+const deleteOp = (lock: StoredLock): WriteOp => ({
+  kind: 'delete',
+  docId: lock.docId,
+  ifSeqNo: lock.seqNo,
+  ifPrimaryTerm: lock.primaryTerm,
+  index: lock.index,
+});
 
 export async function sweep(context: EngineContext, options: { batchSize?: number; maxBatches?: number } = {}): Promise<SweepReport> {
   const { settings, store } = context;

@@ -4,7 +4,7 @@
  * and then takes the work on, on the work's own document. Its release may record the outcome, which
  * only the lease that took the work on last can do, and only while it still holds the lock.
  */
-import { LeaseLostError, LockHeldError, ValidationError, WorkInProgressError } from '../errors.js';
+import { LeaseLostError, LockHeldError, LockOutcomeUnknownError, StoreUnavailableError, ValidationError, WorkInProgressError } from '../errors.js';
 import { maxFencingToken } from '../fencing.js';
 import { planKeys } from '../keys.js';
 import { decodeToken } from '../lease-token.js';
@@ -48,30 +48,53 @@ export async function acquireWork(context: EngineContext, request: WorkRequest):
  * Takes the work on under the grant, on the version read before (or re-read when it changed). We hold
  * the lock exclusively, so a claim by another lease is stale: that lease no longer holds the lock.
  * If the work was completed meanwhile (by the holder before us), the grant is given back and the
- * recorded result answered.
+ * recorded result answered. Whatever fails after the grant gives the grant back first: a failed
+ * acquire holds nothing, or says it may (LockOutcomeUnknownError).
  */
 async function takeOn(context: EngineContext, request: WorkRequest, grant: Grant, seen: StoredLock | null): Promise<Grant | CompletedWork> {
   const { settings, store } = context;
-  let current = seen;
-  for (let round = 0; round < WORK_WRITE_ROUNDS; round++) {
-    const now = settings.now();
-    const taker = { lease: grant.leaseId, owner: request.owner, fencingToken: grant.fencingToken, expiresAt: grant.expiresAt };
-    const op = claimWorkOp(current, request.target.namespace, request.work.keyHash, taker, now);
-    if (!op) return giveBack(context, grant, current);
-    const [outcome] = await store.write([op]);
-    if (outcome?.ok) return grant;
-    current = await readWork(context, request);
+  try {
+    let current = seen;
+    for (let round = 0; round < WORK_WRITE_ROUNDS; round++) {
+      const now = settings.now();
+      // Decided once, at one instant: the answer is the state the decision saw.
+      const state = workState(current, now, settings.maxClockSkewMs);
+      if (state.kind === 'completed') {
+        await release(context, ownedTokenOf(context, grant));
+        return state.answer;
+      }
+      const taker = { lease: grant.leaseId, owner: request.owner, fencingToken: grant.fencingToken, expiresAt: grant.expiresAt };
+      const [outcome] = await store.write([claimWorkOp(current, request.target.namespace, request.work.keyHash, taker, now)!]);
+      if (outcome?.ok) return grant;
+      current = await readWork(context, request);
+    }
+    throw inProgress(context, request, undefined, undefined);
+  } catch (error) {
+    throw await giveBack(context, request, grant, error as Error);
   }
-  await release(context, ownedTokenOf(context, grant)).catch(() => undefined);
-  throw inProgress(context, request, undefined, undefined);
 }
 
-/** The work was completed while we waited for the lock: nothing to do, and nothing held. */
-async function giveBack(context: EngineContext, grant: Grant, done: StoredLock | null): Promise<CompletedWork> {
-  await release(context, ownedTokenOf(context, grant));
-  const state = workState(done, context.settings.now(), context.settings.maxClockSkewMs);
-  if (state.kind !== 'completed') throw new Error('work document without a completed outcome refused a claim');
-  return state.answer;
+/**
+ * The grant given back after a failure that followed it. A claim whose answer was lost may have
+ * landed: it names our lease, which no longer holds the lock, so the next delivery replaces it.
+ */
+async function giveBack(context: EngineContext, request: WorkRequest, grant: Grant, error: Error): Promise<Error> {
+  try {
+    await release(context, ownedTokenOf(context, grant));
+  } catch (releaseError) {
+    const mayHoldUntil = grant.expiresAt + context.settings.maxClockSkewMs;
+    return new LockOutcomeUnknownError(
+      `Taking the work on failed (${error.message}) and the lock it was granted could not be given back: it stays held until ${new Date(mayHoldUntil).toISOString()} at most. Retry after that.`,
+      { operation: 'acquire', ...(request.requestId ? { requestId: request.requestId } : {}), mayHoldUntil, cause: releaseError },
+    );
+  }
+  if (error instanceof StoreUnavailableError && error.context.ambiguous) {
+    return new StoreUnavailableError('The lock store failed while the work was being taken on; nothing is held. Retry.', {
+      operation: 'acquire',
+      cause: error,
+    });
+  }
+  return error;
 }
 
 /**
@@ -127,7 +150,13 @@ const readWork = async (context: EngineContext, request: WorkRequest): Promise<S
   return (await context.store.readPrimary([docId])).get(docId) ?? null;
 };
 
-function inProgress(context: EngineContext, request: WorkRequest, owner: string | undefined, since: number | undefined, cause?: LockHeldError): WorkInProgressError {
+function inProgress(
+  context: EngineContext,
+  request: WorkRequest,
+  owner: string | undefined,
+  since: number | undefined,
+  cause?: LockHeldError,
+): WorkInProgressError {
   return new WorkInProgressError(undefined, {
     keyHash: request.work.keyHash,
     ...(owner !== undefined ? { owner } : {}),
