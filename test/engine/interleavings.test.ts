@@ -16,8 +16,16 @@
  * to lose an answer after applying a write, nor to answer from a chosen stale copy, on demand.
  * Everything else runs on the real node.
  *
+ * The work workload (completion records, operations/work.ts) delivers a few messages, each naming
+ * its work by an idempotency key, at least once: some twice at once, some again later (after the
+ * record expired, or after a delivery crashed, paused past its lease or recorded `failed`). Besides
+ * the lock's own checks, it asserts that two runs of one key's work never both complete while the
+ * first record is unexpired, that a recorded result is never lost before its expiry (every later
+ * acquire that reads it answers it, never a grant), and that only a lease that held the lock records.
+ *
  * A failure prints its seed; replay it with INTERLEAVING_SEED=<seed> INTERLEAVING_RUNS=1 (the
- * engine's own jitter is seeded too). INTERLEAVING_SURVEY=1 runs every schedule and counts the
+ * engine's own jitter is seeded too). INTERLEAVING_WORK_RUNS=<n> sets the work workload's
+ * schedules. INTERLEAVING_SURVEY=1 runs every schedule and counts the
  * violations by the circumstances of the holds involved, instead of stopping at the first;
  * INTERLEAVING_STALE_READS=<rate> and INTERLEAVING_NESTING=off override the two settings below.
  */
@@ -30,19 +38,33 @@ import {
   LockHeldError,
   LockOutcomeUnknownError,
   StoreUnavailableError,
+  WorkInProgressError,
 } from '../../functions/core/errors.js';
 import { compareFencingTokens } from '../../functions/core/fencing.js';
 import { lockDocId } from '../../functions/core/keys.js';
-import type { Grant, GrantedKey, HolderMode, RequestedMode, StoredHolder } from '../../functions/core/model.js';
+import type {
+  CompletedWork,
+  Grant,
+  GrantedKey,
+  HolderMode,
+  LockTarget,
+  RequestedMode,
+  StoredHolder,
+  StoredWork,
+  WorkStatus,
+} from '../../functions/core/model.js';
 import { LockService } from '../../functions/core/service.js';
 import type { LockStore, StoredLock, WriteOp, WriteOutcome } from '../../functions/core/store.js';
 import type { WakeChannel, WakeDelivery, WakeMessage, WakeNotifier } from '../../functions/core/wake.js';
+import { workDocId, workKeyHash } from '../../functions/core/work.js';
 import { MemoryLockStore } from '../support/memory-store.js';
 import { type CopyEpisodes, Scheduler, type StaleAnswer, scheduledStore, seededRandom } from '../support/scheduler.js';
 
 const RUNS = Number(process.env.INTERLEAVING_RUNS ?? 3_000);
 /** Schedules of the queue workload (channel waiters, in-call waiters, a busy sweeper); INTERLEAVING_RUNS=1 replays one seed of either. */
 const QUEUE_RUNS = Number(process.env.INTERLEAVING_QUEUE_RUNS ?? process.env.INTERLEAVING_RUNS ?? 1_000);
+/** Schedules of the work workload (completion records); INTERLEAVING_RUNS=1 replays one seed of it too. */
+const WORK_RUNS = Number(process.env.INTERLEAVING_WORK_RUNS ?? process.env.INTERLEAVING_RUNS ?? 500);
 const FIRST_SEED = Number(process.env.INTERLEAVING_SEED ?? Math.floor(Math.random() * 1e9));
 const SURVEY = process.env.INTERLEAVING_SURVEY !== undefined;
 /** A survey prints a line of progress this often (schedules). */
@@ -50,7 +72,7 @@ const SURVEY_PROGRESS_EVERY = 5_000;
 /** Schedules run with clocks beyond the skew bound, to show what breaks there. */
 const BEYOND_RUNS = Number(process.env.INTERLEAVING_BEYOND_RUNS ?? 300);
 /** Long enough for a survey of the schedules asked for (about 40 ms each on this machine kind). */
-const SURVEY_TIMEOUT_MS = Math.max(300_000, Math.max(RUNS, QUEUE_RUNS) * 100);
+const SURVEY_TIMEOUT_MS = Math.max(300_000, Math.max(RUNS, QUEUE_RUNS, WORK_RUNS) * 100);
 /**
  * The share of plain reads (and searches below a tree path) that a lagging copy answers while it
  * lags, as the store contract allows (0: every answer comes from the primary, and no partitions).
@@ -100,6 +122,17 @@ const WORKLOADS: ReadonlyArray<readonly TargetFields[]> = [
   TARGETS,
   TARGETS.filter((target) => target.granularity === 'document'),
   TARGETS.filter((target) => target.granularity === 'tree'),
+];
+
+/**
+ * The work workload's messages take their lock on one of these (exclusively, as work does): a
+ * document, two documents, a directory and a file below it, so that messages meet on a lock.
+ */
+const WORK_TARGETS: readonly TargetFields[] = [
+  { granularity: 'document', ids: ['a'] },
+  { granularity: 'document', ids: ['a', 'b'] },
+  { granularity: 'tree', path: '/r/x' },
+  { granularity: 'tree', path: '/r/x/1' },
 ];
 
 /** The README's compatibility table, written out again: the checker must not share the engine's copy. */
@@ -161,6 +194,8 @@ interface Hold {
   staleLoss: boolean;
   /** The circumstances of its call: waited (waitMs > 0), delivered twice. */
   call: Call;
+  /** The work workload: the message whose work this grant took on (acquireWork). */
+  work?: string;
 }
 
 /** One call of a client: what every delivery of it asks for. */
@@ -203,6 +238,77 @@ interface Outcome {
   /** The operator's steps: forced re-creations (they drop every holder) and adoptions of a restored copy (they keep them). */
   recreations: number;
   adoptions: number;
+  /** The work workload's log (undefined in the others). */
+  work?: WorkLog;
+}
+
+/**
+ * A message of the work workload: its work is named by an idempotency key (or, `byRequestId`, by
+ * the requestId its deliveries share: `idempotencyKey: true`). `sameCaller`: every delivery is the
+ * same call again (one owner and requestId), so a later one takes an earlier one's grant over.
+ */
+interface Message {
+  name: string;
+  target: TargetFields;
+  key: string;
+  byRequestId: boolean;
+  sameCaller: boolean;
+  /** How many times it is delivered (each delivery is an actor of its own). */
+  deliveries: number;
+  /** The work's document (functions/core/work.ts), to know its writes and reads. */
+  docId: string;
+}
+
+/** One acquireWork call, on the simulation's true time: when it started, first read the work's document, and answered. */
+interface WorkCall {
+  message: string;
+  owner: string;
+  startedAt: number;
+  readAt?: number;
+  answeredAt?: number;
+  answer?: { kind: 'grant'; leaseId: string } | { kind: 'completed'; answer: CompletedWork } | { kind: 'error'; error: string };
+}
+
+/** One release that asked to record an outcome (a retry after an error is another). */
+interface RecordTry {
+  message: string;
+  owner: string;
+  leaseId: string;
+  status: WorkStatus;
+  result: unknown;
+  sentAt: number;
+  /** The primary, when it was sent: the lease held every key of its lock, unexpired by the sender's clock. */
+  heldAtSend: boolean;
+  /** An outcome of this lease was on the primary already when it was sent (a retry whose first answer was lost). */
+  recordedBefore: boolean;
+  answer?: WorkStatus | 'not recorded' | 'trouble';
+  answeredAt?: number;
+}
+
+/** An outcome as the primary applied it (whatever its writer heard), with its expiry on true time. */
+interface AppliedRecord {
+  message: string;
+  lease: string;
+  owner: string;
+  status: WorkStatus;
+  result: unknown;
+  fencingToken: string;
+  at: number;
+  expiresAt: number;
+  /** Until when every process sees it unexpired: its expiry by its recorder's clock, less the skew bound, on true time. */
+  keptUntil: number;
+  /** When it left the primary (replaced, or deleted by the sweeper), and how. */
+  gone?: { at: number; how: string };
+}
+
+interface WorkLog {
+  messages: Message[];
+  calls: WorkCall[];
+  records: RecordTry[];
+  applied: AppliedRecord[];
+  /** What broke as it happened: a completed record taken off the primary, or a second one applied, before the first's expiry. */
+  problems: string[];
+  figures: { runs: number; paused: number; crashed: number; renewed: number };
 }
 
 /**
@@ -238,9 +344,11 @@ class WatchedStore extends MemoryLockStore {
   onRemoved?: (holder: StoredHolder, docId: string) => void;
   /** A ticket left a document's queue: `granted` when it became a holder there. */
   onTicketLeft?: (ticket: string, docId: string, granted: boolean) => void;
+  /** A write changed a work document (created, replaced or deleted it): its work before and after. */
+  onWork?: (docId: string, before: StoredWork | undefined, after: StoredWork | undefined) => void;
 
   override async write(ops: readonly WriteOp[]): Promise<WriteOutcome[]> {
-    if (!this.onRemoved && !this.onTicketLeft) return super.write(ops);
+    if (!this.onRemoved && !this.onTicketLeft && !this.onWork) return super.write(ops);
     const docIds = [...new Set(ops.map((op) => op.docId))];
     const before = await super.read(docIds);
     const outcomes = await super.write(ops);
@@ -252,6 +360,8 @@ class WatchedStore extends MemoryLockStore {
       for (const ticket of before.get(docId)?.body.queue ?? []) {
         if (!queued.has(ticket.ticket)) this.onTicketLeft?.(ticket.ticket, docId, remaining.has(ticket.ticket));
       }
+      const [was, is] = [before.get(docId), after.get(docId)];
+      if ((was?.body.work || is?.body.work) && was?.seqNo !== is?.seqNo) this.onWork?.(docId, was?.body.work, is?.body.work);
     }
     return outcomes;
   }
@@ -281,8 +391,17 @@ function notingLostDrops(store: LockStore, lostDrops: Set<string>): LockStore {
  * One schedule. `queue`: the queue workload: fewer clients, channel waiters (some that die, some
  * whose task token expires), a sweeper that runs often (it hands over, tells again, tells the lost),
  * and at the end the clock moved past every ticket and lease and the sweeper run a few times more.
+ * `work`: the work workload: deliveries of a few messages whose work runs once (acquireWork, and a
+ * release that records the outcome), one plain client, a sweeper that runs often (it deletes
+ * records and claims that ended), the thief (who also tries to record) and a primary promotion.
  */
-async function runSchedule(seed: number, queue = false, clocks = CLOCKS): Promise<{ outcome: Outcome; store: MemoryLockStore; scheduler: Scheduler }> {
+async function runSchedule(
+  seed: number,
+  kind: 'locks' | 'queue' | 'work' = 'locks',
+  clocks = CLOCKS,
+): Promise<{ outcome: Outcome; store: MemoryLockStore; scheduler: Scheduler }> {
+  const queue = kind === 'queue';
+  const withWork = kind === 'work';
   const scheduler = new Scheduler(seed);
   const clockDraw = seededRandom(seed ^ 0x2545f491);
   const offsets = new Map<string, number>();
@@ -300,7 +419,7 @@ async function runSchedule(seed: number, queue = false, clocks = CLOCKS): Promis
   const realEnd = (expiresAt: number): number => expiresAt - offset();
   scheduler.actor = () => actors.getStore();
   // A replay of one seed shows every step.
-  if (RUNS === 1) scheduler.traceLength = Number.POSITIVE_INFINITY;
+  if (RUNS === 1 || (withWork && WORK_RUNS === 1)) scheduler.traceLength = Number.POSITIVE_INFINITY;
   const memory = new WatchedStore();
   const outcome: Outcome = {
     holds: [],
@@ -349,7 +468,11 @@ async function runSchedule(seed: number, queue = false, clocks = CLOCKS): Promis
     },
   });
   const waiters = new Map<string, Waiter>();
-  const engine = new LockService(queue ? notingLostDrops(store, outcome.lostDrops) : store, {
+  /** The work workload: the acquireWork call each delivery has in flight (its first read of the work's document is noted), and who each lease is. */
+  const workCalls = new Map<string, [WorkCall, string]>();
+  const leaseActors = new Map<string, string>();
+  if (withWork) outcome.work = watchWork();
+  const engine = new LockService(queue ? notingLostDrops(store, outcome.lostDrops) : withWork ? notingWorkReads(store) : store, {
     ...(queue
       ? {
           notifier: simulatedNotifier(),
@@ -370,6 +493,8 @@ async function runSchedule(seed: number, queue = false, clocks = CLOCKS): Promis
     retry: { baseDelayMs: 5, maxDelayMs: 40 },
     maxRetryAfterMs: 40,
     ...(seed % 2 === 0 ? { tokenSigningKey: Buffer.alloc(32, 5) } : {}),
+    // Records short enough to expire inside a schedule.
+    ...(withWork ? { work: { recordTtlMs: { defaultMs: 300, minMs: 1, maxMs: 10_000 } } } : {}),
   });
 
   const workload = scheduler.pick(WORKLOADS);
@@ -394,26 +519,7 @@ async function runSchedule(seed: number, queue = false, clocks = CLOCKS): Promis
       const misled = watchStale();
       try {
         const grant = await engine.acquire({ namespace: NAMESPACE, ...target, mode, owner, ttlMs, waitMs, ...(requestId ? { requestId } : {}) });
-        outcome.granted.add(owner);
-        outcome.failed.delete(owner);
-        const hold: Hold = {
-          owner,
-          token: grant.leaseToken,
-          leaseId: grant.leaseId,
-          granularity: target.granularity,
-          fencingToken: grant.fencingToken,
-          keys: coveredKeys(target, mode, grant),
-          grantedKeys: grant.keys,
-          segments: [[scheduler.now, realEnd(grant.expiresAt)]],
-          lateRenewals: new Set(),
-          staleRenewals: new Set(),
-          staleAcquire: misled(grant.leaseId),
-          staleLoss: false,
-          call,
-        };
-        outcome.holds.push(hold);
-        await checkBacked(hold, grant.keys, grant.expiresAt, 'grant');
-        return hold;
+        return await holdFor(call, grant, misled);
       } catch (error) {
         if (error instanceof LockOutcomeUnknownError) outcome.unknown.add(owner);
         else outcome.failed.set(owner, (error as Error).message);
@@ -423,6 +529,31 @@ async function runSchedule(seed: number, queue = false, clocks = CLOCKS): Promis
       }
     }
     return undefined;
+  }
+
+  /** A grant handed out to `call`: a hold from now until its expiry by the holder's clock, backed on the primary. */
+  async function holdFor(call: Call, grant: Grant, misled: (lease: string) => ReadonlySet<StaleAnswer['kind']>, work?: string): Promise<Hold> {
+    outcome.granted.add(call.owner);
+    outcome.failed.delete(call.owner);
+    const hold: Hold = {
+      owner: call.owner,
+      token: grant.leaseToken,
+      leaseId: grant.leaseId,
+      granularity: call.target.granularity,
+      fencingToken: grant.fencingToken,
+      keys: coveredKeys(call.target, call.mode, grant),
+      grantedKeys: grant.keys,
+      segments: [[scheduler.now, realEnd(grant.expiresAt)]],
+      lateRenewals: new Set(),
+      staleRenewals: new Set(),
+      staleAcquire: misled(grant.leaseId),
+      staleLoss: false,
+      call,
+      ...(work !== undefined ? { work } : {}),
+    };
+    outcome.holds.push(hold);
+    await checkBacked(hold, grant.keys, grant.expiresAt, 'grant');
+    return hold;
   }
 
   /**
@@ -519,6 +650,15 @@ async function runSchedule(seed: number, queue = false, clocks = CLOCKS): Promis
       );
       if (renewed !== 'refused' || released !== 'refused')
         outcome.problems.push(`a wrong secret was accepted for ${victim.owner}: renew ${renewed}, release ${released}`);
+      // With work, the thief also tries to record an outcome of its own: an answer `recorded` may only repeat the victim's own record.
+      if (withWork && victim.work !== undefined) {
+        const recorded = await engine.release({ leaseToken: forged, record: { status: 'completed', result: 'forged', ttlMs: 200 } }).then(
+          (result) => (outcome.work!.applied.some((record) => record.lease === victim.leaseId) ? 'refused' : `recorded ${result.recorded}`),
+          (error: unknown) =>
+            error instanceof LeaseTokenMismatchError || error instanceof LeaseLostError || expectedTrouble(error) ? 'refused' : String(error),
+        );
+        if (recorded !== 'refused') outcome.problems.push(`a wrong secret recorded an outcome for ${victim.owner}: ${recorded}`);
+      }
     }
   }
 
@@ -719,6 +859,267 @@ async function runSchedule(seed: number, queue = false, clocks = CLOCKS): Promis
     }
   }
 
+  /**
+   * The work workload's messages (drawn first), and the watch on their work documents: every outcome
+   * the primary applies, with when it stops being everyone's answer (`keptUntil`); a completed one
+   * that leaves the primary before then (replaced by a claim, or deleted by the sweeper), and a
+   * second completed one applied before then, break it as they happen.
+   */
+  function watchWork(): WorkLog {
+    const messages = [0, 1, 2].map((index): Message => {
+      const name = `m${index}`;
+      const target = scheduler.pick(WORK_TARGETS);
+      const sameCaller = scheduler.chance(0.25);
+      const byRequestId = sameCaller && scheduler.chance(0.5);
+      const key = byRequestId ? `msg-${name}` : `key-${name}`;
+      const deliveries = 1 + Math.floor(scheduler.random() * 3);
+      const docId = workDocId(NAMESPACE, workKeyHash({ namespace: NAMESPACE, ...target } as LockTarget, key));
+      return { name, target, key, byRequestId, sameCaller, deliveries, docId };
+    });
+    const log: WorkLog = { messages, calls: [], records: [], applied: [], problems: [], figures: { runs: 0, paused: 0, crashed: 0, renewed: 0 } };
+    /** An instant by a lease's clock (its delivery's), on true time. */
+    const trueTime = (at: number, lease: string): number => at - (offsets.get(leaseActors.get(lease) ?? '') ?? 0);
+    type Recorded = NonNullable<StoredWork['outcome']>;
+    const same = (a: Recorded | undefined, b: Recorded | undefined): boolean => a?.lease === b?.lease && a?.recordedAt === b?.recordedAt;
+    memory.onWork = (docId, before, after) => {
+      const message = messages.find((candidate) => candidate.docId === docId)?.name ?? docId;
+      const [was, is] = [before?.outcome, after?.outcome];
+      if (was && !same(was, is)) {
+        const record = log.applied.find((applied) => applied.lease === was.lease);
+        const how = !after ? 'deleted' : is ? `replaced by ${is.owner}'s ${is.status} record` : `replaced by ${after.claim?.owner}'s claim`;
+        if (record) record.gone = { at: scheduler.now, how };
+        if (was.status === 'completed' && record && scheduler.now < record.keptUntil) {
+          log.problems.push(
+            `recorded result lost: ${message}'s result recorded by ${was.owner} (kept until ${record.keptUntil}) was ${how} at ${scheduler.now}`,
+          );
+        }
+      }
+      if (!is || same(was, is)) return;
+      if (is.result === 'forged') log.problems.push(`forged record: the thief's record for ${message} was applied`);
+      if (is.status === 'completed') {
+        for (const earlier of log.applied) {
+          if (earlier.message !== message || earlier.status !== 'completed' || scheduler.now >= earlier.keptUntil) continue;
+          log.problems.push(
+            `completed twice: ${message} recorded completed by ${is.owner} at ${scheduler.now}, while ${earlier.owner}'s record was kept until ${earlier.keptUntil}`,
+          );
+        }
+      }
+      log.applied.push({
+        message,
+        lease: is.lease,
+        owner: is.owner,
+        status: is.status,
+        result: is.result,
+        fencingToken: is.fencingToken,
+        at: scheduler.now,
+        expiresAt: is.expiresAt,
+        keptUntil: trueTime(is.expiresAt, is.lease) - SKEW,
+      });
+    };
+    return log;
+  }
+
+  /** The store as the engine sees it in the work workload: a delivery's first read of its work's document is noted on its call, on true time. */
+  function notingWorkReads(inner: LockStore): LockStore {
+    return {
+      ...inner,
+      readPrimary: (ids) => {
+        const [call, docId] = workCalls.get(actors.getStore() ?? '') ?? [];
+        return inner.readPrimary(ids).then((found) => {
+          if (call && docId && call.readAt === undefined && ids.includes(docId)) call.readAt = scheduler.now;
+          return found;
+        });
+      },
+    };
+  }
+
+  /** Whether the primary has `hold`'s lease on every key of its lock, unexpired by the holder's clock (a look at the store, not a step). */
+  async function heldOnPrimary(hold: Hold): Promise<boolean> {
+    const docIds = hold.grantedKeys.map((key) => lockDocId(NAMESPACE, hold.granularity, key.key));
+    const primary = await memory.read(docIds);
+    const now = scheduler.now + offset();
+    return docIds.every((docId) => (expiryOf(primary.get(docId), hold.leaseId) ?? Number.NEGATIVE_INFINITY) > now);
+  }
+
+  /**
+   * One acquireWork of a delivery (tried again with its requestId when its outcome is unknown): a
+   * hold that has taken the work on, the recorded result, or `refused` (in progress, or held).
+   */
+  async function acquireWorkOnce(message: Message, call: Call): Promise<Hold | CompletedWork | 'refused' | undefined> {
+    const { owner, target, ttlMs, waitMs, requestId } = call;
+    const actor = actors.getStore() ?? '';
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const misled = watchStale();
+      const log: WorkCall = { message: message.name, owner, startedAt: scheduler.now };
+      outcome.work!.calls.push(log);
+      workCalls.set(actor, [log, message.docId]);
+      try {
+        const answer = await engine.acquireWork({
+          namespace: NAMESPACE,
+          ...target,
+          mode: 'exclusive',
+          owner,
+          ttlMs,
+          waitMs,
+          ...(requestId ? { requestId } : {}),
+          idempotencyKey: message.byRequestId ? true : message.key,
+        });
+        log.answeredAt = scheduler.now;
+        if ('leaseToken' in answer) {
+          log.answer = { kind: 'grant', leaseId: answer.leaseId };
+          leaseActors.set(answer.leaseId, actor);
+          return await holdFor(call, answer, misled, message.name);
+        }
+        if (answer.status === 'completed') {
+          log.answer = { kind: 'completed', answer };
+          return answer;
+        }
+        outcome.problems.push(`acquireWork of ${owner} answered ${answer.status} without a wake channel`);
+        return undefined;
+      } catch (error) {
+        log.answeredAt = scheduler.now;
+        log.answer = { kind: 'error', error: (error as Error).name };
+        if (error instanceof LockOutcomeUnknownError) outcome.unknown.add(owner);
+        else outcome.failed.set(owner, (error as Error).message);
+        if (error instanceof WorkInProgressError || error instanceof LockHeldError) return 'refused';
+        if (!expectedTrouble(error) && !(error instanceof LockOutcomeUnknownError)) {
+          outcome.problems.push(`acquireWork of ${owner} failed unexpectedly: ${String(error)}`);
+          return undefined;
+        }
+        // Only a retry with the requestId can claim what an unknown outcome may hold.
+        const retryable = error instanceof LockOutcomeUnknownError || error instanceof StoreUnavailableError;
+        if (!(retryable && requestId)) return undefined;
+      } finally {
+        workCalls.delete(actor);
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * The work under a grant: it runs a while (renewed now and then), some deliveries stop past their
+   * lease (a pause), some crash, then it records its outcome as it releases (`completed` with a result
+   * of its own, or `failed`), trying again after trouble. `done`: this delivery is done with the
+   * message (completed, or it crashed); `again`: its queue brings the message back to it.
+   */
+  async function runWork(message: Message, hold: Hold): Promise<'done' | 'again'> {
+    const figures = outcome.work!.figures;
+    figures.runs++;
+    let leaseToken = hold.token;
+    const cut = (at: number): void => {
+      for (const segment of hold.segments) segment[1] = Math.min(segment[1], at);
+    };
+    await scheduler.sleep(scheduler.random() * 80);
+    if (scheduler.chance(0.3)) {
+      try {
+        const renewal = await engine.renew({ leaseToken, ttlMs: hold.call.ttlMs });
+        leaseToken = renewal.leaseToken;
+        figures.renewed++;
+        hold.segments.push([scheduler.now, realEnd(renewal.expiresAt)]);
+        await checkBacked(hold, hold.grantedKeys, renewal.expiresAt, 'renewal');
+      } catch (error) {
+        // Told that it lost the lease, a holder stops at once (and records nothing).
+        if (error instanceof LeaseLostError) {
+          cut(scheduler.now);
+          return 'again';
+        }
+        if (!expectedTrouble(error)) outcome.problems.push(`renew of ${hold.owner} failed unexpectedly: ${String(error)}`);
+      }
+      await scheduler.sleep(scheduler.random() * 60);
+    }
+    // A process stopped past its lease (garbage collection, a slow disk) records late: it must be refused.
+    if (scheduler.chance(0.2)) {
+      figures.paused++;
+      await scheduler.sleep(Math.max(0, hold.segments.at(-1)![1] - scheduler.now) + scheduler.random() * 100);
+    }
+    if (scheduler.chance(0.1)) {
+      figures.crashed++;
+      return 'done';
+    }
+    const status: WorkStatus = scheduler.chance(0.15) ? 'failed' : 'completed';
+    const result = status === 'completed' ? { by: hold.owner, lease: hold.leaseId } : { error: `${hold.owner} gave up` };
+    // Short enough to expire inside the schedule, so that later deliveries run the work again.
+    const ttlMs = 50 + Math.floor(scheduler.random() * 1_150);
+    cut(scheduler.now);
+    for (let tries = 0; tries < 3; tries++) {
+      const sent: RecordTry = {
+        message: message.name,
+        owner: hold.owner,
+        leaseId: hold.leaseId,
+        status,
+        result,
+        sentAt: scheduler.now,
+        heldAtSend: await heldOnPrimary(hold),
+        recordedBefore: outcome.work!.applied.some((record) => record.lease === hold.leaseId),
+      };
+      outcome.work!.records.push(sent);
+      try {
+        const answer = await engine.release({ leaseToken, record: { status, result, ttlMs } });
+        sent.answeredAt = scheduler.now;
+        sent.answer = answer.recorded ?? 'trouble';
+        if (answer.recorded !== status) outcome.problems.push(`release of ${hold.owner} recording ${status} answered recorded ${answer.recorded}`);
+        return status === 'completed' ? 'done' : 'again';
+      } catch (error) {
+        sent.answeredAt = scheduler.now;
+        if (error instanceof LeaseLostError) {
+          sent.answer = 'not recorded';
+          return 'again';
+        }
+        sent.answer = 'trouble';
+        if (!expectedTrouble(error)) {
+          outcome.problems.push(`release of ${hold.owner} recording ${status} failed unexpectedly: ${String(error)}`);
+          return 'again';
+        }
+        await scheduler.sleep(5 + scheduler.random() * 30);
+      }
+    }
+    return 'again';
+  }
+
+  /**
+   * One delivery of a message: acquireWork until this delivery is done with it (answered the recorded
+   * result, ran it and recorded `completed`, or crashed). After a refusal (in progress, held), trouble,
+   * a `failed` record or a record refused, the message comes back to it a while later (up to three tries).
+   */
+  async function deliverWork(message: Message, delivery: number): Promise<void> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const owner = message.sameCaller ? message.name : `${message.name}.${delivery}${attempt > 0 ? `-${attempt}` : ''}`;
+      const requestId = message.sameCaller ? `msg-${message.name}` : scheduler.chance(0.5) ? `req-${owner}` : undefined;
+      const call: Call = {
+        owner,
+        target: message.target,
+        mode: 'exclusive',
+        ttlMs: 100 + Math.floor(scheduler.random() * 300),
+        waitMs: scheduler.chance(0.5) ? 100 + Math.floor(scheduler.random() * 300) : 0,
+        deliveries: message.sameCaller ? message.deliveries : 1,
+        ...(requestId ? { requestId } : {}),
+      };
+      outcome.calls.set(owner, call);
+      const answer = await acquireWorkOnce(message, call);
+      if (answer !== undefined && answer !== 'refused') {
+        if ('status' in answer) return;
+        if ((await runWork(message, answer)) === 'done') return;
+      }
+      await scheduler.sleep(20 + scheduler.random() * 200);
+    }
+  }
+
+  /** Every delivery of a message: the first soon, the others at once (duplicates racing) or much later (after the record may have expired). */
+  const deliveriesOf = (message: Message): Array<Promise<void>> =>
+    Array.from({ length: message.deliveries }, (_, index) =>
+      actors.run(`${message.name}#${index + 1}`, async () => {
+        await scheduler.sleep(index === 0 ? scheduler.random() * 100 : scheduler.chance(0.4) ? scheduler.random() * 40 : 100 + scheduler.random() * 900);
+        await deliverWork(message, index + 1);
+      }),
+    );
+
+  async function workSweeper(): Promise<void> {
+    for (let runs = 0; runs < 6; runs++) {
+      await scheduler.sleep(scheduler.random() * 300);
+      await engine.sweep({ batchSize: 3, maxBatches: 2 }).catch(() => undefined);
+    }
+  }
+
   const everyone = queue
     ? [
         ...[0, 1, 2].map((id) => client(id)),
@@ -728,7 +1129,15 @@ async function runSchedule(seed: number, queue = false, clocks = CLOCKS): Promis
         actors.run('failover', failover),
         actors.run('operator', operator),
       ]
-    : [...[0, 1, 2, 3].map((id) => client(id)), actors.run('thief', thief), actors.run('sweeper', sweeper), actors.run('failover', failover)];
+    : withWork
+      ? [
+          ...outcome.work!.messages.flatMap(deliveriesOf),
+          client(0),
+          actors.run('thief', thief),
+          actors.run('sweeper', workSweeper),
+          actors.run('failover', failover),
+        ]
+      : [...[0, 1, 2, 3].map((id) => client(id)), actors.run('thief', thief), actors.run('sweeper', sweeper), actors.run('failover', failover)];
   // The engine's jitter (backoff, contention pauses) comes from the seed too, so that a seed replays its schedule.
   const jitter = vi.spyOn(Math, 'random').mockImplementation(seededRandom(seed ^ 0x5bd1e995));
   try {
@@ -780,6 +1189,118 @@ function untold(outcome: Outcome, lostDrops = false): Waiter[] {
   );
 }
 
+/**
+ * The work workload's checks, on true time; a record is everyone's answer until `keptUntil` (its
+ * expiry by its recorder's clock, less the skew bound). (1) Every release answered `completed` had
+ * its record applied, and a key's completed records follow one another only once the one before is
+ * no longer kept: two runs never both complete. (2) A call that read the work's document after a
+ * completed record was answered, and before it stopped being kept, was answered that record, never a
+ * grant (the work would run again) nor anything else. (3) A release records only if its lease held
+ * every key of its lock on the primary, unexpired, when it was sent (or had recorded already: a retry
+ * whose first answer was lost). And every completed answer is a record some lease of that work made.
+ * What broke as it happened on the primary (`problems`) comes first.
+ */
+function workViolations(work: WorkLog): Violation[] {
+  const found: Violation[] = work.problems.map((text) => ({ text, shape: `work: ${text.split(':')[0]} (on the primary)` }));
+  const appliedOf = (lease: string): AppliedRecord | undefined => work.applied.find((record) => record.lease === lease);
+  const sameResult = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+  for (const message of work.messages) {
+    const completions = work.records.filter((sent) => sent.message === message.name && sent.status === 'completed' && sent.answer === 'completed');
+    const records: AppliedRecord[] = [];
+    for (const sent of completions) {
+      const record = appliedOf(sent.leaseId);
+      if (record?.status !== 'completed') {
+        found.push({
+          text: `recorded nothing: ${sent.owner}'s release was answered completed for ${message.name}, but the primary never had its record`,
+          shape: 'work: recorded nothing',
+        });
+      } else if (!records.includes(record)) records.push(record);
+      if (!sent.recordedBefore && !sent.heldAtSend) {
+        found.push({
+          text: `recorded without the lock: ${sent.owner}'s release, sent at ${sent.sentAt}, recorded ${message.name}'s result though its lease no longer held the lock on the primary`,
+          shape: 'work: recorded without the lock',
+        });
+      }
+    }
+    records.sort((a, b) => a.at - b.at);
+    for (const [index, later] of records.entries()) {
+      const earlier = records[index - 1];
+      if (!earlier || later.at >= earlier.keptUntil) continue;
+      found.push({
+        text: `completed twice: ${message.name} was recorded completed by ${earlier.owner} at ${earlier.at} (kept until ${earlier.keptUntil}), and again by ${later.owner} at ${later.at}`,
+        shape: 'work: completed twice',
+      });
+    }
+    for (const sent of completions) {
+      const record = appliedOf(sent.leaseId);
+      if (!record || sent.answeredAt === undefined) continue;
+      for (const call of work.calls) {
+        if (call.message !== message.name || call.readAt === undefined || call.readAt < sent.answeredAt || call.readAt >= record.keptUntil) continue;
+        const answer = call.answer;
+        if (answer?.kind === 'completed' && sameResult(answer.answer.result, record.result) && answer.answer.fencingToken === record.fencingToken) continue;
+        const told =
+          answer?.kind === 'completed'
+            ? `completed with ${JSON.stringify(answer.answer.result)}`
+            : answer?.kind === 'grant'
+              ? 'a grant: the work ran again'
+              : (answer?.error ?? 'nothing');
+        found.push({
+          text: `recorded result lost: ${call.owner} read ${message.name}'s work at ${call.readAt}, after ${sent.owner}'s record was answered (at ${sent.answeredAt}; kept until ${record.keptUntil}), and was answered ${told}`,
+          shape: `work: recorded result lost (answered ${answer?.kind ?? 'nothing'})`,
+        });
+      }
+    }
+  }
+  for (const call of work.calls) {
+    if (call.answer?.kind !== 'completed') continue;
+    const { answer } = call.answer;
+    const recorded = work.applied.some(
+      (record) =>
+        record.message === call.message &&
+        record.status === 'completed' &&
+        record.owner === answer.owner &&
+        record.fencingToken === answer.fencingToken &&
+        sameResult(record.result, answer.result),
+    );
+    if (!recorded) {
+      found.push({
+        text: `a result nobody recorded: ${call.owner} was answered ${JSON.stringify(answer)} for ${call.message}`,
+        shape: 'work: a result nobody recorded',
+      });
+    }
+  }
+  return found;
+}
+
+/** What a work schedule exercised. */
+function workFigures(work: WorkLog): Record<string, number> {
+  const kept = (call: WorkCall): boolean =>
+    call.readAt !== undefined &&
+    work.records.some((sent) => {
+      const record = sent.answer === 'completed' && sent.answeredAt !== undefined ? work.applied.find((applied) => applied.lease === sent.leaseId) : undefined;
+      return sent.message === call.message && record !== undefined && call.readAt! >= sent.answeredAt! && call.readAt! < record.keptUntil;
+    });
+  return {
+    ...work.figures,
+    calls: work.calls.length,
+    answeredCompleted: work.calls.filter((call) => call.answer?.kind === 'completed').length,
+    checkedAgainstARecord: work.calls.filter(kept).length,
+    inProgress: work.calls.filter((call) => call.answer?.kind === 'error' && call.answer.error === 'WorkInProgressError').length,
+    recordedCompleted: work.records.filter((sent) => sent.answer === 'completed').length,
+    recordedFailed: work.records.filter((sent) => sent.answer === 'failed').length,
+    notRecorded: work.records.filter((sent) => sent.answer === 'not recorded').length,
+    retriedRecords: work.records.filter((sent) => sent.recordedBefore).length,
+    // A completed record that ended and was followed by another run of the same work, in the schedule.
+    ranAgainAfterExpiry: work.calls.filter(
+      (call) =>
+        call.answer?.kind === 'grant' &&
+        work.applied.some((record) => record.message === call.message && record.status === 'completed' && record.at < call.answeredAt!),
+    ).length,
+    recordsSwept: work.applied.filter((record) => record.status === 'completed' && record.gone?.how === 'deleted').length,
+    recordsReplacedByClaims: work.applied.filter((record) => record.status === 'completed' && record.gone?.how.endsWith('claim')).length,
+  };
+}
+
 /** A fencing token's epoch: its lock index incarnation (functions/core/fencing.ts). */
 const epochOf = (token: string): bigint => BigInt(token) / 10n ** 16n;
 
@@ -799,6 +1320,7 @@ function violations(outcome: Outcome, store: MemoryLockStore): Violation[] {
     });
   }
   for (const { hold, text } of outcome.unbacked) found.push({ text, shape: `unbacked: ${shapeOf([hold], [hold.call])}` });
+  if (outcome.work) found.push(...workViolations(outcome.work));
   // Two deliveries of one call (same owner, same requestId): the later insertion takes the earlier
   // grant over (its fencing token is larger; judged on each grant's largest), so the earlier one
   // holds only until the later is granted.
@@ -901,6 +1423,12 @@ const SEEDS_THAT_BROKE_THE_QUEUE: number[] = [
   911417750,
 ];
 
+/**
+ * The same for the work workload (runSchedule's `work`): schedules that once ran a key's work twice
+ * to completion, lost a recorded result before its expiry, or recorded without the lock.
+ */
+const SEEDS_THAT_BROKE_THE_WORK: number[] = [1004, 5551768, 5550104, 5550014, 5550202, 5551593];
+
 describe('interleavings of concurrent calls', () => {
   it('keep the lock in every schedule that once broke it', async () => {
     for (const seed of SEEDS_THAT_BROKE_IT) {
@@ -965,7 +1493,7 @@ describe('interleavings of concurrent calls', () => {
 
   it('keep the queue in every schedule that once broke it', async () => {
     for (const seed of SEEDS_THAT_BROKE_THE_QUEUE) {
-      const { outcome, store } = await runSchedule(seed, true);
+      const { outcome, store } = await runSchedule(seed, 'queue');
       expect(violations(outcome, store).map((problem) => `seed ${seed}: ${problem.text}`)).toEqual([]);
     }
   });
@@ -995,7 +1523,7 @@ describe('interleavings of concurrent calls', () => {
       for (let run = 0; run < QUEUE_RUNS; run++) {
         const seed = FIRST_SEED + run;
         if (SURVEY && run > 0 && run % SURVEY_PROGRESS_EVERY === 0) console.log(`[survey] ${run}/${QUEUE_RUNS} queue schedules, ${failing} broke so far`);
-        const { outcome, store, scheduler } = await runSchedule(seed, true);
+        const { outcome, store, scheduler } = await runSchedule(seed, 'queue');
         figures.grants += outcome.holds.length;
         for (const waiter of outcome.waiters) {
           figures.waiters++;
@@ -1054,12 +1582,89 @@ describe('interleavings of concurrent calls', () => {
     SURVEY_TIMEOUT_MS,
   );
 
+  it('run work once in every schedule that once broke it', async () => {
+    for (const seed of SEEDS_THAT_BROKE_THE_WORK) {
+      const { outcome, store } = await runSchedule(seed, 'work');
+      expect(violations(outcome, store).map((problem) => `seed ${seed}: ${problem.text}`)).toEqual([]);
+    }
+  });
+
+  it(
+    `with deliveries of work that runs once: never two completed runs of a key while its record is kept, no recorded result lost before its expiry, records only under the lock, over ${WORK_RUNS} schedules`,
+    async () => {
+      // Survey: per shape of violation, the schedules that showed it and the first of them.
+      const shapes = new Map<string, { schedules: number; firstSeed: number; example: string }>();
+      let failing = 0;
+      const figures: Record<string, number> = {};
+      for (let run = 0; run < WORK_RUNS; run++) {
+        const seed = FIRST_SEED + run;
+        if (SURVEY && run > 0 && run % SURVEY_PROGRESS_EVERY === 0) console.log(`[survey] ${run}/${WORK_RUNS} work schedules, ${failing} broke so far`);
+        const { outcome, store, scheduler } = await runSchedule(seed, 'work');
+        const work = outcome.work!;
+        for (const [name, count] of Object.entries(workFigures(work))) figures[name] = (figures[name] ?? 0) + count;
+        const problems = violations(outcome, store);
+        if (problems.length === 0) continue;
+        if (SURVEY) {
+          failing++;
+          for (const shape of new Set(problems.map((problem) => problem.shape))) {
+            const entry = shapes.get(shape) ?? { schedules: 0, firstSeed: seed, example: problems.find((problem) => problem.shape === shape)!.text };
+            entry.schedules++;
+            shapes.set(shape, entry);
+          }
+          continue;
+        }
+        const messages = work.messages.map(
+          (message) =>
+            `${message.name}: ${JSON.stringify(message.target)} ${message.byRequestId ? 'key: the requestId' : `key ${message.key}`}, ${message.deliveries} deliveries${message.sameCaller ? ' of one call' : ''}`,
+        );
+        const calls = work.calls.map(
+          (call) =>
+            `${call.owner} (${call.message}) from ${call.startedAt}, read ${call.readAt ?? '-'}, answered at ${call.answeredAt ?? '-'}: ${JSON.stringify(call.answer)}`,
+        );
+        const records = work.records.map(
+          (sent) =>
+            `${sent.owner} lease ${sent.leaseId} ${sent.status} sent at ${sent.sentAt}${sent.heldAtSend ? ' holding' : ' not holding'}${sent.recordedBefore ? ', recorded before' : ''}: ${sent.answer} at ${sent.answeredAt ?? '-'}`,
+        );
+        const applied = work.applied.map(
+          (record) =>
+            `${record.owner} lease ${record.lease} ${record.status} ${JSON.stringify(record.result)} at ${record.at}, kept until ${record.keptUntil}${record.gone ? `, ${record.gone.how} at ${record.gone.at}` : ''}`,
+        );
+        const holds = outcome.holds.map(
+          (hold) => `${hold.owner} ${hold.granularity} ${hold.call.mode} lease ${hold.leaseId} token ${hold.fencingToken} ${JSON.stringify(hold.segments)}`,
+        );
+        throw new Error(
+          `seed ${seed} (replay: INTERLEAVING_SEED=${seed} INTERLEAVING_WORK_RUNS=1):\n${problems.map((problem) => `${problem.text} [${problem.shape}]`).join('\n')}\nmessages:\n${messages.join('\n')}\ncalls:\n${calls.join('\n')}\nrecords sent:\n${records.join('\n')}\nrecords applied:\n${applied.join('\n')}\nholds:\n${holds.join('\n')}\nlast steps:\n${scheduler.trace.join('\n')}`,
+        );
+      }
+      if (process.env.INTERLEAVING_STATS || SURVEY) console.log({ runs: WORK_RUNS, ...figures });
+      if (SURVEY && failing > 0) {
+        const lines = [...shapes.entries()]
+          .sort((a, b) => b[1].schedules - a[1].schedules)
+          .map(([shape, entry]) => `${entry.schedules} schedules: ${shape} (first: seed ${entry.firstSeed}: ${entry.example})`);
+        throw new Error(`${failing} of ${WORK_RUNS} schedules broke the work:\n${lines.join('\n')}`);
+      }
+      // The schedules did exercise the work: runs, results answered (many while a record was kept),
+      // duplicates told in progress, late records refused, `failed` records, records that expired and were swept, and ran again.
+      if (WORK_RUNS >= 200) {
+        expect(figures.runs).toBeGreaterThan(WORK_RUNS * 2);
+        expect(figures.recordedCompleted).toBeGreaterThan(WORK_RUNS / 2);
+        expect(figures.checkedAgainstARecord).toBeGreaterThan(WORK_RUNS / 25);
+        expect(figures.inProgress).toBeGreaterThan(0);
+        expect(figures.notRecorded).toBeGreaterThan(0);
+        expect(figures.recordedFailed).toBeGreaterThan(0);
+        expect(figures.ranAgainAfterExpiry).toBeGreaterThan(0);
+        expect(figures.recordsSwept).toBeGreaterThan(0);
+      }
+    },
+    SURVEY_TIMEOUT_MS,
+  );
+
   it('beyond the clock skew bound, break: the bound is an assumption, and the checker sees what breaks', async () => {
     // Clocks spread over five times the allowance: a caller whose clock runs ahead takes over a lease
     // its holder, whose clock runs behind, still uses. Fixed seeds, so this demonstration is the same every run.
     const kinds = new Map<string, number>();
     for (let seed = 1; seed <= BEYOND_RUNS; seed++) {
-      const { outcome, store } = await runSchedule(seed, false, 'beyond');
+      const { outcome, store } = await runSchedule(seed, 'locks', 'beyond');
       for (const kind of new Set(violations(outcome, store).map((problem) => problem.text.split(':')[0]!))) kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
     }
     if (process.env.INTERLEAVING_STATS || SURVEY) console.log({ beyondTheBound: BEYOND_RUNS, schedulesBroken: Object.fromEntries(kinds) });
