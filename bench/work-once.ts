@@ -399,7 +399,7 @@ function latencyChart(bars: Array<{ part: 'A' | 'B'; label: string; p50: number;
     y += 10;
   }
   const width = labelWidth + plotWidth + 190;
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${y + 10}" font-family="sans-serif" font-size="13"><text x="10" y="22" font-weight="bold">Latency p50 (bar) and p95 (whisker), Elasticsearch requests per call</text><text x="10" y="42">${escapeXml(subtitle)}</text>${parts.join('')}</svg>\n`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${y + 10}" font-family="sans-serif" font-size="13" role="img" aria-label="Completion records and fenced writes: latency and Elasticsearch requests per call"><text x="10" y="22" font-weight="bold">Latency p50 (bar) and p95 (whisker), Elasticsearch requests per call</text><text x="10" y="42">${escapeXml(subtitle)}</text>${parts.join('')}</svg>\n`;
 }
 
 runCli(main);

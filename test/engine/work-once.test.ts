@@ -168,7 +168,9 @@ describe('completion records refuse bad input and write nothing', () => {
   it('on the release: nothing recorded, nothing released', async () => {
     const grant = (await engine.acquireWork(job('bad-2', 'k'))) as Grant;
     const huge = { blob: 'x'.repeat(40_000) };
-    expect(await fieldsOf(engine.release({ leaseToken: grant.leaseToken, record: { status: 'completed', result: huge } }))).toContain('record.result:too_large');
+    expect(await fieldsOf(engine.release({ leaseToken: grant.leaseToken, record: { status: 'completed', result: huge } }))).toContain(
+      'record.result:too_large',
+    );
     expect(await fieldsOf(engine.release({ leaseToken: grant.leaseToken, record: { status: 'done' } }))).toContain('record.status:one_of');
     expect(await fieldsOf(engine.release({ leaseToken: grant.leaseToken, record: { status: 'completed', ttlMs: 0 } }))).toContain('record.ttlMs:min');
     expect((await heldKeys('bad-2')).map((holder) => holder.owner)).toEqual(['worker']);
@@ -182,6 +184,10 @@ describe('completion records refuse bad input and write nothing', () => {
 
   it('a plain acquire does not take an idempotency key', async () => {
     await expect(engine.acquire(job('bad-4', 'k'))).rejects.toBeInstanceOf(ValidationError);
-    await expect(engine.acquire({ namespace: 'jobs', granularity: 'document', ids: ['bad-4'], owner: 'x' }).then((grant) => engine.release({ leaseToken: grant.leaseToken }))).resolves.toBeDefined();
+    await expect(
+      engine
+        .acquire({ namespace: 'jobs', granularity: 'document', ids: ['bad-4'], owner: 'x' })
+        .then((grant) => engine.release({ leaseToken: grant.leaseToken })),
+    ).resolves.toBeDefined();
   });
 });
