@@ -36,6 +36,14 @@ export interface AcquireRequest {
   wake?: WakeChannel;
   /** How long a ticket of a `wake` caller may wait in the queue (its own lease). */
   queueTtlMs?: number;
+  /** A semaphore: take `count` of the target's `limit` permits (docs/permits.md). One key, exclusive mode. */
+  permits?: Permits;
+}
+
+/** What a permits acquire asks for: `count` of the semaphore's `limit` permits. */
+export interface Permits {
+  limit: number;
+  count: number;
 }
 
 /** One lock document to take, in the order every caller takes them. */
@@ -77,6 +85,8 @@ export interface StoredHolder {
    * channel waiter's goes back to the queue if the claim fails before its grant.
    */
   ticket?: StoredTicket;
+  /** A semaphore's holder: how many of the document's `permitLimit` permits it holds (docs/permits.md). */
+  permits?: number;
 }
 
 /**
@@ -108,6 +118,8 @@ export interface StoredTicket {
   reservedUntil?: number;
   /** A reserved channel waiter that has not claimed by then is woken again (by the sweeper). */
   rewakeAt?: number;
+  /** A semaphore's waiter: the permits its claim will hold. */
+  permits?: number;
 }
 
 export interface LockDocument {
@@ -130,6 +142,8 @@ export interface LockDocument {
   queue?: StoredTicket[];
   /** The next ticket's position. */
   nextPosition?: number;
+  /** A semaphore: its holders' permits add up to at most this. Only while it has holders or waiters (docs/permits.md). */
+  permitLimit?: number;
 }
 
 export interface HolderView {
@@ -138,6 +152,8 @@ export interface HolderView {
   expiresAt: number;
   fencingToken: FencingToken;
   expired: boolean;
+  /** A semaphore's holder: the permits it holds. */
+  permits?: number;
 }
 
 export interface ConflictingKey {
@@ -151,6 +167,8 @@ export interface ConflictingKey {
    * while this one already held other keys (`duplicate_in_progress`).
    */
   reason?: 'request_id_reused' | 'duplicate_in_progress' | 'queued_waiters';
+  /** A semaphore: its limit, and the permits its live holders and reservations take now. */
+  permits?: { limit: number; taken: number };
 }
 
 export interface GrantedKey {
@@ -178,6 +196,8 @@ export interface Grant {
   reused: boolean;
   /** A grant served from the queue: how long its waiter waited there. */
   waitedMs?: number;
+  /** A semaphore's grant: the permits it holds, of the limit. */
+  permits?: Permits;
 }
 
 /** An acquire with a wake channel that could not be granted at once: its place in the lock's queue. */
@@ -221,6 +241,8 @@ export interface LockState {
   granularity: Granularity;
   namespace: string;
   holders: HolderView[];
+  /** A semaphore: its limit (its holders show their permits). */
+  permitLimit?: number;
 }
 
 export interface SweepReport {

@@ -24,6 +24,7 @@ export type AcquireInput =
       requestId?: string;
       wake?: { taskToken?: string; queueUrl?: string; eventBusName?: string };
       queueTtlMs?: number;
+      permits?: { limit: number; count?: number };
     }
   | (Omit<AcquireRequest, 'waitMs' | 'ttlMs' | 'mode'> & { mode?: RequestedMode; ttlMs?: number; waitMs?: number });
 

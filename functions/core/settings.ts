@@ -33,6 +33,8 @@ export interface LockSettings {
     segmentBytes: number;
     ownerMax: number;
     requestIdMax: number;
+    /** The largest `permits.limit` of a semaphore (docs/permits.md). */
+    permitsMax: number;
   };
   sweep: { batchSize: number; maxBatches: number };
   /**
@@ -88,6 +90,7 @@ export const DEFAULT_SETTINGS: Readonly<LockSettings> = Object.freeze({
     segmentBytes: 255,
     ownerMax: 128,
     requestIdMax: 256,
+    permitsMax: 1_000,
   }),
   sweep: Object.freeze({ batchSize: 500, maxBatches: 20 }),
   queue: Object.freeze({

@@ -7,7 +7,7 @@
  */
 import { hash } from 'node:crypto';
 import { allExclusive } from '../compatibility.js';
-import { FencingRangeError, LockHeldError, LockOutcomeUnknownError, StoreUnavailableError } from '../errors.js';
+import { FencingRangeError, LockHeldError, LockOutcomeUnknownError, PermitLimitMismatchError, StoreUnavailableError } from '../errors.js';
 import { encodable, maxFencingToken } from '../fencing.js';
 import { describeTarget, rulesFor } from '../granularity/index.js';
 import { lockDocId } from '../keys.js';
@@ -220,6 +220,7 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
       keys: granted.map(({ key, fencingToken }) => ({ key: key.key, mode: key.mode, fencingToken })),
       reused: granted.some(({ entry }) => entry.reused),
       ...(claimed ? { waitedMs: Math.max(0, granted[0]!.mine.grantedAt - claimed.queuedAt) } : {}),
+      ...(request.permits ? { permits: request.permits } : {}),
     };
   }
 
@@ -268,6 +269,11 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
     for (const key of pending) {
       // A call that already holds keys yields to a concurrent delivery of itself rather than split the set with it.
       const decision = decideAcquire(this.known.get(key.docId) ?? null, key, claim, now, settings, this.held.size === 0);
+      // Not a conflict that waiting ends: the request does not match what the document is (a semaphore of another limit, or a plain lock).
+      if (decision.kind === 'permits-mismatch') {
+        const { requestedLimit, heldLimit } = decision;
+        throw new PermitLimitMismatchError(undefined, { key: decision.key, requestedLimit, heldLimit });
+      }
       if (decision.kind === 'conflict') {
         conflicts.push(decision.conflict);
         clearsAt = Math.max(clearsAt, decision.clearsAt);
@@ -284,7 +290,7 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
   }
 
   /** What a decision tells about a key; the write it needs, if any. */
-  private note(key: PlannedKey, decision: Exclude<Decision, { kind: 'conflict' }>): WriteOp | undefined {
+  private note(key: PlannedKey, decision: Exclude<Decision, { kind: 'conflict' | 'permits-mismatch' }>): WriteOp | undefined {
     if (decision.kind === 'already-held') {
       this.hold(key, decision.lock, false);
       return undefined;
@@ -355,6 +361,7 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
       requestId: request.requestId ?? null,
       call,
       expiresAt: now + request.ttlMs,
+      ...(request.permits ? { permits: request.permits } : {}),
       ...(queueUntil !== undefined
         ? {
             queue: {
@@ -366,6 +373,7 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
               request: request.requestId ?? null,
               call,
               ...(request.wake ? { wake: request.wake } : {}),
+              ...(request.permits ? { permits: request.permits.count } : {}),
             },
           }
         : {}),
@@ -390,12 +398,9 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
   }
 }
 
-/** What makes two acquires the same call: target, mode and owner. */
+/** What makes two acquires the same call: target, mode and owner (and the permits of a semaphore's: a retry takes over as many as it holds). */
 function callFingerprint(request: AcquireRequest): string {
-  const { target } = request;
-  return hash(
-    'sha256',
-    JSON.stringify([target.namespace, target.granularity, rulesFor(target.granularity).identity(target), request.mode, request.owner]),
-    'base64url',
-  ).slice(0, 22);
+  const { target, permits } = request;
+  const call = [target.namespace, target.granularity, rulesFor(target.granularity).identity(target), request.mode, request.owner];
+  return hash('sha256', JSON.stringify(permits ? [...call, permits.limit, permits.count] : call), 'base64url').slice(0, 22);
 }
