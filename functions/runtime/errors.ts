@@ -12,6 +12,7 @@ import {
   LockError,
   LockHeldError,
   LockOutcomeUnknownError,
+  PermitLimitMismatchError,
   QuotaExceededError,
   StoreRejectedError,
   StoreUnavailableError,
@@ -63,6 +64,9 @@ function detailsOf(error: unknown): { fields: Partial<ErrorBody>; headers: Recor
     };
   }
   if (error instanceof LeaseLostError) return { fields: { lostKeys: error.lostKeys }, headers: {} };
+  if (error instanceof PermitLimitMismatchError) {
+    return { fields: { key: error.key, requestedLimit: error.requestedLimit, heldLimit: error.heldLimit }, headers: {} };
+  }
   if (error instanceof AccessDeniedError) {
     const { reason, action, namespace, principal } = error.context;
     return { fields: { reason, action, ...(namespace ? { namespace } : {}), ...(principal ? { principal } : {}) }, headers: {} };

@@ -23,6 +23,7 @@ export {
   LockServiceError,
   LockWaitExpiredError,
   lockError,
+  PermitLimitMismatchError,
   QuotaExceededError,
   StoreRejectedError,
   StoreUnavailableError,

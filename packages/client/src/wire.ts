@@ -38,6 +38,20 @@ export interface AcquireBody {
   wake?: { taskToken?: string; queueUrl?: string; eventBusName?: string };
   /** How long a `wake` waiter's ticket may wait in the queue; the server's default (5 minutes) when left out. */
   queueTtlMs?: number;
+  /**
+   * A semaphore ("at most `limit` at a time"): take `count` (default 1) of the target's `limit`
+   * permits. A document target with one id, or a tree path; exclusive mode. Every acquire of one
+   * semaphore gives the same limit (else PermitLimitMismatchError). The grant is a lease like any
+   * other: renew and release it with its leaseToken.
+   */
+  permits?: PermitsBody;
+}
+
+/** A semaphore's share: `count` of `limit` permits. */
+export interface PermitsBody {
+  limit: number;
+  /** Default 1. */
+  count?: number;
 }
 
 /** The answer of an acquire with `wake` (HTTP 202): its place in the queue. */
@@ -120,6 +134,8 @@ export interface GrantBody {
   reused: boolean;
   /** A grant served from the lock's queue: how long it waited there (ms). */
   waitedMs?: number;
+  /** A semaphore's grant: the permits it holds, of the limit. */
+  permits?: { limit: number; count: number };
 }
 
 export interface RenewalBody {
@@ -147,6 +163,8 @@ export interface HolderBody {
   expiresAt: string;
   expiresAtMs: number;
   expired: boolean;
+  /** A semaphore's holder: the permits it holds. */
+  permits?: number;
 }
 
 export interface LockStateBody {
@@ -154,6 +172,8 @@ export interface LockStateBody {
   namespace: string;
   granularity: Granularity;
   holders: HolderBody[];
+  /** A semaphore: its limit (its holders show their permits). */
+  permitLimit?: number;
 }
 
 export interface LockStatesBody {
@@ -176,6 +196,8 @@ export interface ConflictBody {
   requestedMode: HolderMode;
   holders: Array<{ owner: string; mode: HolderMode; expiresAt: string; expiresAtMs: number }>;
   reason?: 'request_id_reused' | 'duplicate_in_progress' | 'queued_waiters';
+  /** A semaphore: its limit, and the permits its holders and reserved waiters take now. */
+  permits?: { limit: number; taken: number };
 }
 
 export interface FieldIssueBody {
@@ -198,6 +220,10 @@ export interface ErrorBody {
   lostKeys?: string[];
   requestId?: string;
   mayHoldUntil?: string;
+  /** PermitLimitMismatchError: the key, and the limits (null: a plain lock). */
+  key?: string;
+  requestedLimit?: number | null;
+  heldLimit?: number | null;
   [field: string]: unknown;
 }
 
@@ -237,6 +263,8 @@ export const ERRORS = {
   QuotaExceededError: { status: 429, retryable: true, metric: 'QuotaExceeded', level: 'info' },
   /** An incompatible holder has a key; this call holds nothing. */
   LockHeldError: { status: 409, retryable: true, metric: 'LockConflict', level: 'info' },
+  /** The key is in use as a semaphore of another limit, or as a plain lock when permits were asked (or the other way round); nothing is held. */
+  PermitLimitMismatchError: { status: 409, retryable: false, metric: 'PermitLimitMismatch', level: 'info' },
   /** The lease exists but the token's secret does not match it. */
   LeaseTokenMismatchError: { status: 403, retryable: false, metric: 'LeaseTokenMismatch', level: 'info' },
   /** A queued waiter's ticket ran out before the lock was reserved for it, or its reservation lapsed unclaimed (told on its wake channel); it holds nothing. */
