@@ -174,7 +174,8 @@ function permitsSchema(limits: Limits) {
     .object({ limit: z.number().int().min(1).max(limits.permitsMax), count: z.number().int().min(1).default(1) })
     .strict()
     .superRefine((permits, ctx) => {
-      if (permits.count > permits.limit)
+      // Against a limit that is itself refused, the count says nothing more.
+      if (permits.limit >= 1 && permits.count > permits.limit)
         ctx.addIssue({ code: 'custom', path: ['count'], message: `must be at most permits.limit (${permits.limit})`, params: { rule: 'more_than_limit' } });
     });
 }

@@ -279,6 +279,11 @@ describe('bad permits input', () => {
     expect(error.fields).toContainEqual(expect.objectContaining({ field, rule }));
   });
 
+  it('a refused limit is the only issue: the count is not judged against it', async () => {
+    const error = (await failure(engine.acquire(sem('bad', 'x', 0, 1)))) as ValidationError;
+    expect(error.fields.map((issue) => `${issue.field}:${issue.rule}`)).toEqual(['permits.limit:min']);
+  });
+
   it('writes nothing', async () => {
     const fresh = await freshLockIndex(client, 'permits-bad');
     const other = engineOn(client, fresh);
