@@ -21,6 +21,12 @@ export type LockTarget =
   | { namespace: string; granularity: 'document'; ids: string[] }
   | { namespace: string; granularity: 'tree'; path: string };
 
+/** What a permits acquire asks for: `count` of the semaphore's `limit` permits. */
+export interface Permits {
+  limit: number;
+  count: number;
+}
+
 export interface AcquireRequest {
   target: LockTarget;
   mode: RequestedMode;
@@ -28,6 +34,8 @@ export interface AcquireRequest {
   ttlMs: number;
   waitMs: number;
   requestId?: string;
+  /** A semaphore: take `count` of the target's `limit` permits (docs/permits.md). One key, exclusive mode. */
+  permits?: Permits;
   /**
    * Wait in the lock's queue rather than in this call: the acquire answers at once (granted, or
    * queued), and the outcome goes to `wake` (a Step Functions task token, an SQS queue or an
@@ -36,14 +44,6 @@ export interface AcquireRequest {
   wake?: WakeChannel;
   /** How long a ticket of a `wake` caller may wait in the queue (its own lease). */
   queueTtlMs?: number;
-  /** A semaphore: take `count` of the target's `limit` permits (docs/permits.md). One key, exclusive mode. */
-  permits?: Permits;
-}
-
-/** What a permits acquire asks for: `count` of the semaphore's `limit` permits. */
-export interface Permits {
-  limit: number;
-  count: number;
 }
 
 /** One lock document to take, in the order every caller takes them. */

@@ -145,19 +145,19 @@ function acquireSchema(settings: Readonly<LockSettings>) {
       owner: z.string().min(1).max(limits.ownerMax),
       ttlMs: z.number().int().min(ttl.minMs).max(ttl.maxMs).default(ttl.defaultMs),
       waitMs: z.number().int().min(0).max(settings.maxWaitMs).default(0),
+      permits: permitsSchema(limits).optional(),
       requestId: z.string().min(1).max(limits.requestIdMax).regex(REQUEST_ID_PATTERN, { error: 'must be printable ASCII without spaces' }).optional(),
       wake: wakeSchema.optional(),
       queueTtlMs: z.number().int().min(ttl.minMs).max(settings.queue.ticketTtlMs.maxMs).optional(),
-      permits: permitsSchema(limits).optional(),
     })
     .strict()
     .superRefine((input, ctx) => {
       checkText(ctx, ['owner'], input.owner, limits.ownerMax * 4);
       checkTarget(input, ctx, limits);
       const rule = (path: string, name: string, message: string): void => void ctx.addIssue({ code: 'custom', path: [path], message, params: { rule: name } });
-      if (input.permits !== undefined) checkPermits(input, rule);
       if (input.queueTtlMs !== undefined && input.wake === undefined)
         rule('queueTtlMs', 'needs_wake', 'is the queue lease of a waiter with a wake channel: give wake too');
+      if (input.permits !== undefined) checkPermits(input, rule);
       if (input.wake === undefined) return;
       // One lock's queue: a waiter of several keys would hold some while queued for others, and two such waiters can deadlock.
       if ((input.ids?.length ?? 1) > 1) rule('wake', 'single_key', 'queues for one lock: give a single id (several ids are taken all at once, with waitMs)');
@@ -267,9 +267,9 @@ function buildRequests(settings: Readonly<LockSettings>): LockRequests {
         ttlMs: parsed.ttlMs,
         waitMs: parsed.waitMs,
         ...(parsed.requestId !== undefined ? { requestId: parsed.requestId } : {}),
+        ...(parsed.permits !== undefined ? { permits: parsed.permits } : {}),
         ...(parsed.wake !== undefined ? { wake: toWake(parsed.wake) } : {}),
         ...(parsed.queueTtlMs !== undefined ? { queueTtlMs: parsed.queueTtlMs } : {}),
-        ...(parsed.permits !== undefined ? { permits: parsed.permits } : {}),
       }),
     },
     renew: { name: 'renew', schema: renewSchema(settings), toRequest: ({ leaseToken, ttlMs }) => ({ lease: leaseOf(leaseToken), ttlMs }) },

@@ -22,9 +22,9 @@ export type AcquireInput =
       ttlMs?: number;
       waitMs?: number;
       requestId?: string;
+      permits?: { limit: number; count?: number };
       wake?: { taskToken?: string; queueUrl?: string; eventBusName?: string };
       queueTtlMs?: number;
-      permits?: { limit: number; count?: number };
     }
   | (Omit<AcquireRequest, 'waitMs' | 'ttlMs' | 'mode'> & { mode?: RequestedMode; ttlMs?: number; waitMs?: number });
 

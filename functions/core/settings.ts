@@ -25,6 +25,8 @@ export interface LockSettings {
    */
   contentionBudgetMs: number;
   limits: {
+    /** The largest `permits.limit` of a semaphore (docs/permits.md). */
+    permitsMax: number;
     namespaceMax: number;
     idsPerRequest: number;
     idBytes: number;
@@ -33,8 +35,6 @@ export interface LockSettings {
     segmentBytes: number;
     ownerMax: number;
     requestIdMax: number;
-    /** The largest `permits.limit` of a semaphore (docs/permits.md). */
-    permitsMax: number;
   };
   sweep: { batchSize: number; maxBatches: number };
   /**
@@ -82,6 +82,7 @@ export const DEFAULT_SETTINGS: Readonly<LockSettings> = Object.freeze({
   maxRetryAfterMs: 1_000,
   contentionBudgetMs: 2_000,
   limits: Object.freeze({
+    permitsMax: 1_000,
     namespaceMax: 64,
     idsPerRequest: 500,
     idBytes: 512,
@@ -90,7 +91,6 @@ export const DEFAULT_SETTINGS: Readonly<LockSettings> = Object.freeze({
     segmentBytes: 255,
     ownerMax: 128,
     requestIdMax: 256,
-    permitsMax: 1_000,
   }),
   sweep: Object.freeze({ batchSize: 500, maxBatches: 20 }),
   queue: Object.freeze({

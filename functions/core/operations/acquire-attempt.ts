@@ -269,15 +269,15 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
     for (const key of pending) {
       // A call that already holds keys yields to a concurrent delivery of itself rather than split the set with it.
       const decision = decideAcquire(this.known.get(key.docId) ?? null, key, claim, now, settings, this.held.size === 0);
-      // Not a conflict that waiting ends: the request does not match what the document is (a semaphore of another limit, or a plain lock).
-      if (decision.kind === 'permits-mismatch') {
-        const { requestedLimit, heldLimit } = decision;
-        throw new PermitLimitMismatchError(undefined, { key: decision.key, requestedLimit, heldLimit });
-      }
       if (decision.kind === 'conflict') {
         conflicts.push(decision.conflict);
         clearsAt = Math.max(clearsAt, decision.clearsAt);
         continue;
+      }
+      // Not a conflict that waiting ends: the request does not match what the document is (a semaphore of another limit, or a plain lock).
+      if (decision.kind === 'permits-mismatch') {
+        const { requestedLimit, heldLimit } = decision;
+        throw new PermitLimitMismatchError(undefined, { key: decision.key, requestedLimit, heldLimit });
       }
       const op = this.note(key, decision);
       if (op) writes.push({ item: key, op });

@@ -9,6 +9,13 @@ export type LockMode = 'exclusive' | 'shared';
 /** Multi-granularity modes a lock document records: intentions (IS, IX) on ancestors, S or X on the target. */
 export type HolderMode = 'IS' | 'IX' | 'S' | 'X';
 
+/** A semaphore's share: `count` of `limit` permits. */
+export interface PermitsBody {
+  limit: number;
+  /** Default 1. */
+  count?: number;
+}
+
 /** POST /acquire, or a direct invocation of acquire. */
 export interface AcquireBody {
   namespace: string;
@@ -30,6 +37,13 @@ export interface AcquireBody {
   /** Names one logical call: a retry with the same requestId gets that call's grant back, never a second one. */
   requestId?: string;
   /**
+   * A semaphore ("at most `limit` at a time"): take `count` (default 1) of the target's `limit`
+   * permits. A document target with one id, or a tree path; exclusive mode. Every acquire of one
+   * semaphore gives the same limit (else PermitLimitMismatchError). The grant is a lease like any
+   * other: renew and release it with its leaseToken.
+   */
+  permits?: PermitsBody;
+  /**
    * Wait in the lock's queue, not in the call (single key, waitMs 0, with a requestId): the call
    * answers at once, `status: 'queued'`. When the lock is reserved for the ticket, the channel gets
    * `status: 'ready'`; the waiter then claims it with the same acquire (target, mode, owner,
@@ -38,20 +52,6 @@ export interface AcquireBody {
   wake?: { taskToken?: string; queueUrl?: string; eventBusName?: string };
   /** How long a `wake` waiter's ticket may wait in the queue; the server's default (5 minutes) when left out. */
   queueTtlMs?: number;
-  /**
-   * A semaphore ("at most `limit` at a time"): take `count` (default 1) of the target's `limit`
-   * permits. A document target with one id, or a tree path; exclusive mode. Every acquire of one
-   * semaphore gives the same limit (else PermitLimitMismatchError). The grant is a lease like any
-   * other: renew and release it with its leaseToken.
-   */
-  permits?: PermitsBody;
-}
-
-/** A semaphore's share: `count` of `limit` permits. */
-export interface PermitsBody {
-  limit: number;
-  /** Default 1. */
-  count?: number;
 }
 
 /** The answer of an acquire with `wake` (HTTP 202): its place in the queue. */
@@ -261,10 +261,10 @@ export const ERRORS = {
   AccessDeniedError: { status: 403, retryable: false, metric: 'AccessDenied', level: 'info' },
   /** A configured limit on held locks (per owner, per namespace) would be exceeded; nothing was taken. */
   QuotaExceededError: { status: 429, retryable: true, metric: 'QuotaExceeded', level: 'info' },
-  /** An incompatible holder has a key; this call holds nothing. */
-  LockHeldError: { status: 409, retryable: true, metric: 'LockConflict', level: 'info' },
   /** The key is in use as a semaphore of another limit, or as a plain lock when permits were asked (or the other way round); nothing is held. */
   PermitLimitMismatchError: { status: 409, retryable: false, metric: 'PermitLimitMismatch', level: 'info' },
+  /** An incompatible holder has a key; this call holds nothing. */
+  LockHeldError: { status: 409, retryable: true, metric: 'LockConflict', level: 'info' },
   /** The lease exists but the token's secret does not match it. */
   LeaseTokenMismatchError: { status: 403, retryable: false, metric: 'LeaseTokenMismatch', level: 'info' },
   /** A queued waiter's ticket ran out before the lock was reserved for it, or its reservation lapsed unclaimed (told on its wake channel); it holds nothing. */
