@@ -151,9 +151,10 @@ describe('a semaphore', () => {
     expect((impatient as LockHeldError).conflicts[0]?.reason).toBe('queued_waiters');
     await engine.release({ leaseToken: g0.leaseToken });
     const [g1, g2] = await Promise.all([w1, w2]);
-    // Both fit together once w0 is gone (2 + 1 = 3), served in their order.
-    expect(order).toEqual(['w0', 'w1', 'w2']);
-    expect(token(g2)).toBeGreaterThan(token(g1));
+    // Both fit together once w0 is gone (2 + 1 = 3): reserved by the same write, each claims with its own (in either order).
+    expect(new Set(order.slice(1))).toEqual(new Set(['w1', 'w2']));
+    expect(token(g1)).not.toBe(token(g2));
+    expect(Math.min(Number(token(g1) - token(g0)), Number(token(g2) - token(g0)))).toBeGreaterThan(0);
     expect((await liveHolders('order')).sort()).toEqual([1, 2]);
     for (const grant of [g1, g2]) await engine.release({ leaseToken: grant.leaseToken });
   });
