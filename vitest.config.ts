@@ -38,6 +38,7 @@ export default defineConfig({
             'test/functions/wake-notifier.test.ts',
             // The simulation and the exhaustive exploration touch no store: once is enough.
             'test/engine/interleavings.test.ts',
+            'test/engine/permits-interleavings.test.ts',
             'test/engine/queue-exhaustive.test.ts',
           ],
           globalSetup: ['test/support/global-setup-opensearch.ts'],

@@ -16,7 +16,9 @@
  * - fencing-order: of two incompatible holds, the later grant has a token that is not larger (across
  *   incarnations too: a later epoch's tokens are all larger);
  * - non-holder-succeeded: a renew or release with a forged token returned `ok` (a release counts when
- *   its outcome says it released something).
+ *   its outcome says it released something);
+ * - over-limit: the holds of one semaphore (keys with `permits`, which share their key and are X to
+ *   everything else) live together beyond the skew carry more permits than its limit.
  *
  * Incompatible holds are judged by the multi-granularity rules, written out here again rather than
  * imported (a checker must not share the engine's copy): a lock on a tree path covers everything
@@ -142,8 +144,18 @@ export function checkHistory(history: readonly HistoryEvent[], options: CheckerO
       }
     }
   }
-  const conflict = (a: Entry, b: Entry): boolean => a.hold !== b.hold && !compatible(a.mode, b.mode);
+  // Permit holders of one semaphore share its key: their sum is checked below instead.
+  const sharing = (a: Entry, b: Entry): boolean => a.held.permits !== undefined && b.held.permits !== undefined && a.held.key === b.held.key;
+  const conflict = (a: Entry, b: Entry): boolean => a.hold !== b.hold && !compatible(a.mode, b.mode) && !sharing(a, b);
   for (const [node, entries] of byNode) {
+    // over-limit: at each permit grant, the permits of the holds of its semaphore still live (beyond the skew) exceed the limit.
+    const permitted = entries.filter((entry) => entry.held.permits !== undefined && entry.held.key === node);
+    for (const [position, entry] of permitted.entries()) {
+      const live = permitted.slice(0, position).filter((earlier) => earlier.hold.endsAt - entry.hold.grantedAt > options.maxClockSkewMs);
+      const sum = [...live, entry].reduce((total, { held }) => total + held.permits!.count, 0);
+      if (sum > entry.held.permits!.limit && live.length > 0)
+        report('over-limit', node, live[0]!, entry, `${sum} permits of ${entry.held.permits!.limit} live together (${live.length + 1} holds)`);
+    }
     // Holds still live when a later one was granted; one that ended before a grant cannot overlap any later one.
     let live: Entry[] = [];
     // Of the holds granted so far, the one with the largest token in each mode.

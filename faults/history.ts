@@ -16,6 +16,8 @@ export interface HeldKey {
    */
   key: string;
   mode: HolderMode;
+  /** A semaphore's holder (docs/permits.md): X to everyone else, sharing its key with the other permit holders while their counts fit in the limit. */
+  permits?: { count: number; limit: number };
 }
 
 export type Operation = 'acquire' | 'renew' | 'release';
@@ -53,7 +55,7 @@ export interface CheckerOptions {
   maxClockSkewMs: number;
 }
 
-export type ViolationKind = 'overlap' | 'lost-grant' | 'fencing-order' | 'non-holder-succeeded';
+export type ViolationKind = 'overlap' | 'lost-grant' | 'fencing-order' | 'non-holder-succeeded' | 'over-limit';
 
 /** One side of a violation: which hold, on which key, in which mode, with which token. */
 export interface ViolatingHold {

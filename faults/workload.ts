@@ -86,6 +86,14 @@ export function pickTarget(workload: Workload, random: () => number, twoStep = f
   return treeTarget(workload, random, twoStep || random() < 0.15);
 }
 
+/** The semaphore of the document workloads (docs/permits.md): at most 2 permits, held 1 or 2 at a time. */
+export const SEMAPHORE = { id: 'sem', limit: 2 };
+
+function semaphoreTarget(random: () => number): Target & { permits: { limit: number; count: number } } {
+  const permits = { limit: SEMAPHORE.limit, count: random() < 0.7 ? 1 : 2 };
+  return { request: { granularity: 'document', ids: [SEMAPHORE.id] }, keys: () => [{ key: `d|${SEMAPHORE.id}`, mode: 'X', permits }], permits };
+}
+
 /** A single-key target (what a waiter woken by a channel may queue for): one id, or one tree path. */
 function singleKeyTarget(workload: Workload, random: () => number): Target {
   const tree = workload.granularity === 'tree' || (workload.granularity === 'mixed' && random() < 0.5);
@@ -195,8 +203,10 @@ export async function runClient(context: ClientContext, id: number, clockOffsetM
   for (let call = 0; context.running(); call++) {
     const faulty = behaviour.acquirers !== undefined && Math.random() < behaviour.acquirers.rate;
     const woken = context.wake !== undefined && !faulty && Math.random() < 0.2;
-    const target = woken ? singleKeyTarget(workload, Math.random) : pickTarget(workload, Math.random, faulty);
-    const exclusive = Math.random() < 0.7;
+    // One plain call in six of a document workload takes permits of the semaphore instead.
+    const permits = !woken && !faulty && workload.granularity !== 'tree' && Math.random() < 0.15 ? semaphoreTarget(Math.random) : undefined;
+    const target = permits ?? (woken ? singleKeyTarget(workload, Math.random) : pickTarget(workload, Math.random, faulty));
+    const exclusive = permits !== undefined || Math.random() < 0.7;
     const keys = target.keys(exclusive);
     if (faulty) arm(behaviour.acquirers!.fault);
     record({ type: 'invoke', op: 'acquire', keys });
@@ -216,6 +226,7 @@ export async function runClient(context: ClientContext, id: number, clockOffsetM
           // Single-key waiters queue; some wait long enough to be served after a holder's lease runs out.
           waitMs: Math.random() < 0.25 ? 3_000 : 1_000,
           requestId: `${client}-${call}`,
+          ...(permits ? { permits: permits.permits } : {}),
         });
         // A frozen call never answers: the caller gives up on it after its own timeout.
         grant = await (faulty && behaviour.acquirers!.fault === 'freeze'

@@ -102,11 +102,37 @@ export class LockHeldError extends LockError {
   /** How long the call waited (`waitMs`) before giving up; 0 when it did not wait. */
   readonly waitedMs: number;
   constructor(message: string | undefined, details: { conflicts: ConflictingKey[]; retryAfterMs: number; waitedMs?: number } & ErrorCause) {
-    const held = details.conflicts.map((conflict) => `${conflict.key} (${conflict.holders.map((holder) => `${holder.mode} by ${holder.owner}`).join(', ')})`);
+    const held = details.conflicts.map((conflict) => {
+      const holders = conflict.holders.map((holder) => `${holder.mode} by ${holder.owner}`).join(', ');
+      return `${conflict.key} (${conflict.permits ? `${conflict.permits.taken} of ${conflict.permits.limit} permits taken: ` : ''}${holders})`;
+    });
     super(message ?? `Lock held: ${held.join('; ')}`, details);
     this.conflicts = details.conflicts;
     this.retryAfterMs = details.retryAfterMs;
     this.waitedMs = details.waitedMs ?? 0;
+  }
+}
+
+/**
+ * The document is in use in another way than this acquire asks: a semaphore with another limit
+ * (every acquire of one semaphore gives the same `permits.limit`), a semaphore asked for as a plain
+ * lock, or a plain lock asked for with permits. A limit of null stands for a plain lock. Nothing is
+ * held; waiting would not help while the document is in use (docs/permits.md).
+ */
+export class PermitLimitMismatchError extends LockError {
+  override readonly name = 'PermitLimitMismatchError';
+  readonly retryable = false;
+  readonly key: string;
+  readonly requestedLimit: number | null;
+  readonly heldLimit: number | null;
+  constructor(message: string | undefined, details: { key: string; requestedLimit: number | null; heldLimit: number | null } & ErrorCause) {
+    const { key, requestedLimit, heldLimit } = details;
+    const asked = requestedLimit === null ? 'a plain lock' : `permits of a limit of ${requestedLimit}`;
+    const held = heldLimit === null ? 'held as a plain lock' : `a semaphore with a limit of ${heldLimit} permits`;
+    super(message ?? `${key} is ${held}; this acquire asks for ${asked}`, details);
+    this.key = key;
+    this.requestedLimit = requestedLimit;
+    this.heldLimit = heldLimit;
   }
 }
 

@@ -1,7 +1,7 @@
 /** Pure decisions over one lock document: who holds it, whether a request fits, what to write. */
-import { compatible } from './compatibility.js';
 import { encodable, type FencingToken, LARGEST_TOKEN, tokenAt, type WritePosition } from './fencing.js';
-import type { ConflictingKey, HolderView, LockDocument, PlannedKey, StoredHolder, StoredTicket } from './model.js';
+import type { ConflictingKey, HolderView, LockDocument, Permits, PlannedKey, StoredHolder, StoredTicket } from './model.js';
+import { blockersOf, permitMismatch, permitsTaken } from './permits.js';
 import { claimable, type HandOver, handOver, holderFrom, queueAttentionAt, reservedFor, type Timing, ticketLive } from './queue.js';
 
 export type { Timing } from './queue.js';
@@ -22,6 +22,8 @@ export interface Claim {
    * lock is free, and is woken to claim.
    */
   queue?: Omit<StoredTicket, 'position' | 'queuedAt'>;
+  /** A semaphore's acquire: the permits its holder (and its ticket) takes, of the limit (permits.ts). */
+  permits?: Permits;
 }
 
 /** Seen by anyone but the holder, a lease ends only once the clock skew allowance has also passed. */
@@ -38,7 +40,10 @@ export function fenceOf(holder: StoredHolder, written: WritePosition): FencingTo
   return encodable(written) ? tokenAt(written) : LARGEST_TOKEN;
 }
 
-type DocumentKey = Pick<PlannedKey, 'docId' | 'namespace' | 'granularity' | 'key'>;
+/** A semaphore's document carries its limit: a write keeps it while anyone holds or waits there. */
+type DocumentKey = Pick<PlannedKey, 'docId' | 'namespace' | 'granularity' | 'key'> & Pick<LockDocument, 'permitLimit'>;
+/** A planned key as an acquire writes it: with the limit of a permits request. */
+type AcquiredKey = PlannedKey & Pick<LockDocument, 'permitLimit'>;
 
 /** The document's queue as a write leaves it: its waiters, and the counter their positions come from. */
 export interface QueueState {
@@ -76,6 +81,7 @@ export function lockDocument(
     ...(lockedBelow ? { lockedBelow: true } : {}),
     ...(queued.queue.length > 0 ? { queue: queued.queue } : {}),
     ...(queued.nextPosition > 0 && queued.queue.length > 0 ? { nextPosition: queued.nextPosition } : {}),
+    ...(key.permitLimit !== undefined && (holders.length > 0 || queued.queue.length > 0) ? { permitLimit: key.permitLimit } : {}),
   };
 }
 
@@ -85,7 +91,9 @@ export type Decision =
   | { kind: 'already-held'; lock: StoredLock }
   | { kind: 'write'; op: WriteOp; reused: boolean }
   /** Our ticket waits in the queue: `op` puts it there (none when an earlier round did), `ahead` waiters before it. */
-  | { kind: 'queued'; op?: WriteOp; ticket: StoredTicket; ahead: number };
+  | { kind: 'queued'; op?: WriteOp; ticket: StoredTicket; ahead: number }
+  /** A semaphore asked with another limit, or a plain lock and a semaphore on one document (null: a plain lock): refused, nothing to write. */
+  | { kind: 'permits-mismatch'; key: string; requestedLimit: number | null; heldLimit: number | null };
 
 /**
  * Whether `claim` may take `key` given the document as read (null: absent), and the write that takes
@@ -94,8 +102,9 @@ export type Decision =
  * ticket joins the queue when it cannot be granted; one without is refused. A ticket of this call
  * that is reserved for it is claimed: this write, the waiter's own, is what grants it.
  */
-export function decideAcquire(existing: StoredLock | null, key: PlannedKey, claim: Claim, now: number, timing: Timing, mayTakeOverRetry = true): Decision {
+export function decideAcquire(existing: StoredLock | null, planned: PlannedKey, claim: Claim, now: number, timing: Timing, mayTakeOverRetry = true): Decision {
   const skewMs = timing.maxClockSkewMs;
+  const key: AcquiredKey = claim.permits ? { ...planned, permitLimit: claim.permits.limit } : planned;
   const fresh: StoredHolder = {
     lease: claim.leaseId,
     proof: claim.proof,
@@ -106,6 +115,7 @@ export function decideAcquire(existing: StoredLock | null, key: PlannedKey, clai
     fence: null,
     request: claim.requestId,
     call: claim.call,
+    ...(claim.permits ? { permits: claim.permits.count } : {}),
   };
   if (!existing) {
     if (claim.queue?.wake) return joinQueue(null, key, [], claim, now, timing);
@@ -128,7 +138,9 @@ export function decideAcquire(existing: StoredLock | null, key: PlannedKey, clai
   }
 
   const live = holders.filter((holder) => isLive(holder, now, skewMs));
-  const served = handOver(live, existing.body.queue, now, timing);
+  const served = handOver(live, existing.body.queue, now, timing, existing.body.permitLimit);
+  const mismatch = permitMismatch(claim.permits, existing.body.permitLimit, live.length > 0 || served.queue.length > 0);
+  if (mismatch) return { kind: 'permits-mismatch', key: key.key, ...mismatch };
   const ofThisCall = ticketOfCall(served.queue, claim);
   if (ofThisCall) {
     if (claim.queue?.wake) return joinQueue(existing, key, live, claim, now, timing);
@@ -149,8 +161,10 @@ export function decideAcquire(existing: StoredLock | null, key: PlannedKey, clai
   // lock for its waiter as a holder would; a waiter not yet served keeps everyone behind it out.
   const reservations = served.queue.filter((ticket) => reservedFor(ticket, now, skewMs));
   const unserved = served.queue.filter((ticket) => !reservedFor(ticket, now, skewMs));
-  const blocking = others.filter((holder) => !compatible(key.mode, holder.mode) || reusedByAnother.includes(holder) || duplicate.includes(holder));
-  const blockingReservations = reservations.filter((ticket) => !compatible(key.mode, ticket.mode));
+  // By mode, each on its own; a semaphore's permits by all of them together (permits.ts).
+  const excluded: Array<StoredHolder | StoredTicket> = blockersOf(fresh, [...others, ...reservations], key.permitLimit);
+  const blocking = others.filter((holder) => excluded.includes(holder) || reusedByAnother.includes(holder) || duplicate.includes(holder));
+  const blockingReservations = reservations.filter((ticket) => excluded.includes(ticket));
   if (blocking.length > 0 || blockingReservations.length > 0 || unserved.length > 0 || claim.queue?.wake) {
     if (claim.queue && !retried && reusedByAnother.length === 0 && duplicate.length === 0) return joinQueue(existing, key, live, claim, now, timing);
     const waiters = blocking.length > 0 ? [] : [...blockingReservations, ...unserved].slice(0, 1);
@@ -171,6 +185,7 @@ export function decideAcquire(existing: StoredLock | null, key: PlannedKey, clai
             : blocking.length === 0
               ? { reason: 'queued_waiters' as const }
               : {}),
+        ...(key.permitLimit !== undefined ? { permits: { limit: key.permitLimit, taken: permitsTaken([...others, ...reservations]) } } : {}),
       },
       clearsAt: blocking.length > 0 ? Math.max(...blocking.map((holder) => holder.expiresAt + skewMs)) : now,
     };
@@ -199,18 +214,20 @@ const aheadIn = (queue: readonly StoredTicket[], ticket: StoredTicket): number =
  * The claim: the reserved ticket leaves the queue and our lease becomes a holder, in one conditional
  * write on the version that shows the reservation. A channel waiter's holder keeps its ticket, to go
  * back to the queue if this call fails before its grant. The reservation kept the lock for it; a
- * holder incompatible with it is still refused (never two incompatible holders, whatever the queue says).
+ * holder incompatible with it is still refused (never two incompatible holders, nor more permits than
+ * a semaphore's limit, whatever the queue says).
  */
 function claimReservation(
   existing: StoredLock,
-  key: PlannedKey,
+  key: AcquiredKey,
   live: StoredHolder[],
   reserved: StoredTicket,
   fresh: StoredHolder,
   now: number,
   timing: Timing,
 ): Decision {
-  const blocking = live.filter((holder) => !compatible(reserved.mode, holder.mode));
+  const holder = holderFrom(reserved, fresh);
+  const blocking = blockersOf(holder, live, key.permitLimit);
   if (blocking.length > 0) {
     return {
       kind: 'conflict',
@@ -223,7 +240,6 @@ function claimReservation(
       clearsAt: Math.max(...blocking.map((holder) => holder.expiresAt + timing.maxClockSkewMs)),
     };
   }
-  const holder = holderFrom(reserved, fresh);
   // From the document's queue as stored: the write's own hand-over then drops (and reports) what ran out.
   const rest = (existing.body.queue ?? []).filter((ticket) => ticket.ticket !== reserved.ticket);
   const op = replaceOp(existing, key, [...live, holder], now, timing, existing.body.lockedBelow === true, {
@@ -239,9 +255,9 @@ function claimReservation(
  * call (same requestId, target, mode and owner) is taken over in its place instead, its reservation
  * with it: a retry keeps its turn, and the earlier delivery finds its ticket gone.
  */
-function joinQueue(existing: StoredLock | null, key: PlannedKey, live: StoredHolder[], claim: Claim, now: number, timing: Timing): Decision {
+function joinQueue(existing: StoredLock | null, key: AcquiredKey, live: StoredHolder[], claim: Claim, now: number, timing: Timing): Decision {
   const wanted = claim.queue!;
-  const served = handOver(live, existing?.body.queue, now, timing);
+  const served = handOver(live, existing?.body.queue, now, timing, key.permitLimit);
   const earlier = ticketOfCall(served.queue, claim);
   const position = earlier?.position ?? Math.max(existing?.body.nextPosition ?? 0, ...served.queue.map((waiter) => waiter.position + 1));
   // Unreserved here: the write's hand-over reserves it again, in the same place, and so wakes this delivery's channel.
@@ -258,8 +274,8 @@ function joinQueue(existing: StoredLock | null, key: PlannedKey, live: StoredHol
 }
 
 /** A new document holding only a queue (a channel waiter first at a free lock): reserved for it at once. */
-function createOp(key: PlannedKey, queue: StoredTicket[], nextPosition: number, now: number, timing: Timing): WriteOp {
-  const served = handOver([], queue, now, timing);
+function createOp(key: AcquiredKey, queue: StoredTicket[], nextPosition: number, now: number, timing: Timing): WriteOp {
+  const served = handOver([], queue, now, timing, key.permitLimit);
   return withEffects({ kind: 'create', docId: key.docId, body: lockDocument(key, [], now, false, { queue: served.queue, nextPosition }) }, served);
 }
 
@@ -279,7 +295,7 @@ export function replaceOp(
   queued: QueueState = noQueue(existing.body),
 ): WriteOp {
   const kept = holders.filter((holder) => isLive(holder, now, timing.maxClockSkewMs));
-  const served = handOver(kept, queued.queue, now, timing);
+  const served = handOver(kept, queued.queue, now, timing, key.permitLimit);
   if (kept.length === 0 && !lockedBelow && served.queue.length === 0) {
     return withEffects({ kind: 'delete', docId: existing.docId, ifSeqNo: existing.seqNo, ifPrimaryTerm: existing.primaryTerm, index: existing.index }, served);
   }
@@ -374,6 +390,7 @@ export function holderViews(lock: StoredLock, now: number, skewMs: number): Hold
     expiresAt: holder.expiresAt,
     fencingToken: fenceOf(holder, lock),
     expired: !isLive(holder, now, skewMs),
+    ...(holder.permits !== undefined ? { permits: holder.permits } : {}),
   }));
 }
 

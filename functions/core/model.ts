@@ -21,6 +21,12 @@ export type LockTarget =
   | { namespace: string; granularity: 'document'; ids: string[] }
   | { namespace: string; granularity: 'tree'; path: string };
 
+/** What a permits acquire asks for: `count` of the semaphore's `limit` permits. */
+export interface Permits {
+  limit: number;
+  count: number;
+}
+
 export interface AcquireRequest {
   target: LockTarget;
   mode: RequestedMode;
@@ -28,6 +34,8 @@ export interface AcquireRequest {
   ttlMs: number;
   waitMs: number;
   requestId?: string;
+  /** A semaphore: take `count` of the target's `limit` permits (docs/permits.md). One key, exclusive mode. */
+  permits?: Permits;
   /**
    * Wait in the lock's queue rather than in this call: the acquire answers at once (granted, or
    * queued), and the outcome goes to `wake` (a Step Functions task token, an SQS queue or an
@@ -116,6 +124,8 @@ export interface StoredHolder {
    * channel waiter's goes back to the queue if the claim fails before its grant.
    */
   ticket?: StoredTicket;
+  /** A semaphore's holder: how many of the document's `permitLimit` permits it holds (docs/permits.md). */
+  permits?: number;
 }
 
 /**
@@ -147,6 +157,8 @@ export interface StoredTicket {
   reservedUntil?: number;
   /** A reserved channel waiter that has not claimed by then is woken again (by the sweeper). */
   rewakeAt?: number;
+  /** A semaphore's waiter: the permits its claim will hold. */
+  permits?: number;
 }
 
 export interface LockDocument {
@@ -171,6 +183,8 @@ export interface LockDocument {
   queue?: StoredTicket[];
   /** The next ticket's position. */
   nextPosition?: number;
+  /** A semaphore: its holders' permits add up to at most this. Only while it has holders or waiters (docs/permits.md). */
+  permitLimit?: number;
 }
 
 export interface HolderView {
@@ -179,6 +193,8 @@ export interface HolderView {
   expiresAt: number;
   fencingToken: FencingToken;
   expired: boolean;
+  /** A semaphore's holder: the permits it holds. */
+  permits?: number;
 }
 
 export interface ConflictingKey {
@@ -192,6 +208,8 @@ export interface ConflictingKey {
    * while this one already held other keys (`duplicate_in_progress`).
    */
   reason?: 'request_id_reused' | 'duplicate_in_progress' | 'queued_waiters';
+  /** A semaphore: its limit, and the permits its live holders and reservations take now. */
+  permits?: { limit: number; taken: number };
 }
 
 export interface GrantedKey {
@@ -219,6 +237,8 @@ export interface Grant {
   reused: boolean;
   /** A grant served from the queue: how long its waiter waited there. */
   waitedMs?: number;
+  /** A semaphore's grant: the permits it holds, of the limit. */
+  permits?: Permits;
 }
 
 /** An acquire with a wake channel that could not be granted at once: its place in the lock's queue. */
@@ -264,6 +284,8 @@ export interface LockState {
   granularity: Granularity;
   namespace: string;
   holders: HolderView[];
+  /** A semaphore: its limit (its holders show their permits). */
+  permitLimit?: number;
 }
 
 export interface SweepReport {

@@ -5,8 +5,8 @@
  * the next waiters in that same conditional write. Serving is a reservation, never a grant: the
  * waiter becomes a holder only by its own conditional write, its claim (docs/protocol.md).
  */
-import { compatible } from './compatibility.js';
-import type { HolderMode, StoredHolder, StoredTicket } from './model.js';
+import type { StoredHolder, StoredTicket } from './model.js';
+import { fits, type Occupant } from './permits.js';
 import type { LockSettings } from './settings.js';
 
 /** What a decision over a document needs of the settings: the clock skew allowance, and the queue's timings. */
@@ -37,25 +37,33 @@ export interface HandOver {
  * Serves the queue in position order while its head can share the lock with the live holders and
  * with the waiters reserved before it: a run of readers together, a writer alone. It stops at the
  * first waiter that cannot be served, so nobody overtakes it (a queued writer keeps new readers out).
+ * A semaphore's waiters are served while their permits fit in `permitLimit` with those of the live
+ * holders and of the waiters reserved before them (permits.ts): a small request behind a large one waits too.
  * `holders` must be the live ones; expired tickets and lapsed reservations drop out.
  */
-export function handOver(holders: readonly StoredHolder[], queue: readonly StoredTicket[] | undefined, now: number, timing: Timing): HandOver {
+export function handOver(
+  holders: readonly StoredHolder[],
+  queue: readonly StoredTicket[] | undefined,
+  now: number,
+  timing: Timing,
+  permitLimit?: number,
+): HandOver {
   if (!queue || queue.length === 0) return { queue: [], reserved: [], dropped: [] };
   const { maxClockSkewMs: skewMs, queue: settings } = timing;
   const dropped: StoredTicket[] = [];
   const waiting: StoredTicket[] = [];
   for (const ticket of queue) (ticketLive(ticket, now, skewMs) ? waiting : dropped).push(ticket);
   waiting.sort((a, b) => a.position - b.position);
-  const occupants: HolderMode[] = holders.map((holder) => holder.mode);
+  const occupants: Occupant[] = [...holders];
   const reserved: StoredTicket[] = [];
   const served = waiting.map((ticket) => ticket);
   for (const [index, ticket] of waiting.entries()) {
     if (ticket.reservedUntil !== undefined) {
-      occupants.push(ticket.mode);
+      occupants.push(ticket);
       continue;
     }
     if (ticket.retryAt !== undefined && now < ticket.retryAt) break;
-    if (!occupants.every((mode) => compatible(ticket.mode, mode))) break;
+    if (!fits(ticket, occupants, permitLimit)) break;
     const { retryAt: _, ...kept } = ticket;
     const reservation: StoredTicket = {
       ...kept,
@@ -64,7 +72,7 @@ export function handOver(holders: readonly StoredHolder[], queue: readonly Store
     };
     served[index] = reservation;
     reserved.push(reservation);
-    occupants.push(ticket.mode);
+    occupants.push(ticket);
   }
   return { queue: served, reserved, dropped };
 }

@@ -147,6 +147,7 @@ function acquireSchema(settings: Readonly<LockSettings>) {
       owner: z.string().min(1).max(limits.ownerMax),
       ttlMs: z.number().int().min(ttl.minMs).max(ttl.maxMs).default(ttl.defaultMs),
       waitMs: z.number().int().min(0).max(settings.maxWaitMs).default(0),
+      permits: permitsSchema(limits).optional(),
       requestId: z.string().min(1).max(limits.requestIdMax).regex(REQUEST_ID_PATTERN, { error: 'must be printable ASCII without spaces' }).optional(),
       wake: wakeSchema.optional(),
       queueTtlMs: z.number().int().min(ttl.minMs).max(settings.queue.ticketTtlMs.maxMs).optional(),
@@ -165,6 +166,7 @@ function acquireSchema(settings: Readonly<LockSettings>) {
         rule('idempotencyKey', 'exclusive_only', 'names work done under an exclusive lock: use mode exclusive');
       if (input.queueTtlMs !== undefined && input.wake === undefined)
         rule('queueTtlMs', 'needs_wake', 'is the queue lease of a waiter with a wake channel: give wake too');
+      if (input.permits !== undefined) checkPermits(input, rule);
       if (input.wake === undefined) return;
       // One lock's queue: a waiter of several keys would hold some while queued for others, and two such waiters can deadlock.
       if ((input.ids?.length ?? 1) > 1) rule('wake', 'single_key', 'queues for one lock: give a single id (several ids are taken all at once, with waitMs)');
@@ -173,6 +175,30 @@ function acquireSchema(settings: Readonly<LockSettings>) {
       if (input.requestId === undefined)
         rule('requestId', 'needs_request_id', 'is needed with wake: the waiter claims its turn with the same acquire (same requestId) without wake');
     });
+}
+
+/** A semaphore's share: `count` (default 1) of `limit` permits. */
+function permitsSchema(limits: Limits) {
+  return z
+    .object({ limit: z.number().int().min(1).max(limits.permitsMax), count: z.number().int().min(1).default(1) })
+    .strict()
+    .superRefine((permits, ctx) => {
+      // Against a limit that is itself refused, the count says nothing more.
+      if (permits.limit >= 1 && permits.count > permits.limit)
+        ctx.addIssue({ code: 'custom', path: ['count'], message: `must be at most permits.limit (${permits.limit})`, params: { rule: 'more_than_limit' } });
+    });
+}
+
+/** Permits count holders of one lock document, each an exclusive holder as everything around the target sees it (docs/permits.md). */
+function checkPermits(
+  input: { granularity: Granularity; ids?: string[] | undefined; mode: RequestedMode },
+  rule: (path: string, name: string, message: string) => void,
+): void {
+  if (input.granularity === 'global')
+    rule('permits', 'not_for_global', 'are for a document target with one id, or a tree path: a semaphore over a whole namespace is not offered');
+  else if ((input.ids?.length ?? 1) > 1) rule('permits', 'single_key', 'count holders of one lock: give a single id (a semaphore is one document)');
+  if (input.mode !== 'exclusive')
+    rule('mode', 'not_with_permits', 'must be exclusive with permits: permit holders share only with each other, while their permits fit');
 }
 
 function renewSchema({ ttl }: Readonly<LockSettings>) {
@@ -281,6 +307,7 @@ function buildRequests(settings: Readonly<LockSettings>): LockRequests {
         ttlMs: parsed.ttlMs,
         waitMs: parsed.waitMs,
         ...(parsed.requestId !== undefined ? { requestId: parsed.requestId } : {}),
+        ...(parsed.permits !== undefined ? { permits: parsed.permits } : {}),
         ...(parsed.wake !== undefined ? { wake: toWake(parsed.wake) } : {}),
         ...(parsed.queueTtlMs !== undefined ? { queueTtlMs: parsed.queueTtlMs } : {}),
         ...(parsed.idempotencyKey !== undefined

@@ -22,6 +22,7 @@ export type AcquireInput =
       ttlMs?: number;
       waitMs?: number;
       requestId?: string;
+      permits?: { limit: number; count?: number };
       wake?: { taskToken?: string; queueUrl?: string; eventBusName?: string };
       queueTtlMs?: number;
       idempotencyKey?: string | true;

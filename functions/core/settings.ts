@@ -25,6 +25,8 @@ export interface LockSettings {
    */
   contentionBudgetMs: number;
   limits: {
+    /** The largest `permits.limit` of a semaphore (docs/permits.md). */
+    permitsMax: number;
     namespaceMax: number;
     idsPerRequest: number;
     idBytes: number;
@@ -88,6 +90,7 @@ export const DEFAULT_SETTINGS: Readonly<LockSettings> = Object.freeze({
   maxRetryAfterMs: 1_000,
   contentionBudgetMs: 2_000,
   limits: Object.freeze({
+    permitsMax: 1_000,
     namespaceMax: 64,
     idsPerRequest: 500,
     idBytes: 512,

@@ -5,7 +5,7 @@
  * decides what to say; a WakeNotifier (functions/runtime/wake/ for AWS) says it. The core never
  * imports AWS: a channel is plain data stored with the ticket.
  */
-import type { LockTarget, RequestedMode, WakeChannel } from './model.js';
+import type { LockTarget, Permits, RequestedMode, WakeChannel } from './model.js';
 
 export type { WakeChannel } from './model.js';
 
@@ -19,6 +19,8 @@ export type WakeMessage =
       mode: RequestedMode;
       owner: string;
       requestId?: string;
+      /** A semaphore's waiter: the permits to claim with. */
+      permits?: Permits;
     }
   | {
       outcome: 'failed';

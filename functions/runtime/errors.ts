@@ -12,6 +12,7 @@ import {
   LockError,
   LockHeldError,
   LockOutcomeUnknownError,
+  PermitLimitMismatchError,
   QuotaExceededError,
   StoreRejectedError,
   StoreUnavailableError,
@@ -57,6 +58,9 @@ const retryAfterSeconds = (ms: number): string => String(Math.max(1, Math.ceil(m
 /** What an error carries besides its name and message, and the headers that go with it. */
 function detailsOf(error: unknown): { fields: Partial<ErrorBody>; headers: Record<string, string>; message?: string } {
   if (error instanceof ValidationError) return { fields: { fields: error.fields }, headers: {} };
+  if (error instanceof PermitLimitMismatchError) {
+    return { fields: { key: error.key, requestedLimit: error.requestedLimit, heldLimit: error.heldLimit }, headers: {} };
+  }
   if (error instanceof LockHeldError) {
     return {
       headers: { 'Retry-After': retryAfterSeconds(error.retryAfterMs) },

@@ -29,6 +29,7 @@ export function presentGrant(grant: Grant): GrantBody {
     keys: grant.keys.map((key) => ({ key: key.key, mode: key.mode, fencingToken: key.fencingToken })),
     reused: grant.reused,
     ...(grant.waitedMs !== undefined ? { waitedMs: grant.waitedMs } : {}),
+    ...(grant.permits !== undefined ? { permits: { ...grant.permits } } : {}),
   };
 }
 
@@ -105,7 +106,9 @@ export function presentStates(states: LockState[]): LockStatesBody {
         expiresAt: iso(holder.expiresAt),
         expiresAtMs: holder.expiresAt,
         expired: holder.expired,
+        ...(holder.permits !== undefined ? { permits: holder.permits } : {}),
       })),
+      ...(state.permitLimit !== undefined ? { permitLimit: state.permitLimit } : {}),
     })),
   };
 }
@@ -117,6 +120,7 @@ export function presentConflicts(conflicts: ConflictingKey[]): ConflictBody[] {
     requestedMode: conflict.requestedMode,
     holders: conflict.holders.map((holder) => ({ owner: holder.owner, mode: holder.mode, expiresAt: iso(holder.expiresAt), expiresAtMs: holder.expiresAt })),
     ...(conflict.reason ? { reason: conflict.reason } : {}),
+    ...(conflict.permits ? { permits: { ...conflict.permits } } : {}),
   }));
 }
 

@@ -340,4 +340,18 @@ describe('local lock table', () => {
     release.open();
     await holder.done;
   });
+
+  it('permits (a semaphore) skip the table: holders of one process share the key up to the limit in Elasticsearch', async () => {
+    const table = new LocalLockTable();
+    const release = gate();
+    const semaphore = (owner: string) => doc('semaphore', owner, { permits: { limit: 2 } });
+    const first = holdUntil(table, semaphore('p1'), release.opened);
+    const second = holdUntil(table, semaphore('p2'), release.opened);
+    await Promise.all([first.started, second.started]);
+    expect(table.stats()).toMatchObject({ keys: 0, holders: 0 });
+    const full = await refusal(withLock(semaphore('p3'), async () => 'no', { localTable: table }));
+    expect(full.conflicts[0]).toMatchObject({ permits: { limit: 2, taken: 2 } });
+    release.open();
+    expect(await Promise.all([first.done, second.done])).toEqual(['p1', 'p2']);
+  });
 });

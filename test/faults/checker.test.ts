@@ -133,6 +133,22 @@ describe('the history checker', () => {
     expect(kinds([...granted('w1', 'l1', 100, '10', 1_100, writerBelow), ...granted('w2', 'l2', 200, '11', 1_200, sibling)])).toEqual([]);
   });
 
+  it('lets permit holders of one semaphore share it while their counts fit, and catches more than the limit live at once', () => {
+    const permits = (count: number) => [{ key: 'd|sem', mode: 'X' as const, permits: { count, limit: 2 } }];
+    const two = [...granted('p1', 'l1', 100, '10', 1_100, permits(1)), ...granted('p2', 'l2', 200, '11', 1_200, permits(1))];
+    expect(kinds(two)).toEqual([]);
+    expect(kinds([...two, ...granted('p3', 'l3', 300, '12', 1_300, permits(1))])).toEqual(['over-limit']);
+    // Within the skew of an expiry, or after a release, the permits are back.
+    expect(kinds([...two, ...granted('p3', 'l3', 1_060, '12', 2_000, permits(1))])).toEqual([]);
+    expect(kinds([...two, ...released('p1', 'l1', 250), ...granted('p3', 'l3', 300, '12', 1_300, permits(1))])).toEqual([]);
+    expect(kinds([...granted('p1', 'l1', 100, '10', 1_100, permits(2)), ...granted('p2', 'l2', 200, '11', 1_200, permits(1))])).toEqual(['over-limit']);
+    // To everything else a permit holder is X: a plain lock on the key overlaps it, and fences after it.
+    expect(kinds([...granted('p1', 'l1', 100, '10', 1_100, permits(1)), ...granted('c', 'l2', 200, '9', 1_200, X('d|sem'))])).toEqual([
+      'overlap',
+      'fencing-order',
+    ]);
+  });
+
   describe('tree holds, judged by the multi-granularity rules from their paths alone', () => {
     const on = (key: string, mode: 'S' | 'X') => [{ key, mode }];
 

@@ -14,6 +14,7 @@ import {
   LockHeldError,
   LockOutcomeUnknownError,
   LockWaitExpiredError,
+  PermitLimitMismatchError,
   QuotaExceededError,
   StoreRejectedError,
   StoreUnavailableError,
@@ -26,6 +27,7 @@ import { ERRORS, type ErrorName } from '../../packages/client/src/wire.js';
 const engineErrors: LockError[] = [
   new ValidationError(undefined, { fields: [{ field: 'owner', rule: 'required', message: 'is required' }] }),
   new LockHeldError(undefined, { conflicts: [], retryAfterMs: 2_500 }),
+  new PermitLimitMismatchError(undefined, { key: 'jobs', requestedLimit: 3, heldLimit: 5 }),
   new LeaseLostError(undefined, { leaseId: 'l', lostKeys: ['a'] }),
   new LeaseTokenMismatchError(undefined, { leaseId: 'l' }),
   new LockWaitExpiredError(undefined, { ticket: 't', key: 'a' }),

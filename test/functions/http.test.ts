@@ -100,6 +100,24 @@ describe('POST /acquire', () => {
     await call('/release', { body: { leaseToken: held.body.leaseToken } });
   });
 
+  it('takes permits of a semaphore: each grant its own lease, the full semaphore 409 LockHeldError, another limit 409 PermitLimitMismatchError', async () => {
+    const permits = (owner: string, limit: number) => doc('h-sem', owner, { permits: { limit } });
+    const first = await call('/acquire', { body: permits('alice', 2) });
+    const second = await call('/acquire', { body: permits('bob', 2) });
+    expect(first.body.permits).toEqual({ limit: 2, count: 1 });
+    expect(second.body.fencingToken).not.toBe(first.body.fencingToken);
+    const full = await call('/acquire', { body: permits('carol', 2) });
+    expect(full.statusCode).toBe(409);
+    expect(full.body.conflicts[0].permits).toEqual({ limit: 2, taken: 2 });
+    const other = await call('/acquire', { body: permits('carol', 3) });
+    expect(other.statusCode).toBe(409);
+    expect(other.body).toMatchObject({ error: 'PermitLimitMismatchError', retryable: false, key: 'h-sem', requestedLimit: 3, heldLimit: 2 });
+    expect((other.headers as Record<string, string>)['Retry-After']).toBeUndefined();
+    const inspected = await call('/inspect', { query: { namespace: 'orders', granularity: 'document', id: 'h-sem' } });
+    expect(inspected.body.locks[0]).toMatchObject({ permitLimit: 2, holders: [{ permits: 1 }, { permits: 1 }] });
+    for (const grant of [first, second]) await call('/release', { body: { leaseToken: grant.body.leaseToken } });
+  });
+
   it('takes tree locks on the path (an ancestor lock sees them), and shared locks side by side', async () => {
     const tree = await call('/acquire', { body: { namespace: 'fs', granularity: 'tree', path: '/a/b/c', owner: 'w1', mode: 'shared' } });
     expect(tree.body.keys.map((key: { key: string; mode: string }) => `${key.key}:${key.mode}`)).toEqual(['/a/b/c:S']);

@@ -7,7 +7,7 @@
  */
 import { hash } from 'node:crypto';
 import { allExclusive } from '../compatibility.js';
-import { FencingRangeError, LockHeldError, LockOutcomeUnknownError, StoreUnavailableError } from '../errors.js';
+import { FencingRangeError, LockHeldError, LockOutcomeUnknownError, PermitLimitMismatchError, StoreUnavailableError } from '../errors.js';
 import { encodable, maxFencingToken } from '../fencing.js';
 import { describeTarget, rulesFor } from '../granularity/index.js';
 import { lockDocId } from '../keys.js';
@@ -221,6 +221,7 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
       keys: granted.map(({ key, fencingToken }) => ({ key: key.key, mode: key.mode, fencingToken })),
       reused: granted.some(({ entry }) => entry.reused),
       ...(claimed ? { waitedMs: Math.max(0, granted[0]!.mine.grantedAt - claimed.queuedAt) } : {}),
+      ...(request.permits ? { permits: request.permits } : {}),
     };
   }
 
@@ -276,6 +277,11 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
         clearsAt = Math.max(clearsAt, decision.clearsAt);
         continue;
       }
+      // Not a conflict that waiting ends: the request does not match what the document is (a semaphore of another limit, or a plain lock).
+      if (decision.kind === 'permits-mismatch') {
+        const { requestedLimit, heldLimit } = decision;
+        throw new PermitLimitMismatchError(undefined, { key: decision.key, requestedLimit, heldLimit });
+      }
       const op = this.note(key, decision);
       if (op) writes.push({ item: key, op });
     }
@@ -287,7 +293,7 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
   }
 
   /** What a decision tells about a key; the write it needs, if any. */
-  private note(key: PlannedKey, decision: Exclude<Decision, { kind: 'conflict' }>): WriteOp | undefined {
+  private note(key: PlannedKey, decision: Exclude<Decision, { kind: 'conflict' | 'permits-mismatch' }>): WriteOp | undefined {
     if (decision.kind === 'already-held') {
       this.hold(key, decision.lock, false);
       return undefined;
@@ -358,6 +364,7 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
       requestId: request.requestId ?? null,
       call,
       expiresAt: now + request.ttlMs,
+      ...(request.permits ? { permits: request.permits } : {}),
       ...(queueUntil !== undefined
         ? {
             queue: {
@@ -369,6 +376,7 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
               request: request.requestId ?? null,
               call,
               ...(request.wake ? { wake: request.wake } : {}),
+              ...(request.permits ? { permits: request.permits.count } : {}),
             },
           }
         : {}),
@@ -393,12 +401,9 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
   }
 }
 
-/** What makes two acquires the same call: target, mode and owner. */
+/** What makes two acquires the same call: target, mode and owner (and the permits of a semaphore's: a retry takes over as many as it holds). */
 function callFingerprint(request: AcquireRequest): string {
-  const { target } = request;
-  return hash(
-    'sha256',
-    JSON.stringify([target.namespace, target.granularity, rulesFor(target.granularity).identity(target), request.mode, request.owner]),
-    'base64url',
-  ).slice(0, 22);
+  const { target, permits } = request;
+  const call = [target.namespace, target.granularity, rulesFor(target.granularity).identity(target), request.mode, request.owner];
+  return hash('sha256', JSON.stringify(permits ? [...call, permits.limit, permits.count] : call), 'base64url').slice(0, 22);
 }

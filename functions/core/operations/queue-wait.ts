@@ -71,7 +71,7 @@ async function serveIfDue(context: EngineContext, lock: StoredLock): Promise<Sto
   const now = settings.now();
   const settled = settleFences(lock);
   const live = settled.filter((holder) => isLive(holder, now, settings.maxClockSkewMs));
-  const served = handOver(live, lock.body.queue, now, settings);
+  const served = handOver(live, lock.body.queue, now, settings, lock.body.permitLimit);
   if (live.length === settled.length && served.reserved.length === 0 && served.dropped.length === 0) return undefined;
   let written: StoredLock | undefined;
   await writeUntilSettled(context, settings.contentionBudgetMs, [lock], {

@@ -8,7 +8,8 @@ import type { ListQuery, StoredLock } from '../store.js';
 import type { EngineContext } from './context.js';
 
 function toState(lock: StoredLock, now: number, skewMs: number): LockState {
-  return { key: lock.body.key, granularity: lock.body.granularity, namespace: lock.body.namespace, holders: holderViews(lock, now, skewMs) };
+  const { key, granularity, namespace, permitLimit } = lock.body;
+  return { key, granularity, namespace, holders: holderViews(lock, now, skewMs), ...(permitLimit !== undefined ? { permitLimit } : {}) };
 }
 
 /** Who holds each key of a target, and each key above it that can block it (tree ancestors, the namespace's global lock), now. Keys nobody holds are left out. A plain read: during a partition it may lag. */

@@ -46,7 +46,7 @@ export async function sweep(context: EngineContext, options: { batchSize?: numbe
             if (ticket.wake && ticket.rewakeAt !== undefined && ticket.rewakeAt <= now && reservedFor(ticket, now, settings.maxClockSkewMs))
               rewake.push({ lock, ticket });
           }
-          const served = handOver(live, lock.body.queue, now, settings);
+          const served = handOver(live, lock.body.queue, now, settings, lock.body.permitLimit);
           if (live.length === lock.body.holders.length && served.reserved.length === 0 && served.dropped.length === 0) return [];
           pruned.set(lock.docId, lock.body.holders.length - live.length);
           return [{ item: lock, op: replaceOp(lock, { ...lock.body, docId: lock.docId }, live, now, settings) }];

@@ -65,6 +65,8 @@ export async function wake(context: EngineContext, lock: StoredLock, ticket: Sto
     mode: ticket.mode === 'X' ? 'exclusive' : 'shared',
     owner: ticket.owner,
     ...(ticket.request !== null ? { requestId: ticket.request } : {}),
+    // The claim is the same acquire again: a semaphore's names its permits too.
+    ...(ticket.permits !== undefined && lock.body.permitLimit !== undefined ? { permits: { limit: lock.body.permitLimit, count: ticket.permits } } : {}),
   };
   const outcome = await notifier.notify(ticket.wake, message);
   if (outcome === 'gone') await cancelReservation(context, lock, ticket);

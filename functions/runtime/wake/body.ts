@@ -7,7 +7,15 @@ import type { WakeMessage } from '../../core/wake.js';
 import { presentTarget } from '../present.js';
 
 export type WakeBody =
-  | ({ status: 'ready'; ticket: string; reservedUntilMs: number; mode: string; owner: string; requestId?: string } & ReturnType<typeof presentTarget>)
+  | ({
+      status: 'ready';
+      ticket: string;
+      reservedUntilMs: number;
+      mode: string;
+      owner: string;
+      requestId?: string;
+      permits?: { limit: number; count: number };
+    } & ReturnType<typeof presentTarget>)
   | { status: 'failed'; ticket: string; error: string; message: string };
 
 export function wakeBody(message: WakeMessage): WakeBody {
@@ -20,5 +28,6 @@ export function wakeBody(message: WakeMessage): WakeBody {
     mode: message.mode,
     owner: message.owner,
     ...(message.requestId !== undefined ? { requestId: message.requestId } : {}),
+    ...(message.permits !== undefined ? { permits: message.permits } : {}),
   };
 }

@@ -87,6 +87,19 @@ export class LockHeldError extends LockServiceError {
   }
 }
 
+/** The key is a semaphore of another limit, or a plain lock and a semaphore met on it (a limit of null: a plain lock); nothing is held. */
+export class PermitLimitMismatchError extends LockServiceError {
+  readonly key: string | undefined;
+  readonly requestedLimit: number | null;
+  readonly heldLimit: number | null;
+  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
+    super('PermitLimitMismatchError', message, details, options);
+    this.key = typeof details.key === 'string' ? details.key : undefined;
+    this.requestedLimit = typeof details.requestedLimit === 'number' ? details.requestedLimit : null;
+    this.heldLimit = typeof details.heldLimit === 'number' ? details.heldLimit : null;
+  }
+}
+
 /** The lease exists but the token's secret does not match it. */
 export class LeaseTokenMismatchError extends LockServiceError {
   constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
@@ -173,6 +186,7 @@ const CLASSES: { readonly [Name in ErrorName]: ErrorClass } = {
   AccessDeniedError,
   QuotaExceededError,
   LockHeldError,
+  PermitLimitMismatchError,
   LeaseTokenMismatchError,
   LeaseLostError,
   LockWaitExpiredError,

@@ -24,6 +24,7 @@ export {
   LockServiceError,
   LockWaitExpiredError,
   lockError,
+  PermitLimitMismatchError,
   QuotaExceededError,
   StoreRejectedError,
   StoreUnavailableError,

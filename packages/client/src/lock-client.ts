@@ -22,6 +22,7 @@ export interface LockClientOptions {
   /**
    * Callers of this process that want conflicting locks queue here first, and only the first in line
    * asks the service (keep one client, or one table, at module scope). The wait counts against `waitMs`.
+   * Acquires with `permits` (a semaphore) skip it.
    */
   localTable?: LocalLockTable;
   /** The default of every call's `remainingTimeMs`. */
@@ -97,7 +98,9 @@ export class LockClient {
     const waitBudget = remaining ? fitAcquire({ ttlMs: request.ttlMs, waitMs: request.waitMs }, remaining, this.settings).waitMs : request.waitMs;
     const requestId = request.requestId ?? randomUUID();
     const startedAt = now();
-    const slot: LocalSlot | undefined = await this.localTable?.enter(request, {
+    // A semaphore's holders share its key, which the local table (by mode) would give one caller of this process at a time: permits go straight to the service.
+    const local = request.permits ? undefined : this.localTable;
+    const slot: LocalSlot | undefined = await local?.enter(request, {
       ...(waitBudget !== undefined ? { waitMs: waitBudget } : {}),
       ...(signal ? { signal } : {}),
     });

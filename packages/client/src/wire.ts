@@ -9,6 +9,13 @@ export type LockMode = 'exclusive' | 'shared';
 /** Multi-granularity modes a lock document records: intentions (IS, IX) on ancestors, S or X on the target. */
 export type HolderMode = 'IS' | 'IX' | 'S' | 'X';
 
+/** A semaphore's share: `count` of `limit` permits. */
+export interface PermitsBody {
+  limit: number;
+  /** Default 1. */
+  count?: number;
+}
+
 /** POST /acquire, or a direct invocation of acquire. */
 export interface AcquireBody {
   namespace: string;
@@ -29,6 +36,13 @@ export interface AcquireBody {
   waitMs?: number;
   /** Names one logical call: a retry with the same requestId gets that call's grant back, never a second one. */
   requestId?: string;
+  /**
+   * A semaphore ("at most `limit` at a time"): take `count` (default 1) of the target's `limit`
+   * permits. A document target with one id, or a tree path; exclusive mode. Every acquire of one
+   * semaphore gives the same limit (else PermitLimitMismatchError). The grant is a lease like any
+   * other: renew and release it with its leaseToken.
+   */
+  permits?: PermitsBody;
   /**
    * Wait in the lock's queue, not in the call (single key, waitMs 0, with a requestId): the call
    * answers at once, `status: 'queued'`. When the lock is reserved for the ticket, the channel gets
@@ -147,6 +161,8 @@ export interface GrantBody {
   reused: boolean;
   /** A grant served from the lock's queue: how long it waited there (ms). */
   waitedMs?: number;
+  /** A semaphore's grant: the permits it holds, of the limit. */
+  permits?: { limit: number; count: number };
 }
 
 export interface RenewalBody {
@@ -176,6 +192,8 @@ export interface HolderBody {
   expiresAt: string;
   expiresAtMs: number;
   expired: boolean;
+  /** A semaphore's holder: the permits it holds. */
+  permits?: number;
 }
 
 export interface LockStateBody {
@@ -183,6 +201,8 @@ export interface LockStateBody {
   namespace: string;
   granularity: Granularity;
   holders: HolderBody[];
+  /** A semaphore: its limit (its holders show their permits). */
+  permitLimit?: number;
 }
 
 export interface LockStatesBody {
@@ -205,6 +225,8 @@ export interface ConflictBody {
   requestedMode: HolderMode;
   holders: Array<{ owner: string; mode: HolderMode; expiresAt: string; expiresAtMs: number }>;
   reason?: 'request_id_reused' | 'duplicate_in_progress' | 'queued_waiters';
+  /** A semaphore: its limit, and the permits its holders and reserved waiters take now. */
+  permits?: { limit: number; taken: number };
 }
 
 export interface FieldIssueBody {
@@ -227,6 +249,10 @@ export interface ErrorBody {
   lostKeys?: string[];
   requestId?: string;
   mayHoldUntil?: string;
+  /** PermitLimitMismatchError: the key, and the limits (null: a plain lock). */
+  key?: string;
+  requestedLimit?: number | null;
+  heldLimit?: number | null;
   [field: string]: unknown;
 }
 
@@ -265,6 +291,8 @@ export const ERRORS = {
   AccessDeniedError: { status: 403, retryable: false, metric: 'AccessDenied', level: 'info' },
   /** A configured limit on held locks (per owner, per namespace) would be exceeded; nothing was taken. */
   QuotaExceededError: { status: 429, retryable: true, metric: 'QuotaExceeded', level: 'info' },
+  /** The key is in use as a semaphore of another limit, or as a plain lock when permits were asked (or the other way round); nothing is held. */
+  PermitLimitMismatchError: { status: 409, retryable: false, metric: 'PermitLimitMismatch', level: 'info' },
   /** An incompatible holder has a key; this call holds nothing. */
   LockHeldError: { status: 409, retryable: true, metric: 'LockConflict', level: 'info' },
   /** The work an idempotency key names is being done by another delivery; this call holds nothing. Try later: you then get its recorded result, or take it on. */
