@@ -164,6 +164,9 @@ function acquireSchema(settings: Readonly<LockSettings>) {
       // The work is taken on by the lock's one holder: a shared lock has several.
       if (input.idempotencyKey !== undefined && input.mode !== 'exclusive')
         rule('idempotencyKey', 'exclusive_only', 'names work done under an exclusive lock: use mode exclusive');
+      // A semaphore has several holders at once: none of them alone has the work.
+      if (input.idempotencyKey !== undefined && input.permits !== undefined)
+        rule('idempotencyKey', 'not_with_permits', 'names work done under a lock of one holder; permits have several');
       if (input.queueTtlMs !== undefined && input.wake === undefined)
         rule('queueTtlMs', 'needs_wake', 'is the queue lease of a waiter with a wake channel: give wake too');
       if (input.permits !== undefined) checkPermits(input, rule);

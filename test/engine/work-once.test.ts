@@ -162,6 +162,7 @@ describe('completion records refuse bad input and write nothing', () => {
     expect(await fieldsOf(engine.acquireWork(job('bad-1', 'k'.repeat(513))))).toContain('idempotencyKey:max');
     expect(await fieldsOf(engine.acquireWork({ ...job('bad-1', 'k'), mode: 'shared' }))).toContain('idempotencyKey:exclusive_only');
     expect(await fieldsOf(engine.acquireWork({ ...job('bad-1', 'k'), idempotencyKey: true }))).toContain('idempotencyKey:needs_request_id');
+    expect(await fieldsOf(engine.acquireWork({ ...job('bad-1', 'k'), permits: { limit: 3 } }))).toContain('idempotencyKey:not_with_permits');
     expect(await heldKeys('bad-1')).toEqual([]);
   });
 
