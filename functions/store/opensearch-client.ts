@@ -90,6 +90,8 @@ export function adapt(client: OpenSearch): SearchClient {
       addBlock: on(api.indices, 'addBlock'),
       updateAliases: on(api.indices, 'updateAliases', ({ actions, ...params }) => ({ ...params, body: { actions } })),
     },
+    // The client's own transport, as it is: the client package's fenced writes talk through it (they read either product's answers by their shape).
+    transport: client.transport,
     cluster: { health: on(api.cluster, 'health') },
     nodes: { info: on(api.nodes, 'info') },
     diagnostic: {
