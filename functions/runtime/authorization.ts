@@ -86,7 +86,7 @@ function refusal(
   const needs = operation === action ? '' : ` (${operation} needs ${action} in the lease's namespace)`;
   switch (decision.reason) {
     case 'no_policy':
-      return `No namespace policy is configured (LOCK_POLICY or LOCK_POLICY_PARAMETER; the lockPolicy / lockPolicyParameter params), so every ${operation} is refused: see "Who may lock what" in the README`;
+      return `No namespace policy is configured (LOCK_POLICY or LOCK_POLICY_PARAMETER; the lockPolicy / lockPolicyParameter params), so every ${operation} is refused: see docs/authorization.md`;
     case 'anonymous':
       return 'The request carries no IAM principal: API Gateway sets one (requestContext.authorizer.iam) only on routes with AWS_IAM authorization (the httpAuthorizationType param), and the namespace policy admits identified callers only';
     case 'unknown_principal':

@@ -2,7 +2,7 @@
  * A local multi-node cluster for fault injection, from the same cached distribution as the single
  * node: loopback only, its own ports (HTTP from ES_CLUSTER_PORT, default 9301, or for OpenSearch
  * OPENSEARCH_CLUSTER_PORT, default 9351; transport 100 above), small heaps, shortened fault
- * detection (a node that stops answering is removed within seconds, as the README recommends for
+ * detection (a node that stops answering is removed within seconds, as docs/model.md recommends for
  * the lock index's cluster). Each node can be killed, paused (SIGSTOP), resumed and restarted by
  * the fault runner.
  */

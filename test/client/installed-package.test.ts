@@ -49,7 +49,7 @@ describe('the package installed from its tarball', () => {
     const installed = join(app, 'node_modules/@es-lease-locks/client');
     // A copy from the tarball, not a link to the workspace.
     expect(realpathSync(installed).startsWith(realpathSync(app))).toBe(true);
-    for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/wire.js', 'dist/wire.d.ts', 'README.md'])
+    for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/wire.js', 'dist/wire.d.ts', 'README.md', 'LICENSE'])
       expect(existsSync(join(installed, file)), file).toBe(true);
     expect(existsSync(join(installed, 'src'))).toBe(false);
     const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };

@@ -135,7 +135,7 @@ const WORK_TARGETS: readonly TargetFields[] = [
   { granularity: 'tree', path: '/r/x/1' },
 ];
 
-/** The README's compatibility table, written out again: the checker must not share the engine's copy. */
+/** The compatibility table of docs/model.md, written out again: the checker must not share the engine's copy. */
 const MAY_SHARE: Record<HolderMode, readonly HolderMode[]> = { IS: ['IS', 'IX', 'S'], IX: ['IS', 'IX'], S: ['IS', 'S'], X: [] };
 const compatible = (a: HolderMode, b: HolderMode): boolean => MAY_SHARE[a].includes(b);
 

@@ -43,7 +43,7 @@ interface Hold {
 }
 
 /**
- * Whether two tree holds may overlap, by the README's table: on one path, only readers; on a path and one below it, only readers too.
+ * Whether two tree holds may overlap, by the table in docs/model.md: on one path, only readers; on a path and one below it, only readers too.
  * Holds in different namespaces never meet (and their tokens are not ordered: on a lock index with several shards, their namespaces' sequences differ).
  */
 function compatible(a: Hold, b: Hold): boolean {
