@@ -30,7 +30,12 @@ module.exports = async ({ resolveVariable }) => {
   }
   if (text === '' || text === 'allow-all') {
     if (text === 'allow-all' && !(await unsafeAllowed(resolveVariable))) {
-      throw refusal(stage, 'param lockPolicy: allow-all', 'no authorization: any caller may lock, inspect and list anything', 'write the policy (JSON: {"allow": [...]})');
+      throw refusal(
+        stage,
+        'param lockPolicy: allow-all',
+        'no authorization: any caller may lock, inspect and list anything',
+        'write the policy (JSON: {"allow": [...]})',
+      );
     }
     return text;
   }

@@ -25,7 +25,9 @@ const unsafeAllowed = async (resolveVariable) => {
   if (!['', 'true', 'false'].includes(raw)) throw new Error(`param ${PARAM}: must be true or false (got ${raw})`);
   const accepted = raw === 'true';
   if (accepted && isProduction(stage)) {
-    throw new Error(`param ${PARAM}: refused in the ${stage} stage; nothing unsafe packages there, so drop the param and fix the setting it was meant to allow`);
+    throw new Error(
+      `param ${PARAM}: refused in the ${stage} stage; nothing unsafe packages there, so drop the param and fix the setting it was meant to allow`,
+    );
   }
   return stage === 'local' || accepted;
 };
