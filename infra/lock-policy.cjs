@@ -4,12 +4,15 @@
  * `lockPolicyParameter` (an SSM parameter or Secrets Manager secret holding the JSON instead).
  * Checked here, at package time, as far as a deploy can be stopped before anything changes: the JSON
  * parses and has an `allow` list; `allow-all` (no authorization, the local stack's default) is refused
- * in prod; the two params are not both set; the policy fits in Lambda's 4 KB of environment; the
+ * in every stage but `local` unless the param i-accept-unsafe-defaults=true asks for it (refused itself
+ * in prod and production: infra/unsafe.cjs); the two params are not both set; the policy fits in Lambda's 4 KB of environment; the
  * parameter is one the functions' role may read. The functions check every statement at cold start
  * and refuse to start on a policy that does not parse (they never fall back to allowing).
  * Empty (the default in every deployed stage): no policy, and every acquire, renew, inspect and list
  * is refused until one is configured.
  */
+const { unsafeAllowed, refusal } = require('./unsafe.cjs');
+
 const MAX_LENGTH = 3000;
 
 module.exports = async ({ resolveVariable }) => {
@@ -26,8 +29,13 @@ module.exports = async ({ resolveVariable }) => {
     );
   }
   if (text === '' || text === 'allow-all') {
-    if (text === 'allow-all' && stage === 'prod') {
-      throw new Error('param lockPolicy: allow-all (no authorization) is refused in the prod stage; write the policy (JSON: {"allow": [...]})');
+    if (text === 'allow-all' && !(await unsafeAllowed(resolveVariable))) {
+      throw refusal(
+        stage,
+        'param lockPolicy: allow-all',
+        'no authorization: any caller may lock, inspect and list anything',
+        'write the policy (JSON: {"allow": [...]})',
+      );
     }
     return text;
   }

@@ -1,6 +1,6 @@
 /**
  * `npm run cold-start`: what a cold start costs. Packages the functions exactly as a deploy would
- * (`serverless package`, esbuild bundles), then prints per function the zip size and the bundle
+ * (`serverless package`, esbuild bundles; with the examples: examples=true), then prints per function the zip size and the bundle
  * size, and the init time: importing the bundle in a fresh Node process (median of N runs), plus,
  * when Elasticsearch answers (ES_URL or the project's own node), the first invocation of acquire
  * in that fresh process (client creation, index check, one lock round trip).
@@ -70,11 +70,11 @@ async function main(argv: string[]): Promise<number | undefined> {
   const work = mkdtempSync(join(tmpdir(), 'cold-start-'));
   const workFolder = `.esbuild/cold-start-${process.pid}`;
   try {
-    console.log('packaging (serverless package --stage dev)...');
+    console.log('packaging (serverless package --stage dev --param=examples=true)...');
     await run(
       'serverless package',
       process.execPath,
-      [join(ROOT, 'node_modules/osls/bin/serverless.js'), 'package', '--stage', 'dev', '--package', join(work, 'package')],
+      [join(ROOT, 'node_modules/osls/bin/serverless.js'), 'package', '--stage', 'dev', '--param=examples=true', '--package', join(work, 'package')],
       {
         cwd: ROOT,
         env: { ...process.env, ES_URL: process.env.ES_URL || 'http://127.0.0.1:9200', SLS_ESBUILD_WORK_FOLDER: workFolder, SLS_TELEMETRY_DISABLED: '1' },

@@ -1,9 +1,12 @@
 /**
  * `serverless package` (osls + serverless-esbuild) without AWS credentials: the CloudFormation it
  * generates has the functions, their routes (the same as the OpenAPI document's), the sweeper's
- * schedule, the example SQS consumer with its queues, least-privilege IAM, and one small ESM bundle
- * per function that loads in plain Node; with the OpenSearch params, the functions reach an Amazon
- * OpenSearch Service domain in its VPC and may call that domain alone.
+ * schedule, the example SQS consumer with its queues (only with the param examples=true),
+ * least-privilege IAM, and one small ESM bundle per function that loads in plain Node; with the
+ * OpenSearch params, the functions reach an Amazon OpenSearch Service domain in its VPC and may call
+ * that domain alone. Outside the `local` stage it refuses the unsafe settings (routes without IAM,
+ * lockPolicy allow-all, OpenSearch unsigned) unless i-accept-unsafe-defaults=true, itself refused in
+ * prod and production.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -17,7 +20,19 @@ import { ROOT } from '../../scripts/stack.js';
 import { openapi } from '../support/contract.js';
 
 const run = promisify(execFile);
-const FUNCTIONS = ['acquire', 'renew', 'release', 'inspect', 'list', 'health', 'sweeper', 'sqsConsumer'];
+/** The lock functions, in every package. */
+const LOCK_FUNCTIONS = ['acquire', 'renew', 'release', 'inspect', 'list', 'health', 'sweeper'];
+/** With the param examples=true (the dev package here), the example SQS consumer too. */
+const FUNCTIONS = [...LOCK_FUNCTIONS, 'sqsConsumer'];
+/** The examples' resources (custom.examples in serverless.yml), besides the consumer's own function, version, log group and event source mapping. */
+const EXAMPLE_RESOURCES = ['LockedWorkQueue', 'LockedWorkDeadLetterQueue', 'DeadLetterQueueDepthAlarm'];
+/** The unsafe settings the package-time guards refuse outside `local` (infra/unsafe.cjs), one combination each. */
+const UNSAFE: Record<string, string[]> = {
+  'routes without IAM authorization': ['httpAuthorizationType=NONE'],
+  'lockPolicy allow-all': ['lockPolicy=allow-all'],
+  'OpenSearch without SigV4': ['lockStore=opensearch', 'openSearchUrl=https://search-locks-abc.eu-west-1.es.amazonaws.com', 'openSearchAuth=none'],
+};
+const ACCEPT_UNSAFE = 'i-accept-unsafe-defaults=true';
 /** The handler of a function: functions/handlers/<name>, but for the example SQS consumer in examples/. */
 const handlerOf = (name: string) => (name === 'sqsConsumer' ? 'examples/sqs-consumer/handler.handler' : `functions/handlers/${name}.handler`);
 /** The bundle a function's zip holds its handler in. */
@@ -48,7 +63,11 @@ const WAKE_TARGETS = {
   wakeEventBusArns: ['arn:aws:events:eu-west-1:123456789012:event-bus/locks'],
 };
 const work = mkdtempSync(join(tmpdir(), 'sls-package-'));
-type Template = { Resources: Record<string, { Type: string; Properties: any; DependsOn?: unknown; Condition?: string }>; Conditions?: Record<string, any> };
+type Template = {
+  Resources: Record<string, { Type: string; Properties: any; DependsOn?: unknown; Condition?: string }>;
+  Conditions?: Record<string, any>;
+  Outputs?: Record<string, unknown>;
+};
 const packaged: Record<string, { dir: string; template: Template }> = {};
 
 /** Packages a stage with params; `variant` names the result when one stage is packaged more than once. */
@@ -84,9 +103,22 @@ async function slsPackage(stage: string, params: string[] = [], variant = stage)
   packaged[variant] = { dir, template: JSON.parse(readFileSync(join(dir, 'cloudformation-template-update-stack.json'), 'utf8')) as Template };
 }
 
+let refusals = 0;
+/** Packages a stage that must be refused, and answers what serverless printed (the refusal among it). */
+async function slsPackageRefused(stage: string, params: string[]): Promise<string> {
+  const variant = `refused-${stage}-${refusals++}`;
+  const outcome = await slsPackage(stage, params, variant).then(
+    () => undefined,
+    (error: Error) => error.message,
+  );
+  if (outcome === undefined) throw new Error(`serverless package --stage ${stage} ${params.join(' ')} packaged; it should have been refused`);
+  return outcome;
+}
+
 beforeAll(async () => {
   // One after the other: serverless-esbuild stages its zips in the service's own .serverless/ folder.
-  await slsPackage('dev');
+  // dev with the examples; prod and the OpenSearch package (stage dev) without: the default.
+  await slsPackage('dev', ['examples=true']);
   await slsPackage('prod', [
     'sweepRate=rate(5 minutes)',
     'vpcSubnetIds=subnet-0a1b2c3d,subnet-4e5f6a7b',
@@ -98,6 +130,8 @@ beforeAll(async () => {
     ...Object.entries(WAKE_TARGETS).map(([name, arns]) => `${name}=${arns.join(',')}`),
   ]);
   await slsPackage('dev', OPENSEARCH_PARAMS, 'opensearch');
+  // Every unsafe setting at once, accepted by name in a stage that is neither local nor production.
+  await slsPackage('staging', [...Object.values(UNSAFE).flat(), ACCEPT_UNSAFE], 'unsafe');
 });
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -134,7 +168,7 @@ describe('serverless package', () => {
     // it stays missing (StoreRejectedError naming `npm run index:create`) until an operator makes it.
     for (const stage of ['dev', 'prod']) {
       const functions = resourcesOf(packaged[stage]!.template, 'AWS::Lambda::Function');
-      expect(functions).toHaveLength(FUNCTIONS.length);
+      expect(functions).toHaveLength(stage === 'dev' ? FUNCTIONS.length : LOCK_FUNCTIONS.length);
       for (const [name, resource] of functions) expect(resource.Properties.Environment.Variables.LOCK_ENSURE_INDEX, `${stage} ${name}`).toBe('false');
     }
   });
@@ -314,7 +348,7 @@ describe('serverless package for Amazon OpenSearch Service (lockStore=opensearch
 
   it('points every function at the domain, signing with its role: LOCK_STORE, OPENSEARCH_URL, OPENSEARCH_AUTH=sigv4', () => {
     const functions = functionsOf('opensearch');
-    expect(functions).toHaveLength(FUNCTIONS.length);
+    expect(functions).toHaveLength(LOCK_FUNCTIONS.length);
     for (const [name, resource] of functions) {
       expect(resource.Properties.Environment.Variables, name).toMatchObject({ LOCK_STORE: 'opensearch', OPENSEARCH_URL: DOMAIN_URL, OPENSEARCH_AUTH: 'sigv4' });
     }
@@ -335,9 +369,9 @@ describe('serverless package for Amazon OpenSearch Service (lockStore=opensearch
         Resource: [DOMAIN_ARN, `${DOMAIN_ARN}/*`],
       },
     ]);
-    // The stage's own statements stay as they are.
+    // The stage's own statements stay as they are (the dev package's but the example consumer's sqs:*: it has the examples).
     const others = statementsOf('opensearch').filter((statement) => !statement.Action.some((action) => action.startsWith('es:')));
-    expect(others).toEqual(statementsOf('dev'));
+    expect(others).toEqual(statementsOf('dev').filter((statement) => !statement.Action.some((action) => action.startsWith('sqs:'))));
   });
 
   /** Runs one of serverless.yml's `${file(./infra/….cjs)}` resolvers as the framework would, over these params. */
@@ -355,15 +389,24 @@ describe('serverless package for Amazon OpenSearch Service (lockStore=opensearch
     });
   };
 
-  it('refuses to package prod on OpenSearch unless every request is signed (openSearchAuth sigv4, the default)', async () => {
+  it('refuses to package any stage but local on OpenSearch unless every request is signed (openSearchAuth sigv4, the default) or the unsafe setting is accepted by name', async () => {
     const prod = { lockStore: 'opensearch', openSearchUrl: DOMAIN_URL };
+    const accept = { 'i-accept-unsafe-defaults': 'true' };
     await expect(resolve('opensearch-auth.cjs', 'prod', { ...prod, openSearchAuth: 'sigv4' })).resolves.toBe('sigv4');
-    await expect(resolve('opensearch-auth.cjs', 'prod', { ...prod, openSearchAuth: 'none' })).rejects.toThrow(
-      /^param openSearchAuth: must be sigv4 in the prod stage when lockStore is opensearch \(got none\)/,
+    for (const stage of ['prod', 'production', 'dev']) {
+      await expect(resolve('opensearch-auth.cjs', stage, { ...prod, openSearchAuth: 'none' }), stage).rejects.toThrow(
+        new RegExp(`^param openSearchAuth: none \\(not sigv4\\) with lockStore opensearch is refused in the ${stage} stage`),
+      );
+      await expect(resolve('opensearch-auth.cjs', stage, { ...prod, openSearchAuth: '' }), stage).rejects.toThrow(
+        /^param openSearchAuth: nothing \(not sigv4\)/,
+      );
+    }
+    // Another stage may go unsigned (a self-managed cluster) when it says so by name; local may, and may leave it to the functions (empty: sign for amazonaws.com hosts).
+    await expect(resolve('opensearch-auth.cjs', 'dev', { ...prod, openSearchAuth: 'none' })).rejects.toThrow(/or pass --param="i-accept-unsafe-defaults=true"/);
+    await expect(resolve('opensearch-auth.cjs', 'dev', { ...prod, openSearchAuth: 'none', ...accept })).resolves.toBe('none');
+    await expect(resolve('opensearch-auth.cjs', 'prod', { ...prod, openSearchAuth: 'none', ...accept })).rejects.toThrow(
+      /^param i-accept-unsafe-defaults: refused in the prod stage/,
     );
-    await expect(resolve('opensearch-auth.cjs', 'prod', { ...prod, openSearchAuth: '' })).rejects.toThrow(/\(got nothing\)/);
-    // Other stages may go unsigned (a self-managed cluster), or leave it to the functions (empty: sign for amazonaws.com hosts).
-    await expect(resolve('opensearch-auth.cjs', 'dev', { ...prod, openSearchAuth: 'none' })).resolves.toBe('none');
     await expect(resolve('opensearch-auth.cjs', 'local', prod)).resolves.toBe('');
     await expect(resolve('opensearch-auth.cjs', 'dev', { ...prod, openSearchAuth: 'iam' })).rejects.toThrow(/^param openSearchAuth: must be sigv4 or none/);
     await expect(resolve('opensearch-auth.cjs', 'dev', { lockStore: 'dynamodb' })).rejects.toThrow(/^param lockStore: must be elasticsearch or opensearch/);
@@ -412,26 +455,52 @@ describe('package-time checks of authorization (infra/http-authorization.cjs, in
     });
   };
 
-  it('AWS_IAM unless a stage other than prod asks for NONE; anything else refused', async () => {
+  it('AWS_IAM unless local, or another stage but prod and production accepting the unsafe setting by name, asks for NONE; anything else refused', async () => {
+    const accept = { 'i-accept-unsafe-defaults': 'true' };
     await expect(resolve('http-authorization.cjs', 'dev', {})).resolves.toBe('AWS_IAM');
     await expect(resolve('http-authorization.cjs', 'prod', {})).resolves.toBe('AWS_IAM');
     await expect(resolve('http-authorization.cjs', 'local', { httpAuthorizationType: 'NONE' })).resolves.toBe('NONE');
-    await expect(resolve('http-authorization.cjs', 'dev', { httpAuthorizationType: 'NONE' })).resolves.toBe('NONE');
-    await expect(resolve('http-authorization.cjs', 'prod', { httpAuthorizationType: 'NONE' })).rejects.toThrow(
-      /^param httpAuthorizationType: must be AWS_IAM in the prod stage \(got NONE\)/,
+    for (const stage of ['dev', 'staging', 'prod', 'production']) {
+      await expect(resolve('http-authorization.cjs', stage, { httpAuthorizationType: 'NONE' }), stage).rejects.toThrow(
+        new RegExp(`^param httpAuthorizationType: NONE is refused in the ${stage} stage \\(API Gateway names no caller`),
+      );
+    }
+    await expect(resolve('http-authorization.cjs', 'dev', { httpAuthorizationType: 'NONE', ...accept })).resolves.toBe('NONE');
+    // The param is refused in prod and production (any letter case) whatever else is set; its value is true or false.
+    for (const stage of ['prod', 'production', 'PROD', 'Production']) {
+      await expect(resolve('http-authorization.cjs', stage, { httpAuthorizationType: 'NONE', ...accept }), stage).rejects.toThrow(
+        new RegExp(`^param i-accept-unsafe-defaults: refused in the ${stage} stage`),
+      );
+      await expect(resolve('http-authorization.cjs', stage, accept), stage).rejects.toThrow(/^param i-accept-unsafe-defaults: refused/);
+    }
+    await expect(resolve('http-authorization.cjs', 'prod', { 'i-accept-unsafe-defaults': 'false' })).resolves.toBe('AWS_IAM');
+    await expect(resolve('http-authorization.cjs', 'dev', { 'i-accept-unsafe-defaults': 'yes' })).rejects.toThrow(
+      /^param i-accept-unsafe-defaults: must be true or false \(got yes\)/,
     );
+    // The refusal is one line, naming the param that would accept it (but in prod and production, where nothing would).
+    const refusal = await resolve('http-authorization.cjs', 'dev', { httpAuthorizationType: 'NONE' }).catch((error: Error) => error.message);
+    expect(refusal).not.toContain('\n');
+    expect(refusal).toMatch(/set AWS_IAM, or pass --param="i-accept-unsafe-defaults=true" to accept it \(refused in prod and production\)$/);
+    const prodRefusal = await resolve('http-authorization.cjs', 'prod', { httpAuthorizationType: 'NONE' }).catch((error: Error) => error.message);
+    expect(prodRefusal).toMatch(/; set AWS_IAM$/);
     await expect(resolve('http-authorization.cjs', 'dev', { httpAuthorizationType: 'JWT' })).rejects.toThrow(
       /^param httpAuthorizationType: must be AWS_IAM or NONE/,
     );
   });
 
-  it('the policy as compact JSON, from JSON text or a YAML map; empty stays empty (no policy); allow-all anywhere but prod', async () => {
+  it('the policy as compact JSON, from JSON text or a YAML map; empty stays empty (no policy); allow-all in local, elsewhere only accepted by name and never in prod or production', async () => {
     await expect(resolve('lock-policy.cjs', 'dev', {})).resolves.toBe('');
     await expect(resolve('lock-policy.cjs', 'dev', { lockPolicy: JSON.stringify(PROD_POLICY, null, 2) })).resolves.toBe(JSON.stringify(PROD_POLICY));
     await expect(resolve('lock-policy.cjs', 'prod', { lockPolicy: PROD_POLICY })).resolves.toBe(JSON.stringify(PROD_POLICY));
     await expect(resolve('lock-policy.cjs', 'local', { lockPolicy: 'allow-all' })).resolves.toBe('allow-all');
-    await expect(resolve('lock-policy.cjs', 'prod', { lockPolicy: 'allow-all' })).rejects.toThrow(
-      /^param lockPolicy: allow-all \(no authorization\) is refused in the prod stage/,
+    for (const stage of ['dev', 'prod', 'production']) {
+      await expect(resolve('lock-policy.cjs', stage, { lockPolicy: 'allow-all' }), stage).rejects.toThrow(
+        new RegExp(`^param lockPolicy: allow-all is refused in the ${stage} stage \\(no authorization`),
+      );
+    }
+    await expect(resolve('lock-policy.cjs', 'dev', { lockPolicy: 'allow-all', 'i-accept-unsafe-defaults': 'true' })).resolves.toBe('allow-all');
+    await expect(resolve('lock-policy.cjs', 'production', { lockPolicy: 'allow-all', 'i-accept-unsafe-defaults': 'true' })).rejects.toThrow(
+      /^param i-accept-unsafe-defaults: refused in the production stage/,
     );
   });
 
@@ -587,5 +656,97 @@ describe('alarms and the wake-up grants (serverless.yml, infra/alarms.cjs, infra
       );
     }
     await expect(resolve('alarms.cjs', {}, 'leasesRunOutThreshold')).resolves.toBe(0);
+  });
+});
+
+describe('the examples: packaged only with examples=true (serverless.yml custom.examples, infra/examples.cjs)', () => {
+  const exampleResourcesOf = (variant: string) =>
+    Object.keys(packaged[variant]!.template.Resources).filter((id) => id.startsWith('SqsConsumer') || EXAMPLE_RESOURCES.includes(id));
+
+  it('a default package of a deployed stage has the lock functions alone: no SQS consumer, no queues, no dead-letter alarm, no sqs:* grant, no queue outputs', () => {
+    for (const variant of ['prod', 'opensearch']) {
+      const { dir, template } = packaged[variant]!;
+      expect(exampleResourcesOf(variant), variant).toEqual([]);
+      expect(resourcesOf(template, 'AWS::SQS::Queue'), variant).toEqual([]);
+      expect(resourcesOf(template, 'AWS::Lambda::EventSourceMapping'), variant).toEqual([]);
+      expect(
+        resourcesOf(template, 'AWS::Lambda::Function')
+          .map(([id]) => id)
+          .sort(),
+        variant,
+      ).toEqual(LOCK_FUNCTIONS.map(logicalId).sort());
+      const statements = template.Resources.IamRoleLambdaExecution!.Properties.Policies[0].PolicyDocument.Statement as Array<{ Action: string[] }>;
+      expect(
+        statements.flatMap((statement) => statement.Action).filter((action) => action.startsWith('sqs:')),
+        variant,
+      ).toEqual(variant === 'prod' ? ['sqs:SendMessage'] : []); // prod's is the wake-up grant on wakeQueueArns, not the consumer's
+      expect(
+        Object.keys(template.Outputs ?? {}).filter((name) => name.startsWith('LockedWork')),
+        variant,
+      ).toEqual([]);
+      expect(
+        readdirSync(dir)
+          .filter((file) => file.endsWith('.zip'))
+          .sort(),
+        variant,
+      ).toEqual(LOCK_FUNCTIONS.map((name) => `${name}.zip`).sort());
+    }
+  });
+
+  it('with examples=true, the consumer, its queue, its dead-letter queue, their alarm and outputs', () => {
+    const { template } = packaged.dev!;
+    expect(
+      exampleResourcesOf('dev')
+        .filter((id) => EXAMPLE_RESOURCES.includes(id))
+        .sort(),
+    ).toEqual([...EXAMPLE_RESOURCES].sort());
+    expect(template.Resources.SqsConsumerLambdaFunction).toBeDefined();
+    expect(Object.keys(template.Outputs ?? {}).filter((name) => name.startsWith('LockedWork'))).toEqual(['LockedWorkQueueUrl', 'LockedWorkDeadLetterQueueUrl']);
+  });
+
+  it('refuses an examples param that is not true or false, and is on in the local stage', async () => {
+    const examples = createRequire(import.meta.url)(join(ROOT, 'infra', 'examples.cjs')) as Record<
+      string,
+      (options: { resolveVariable: (expression: string) => Promise<unknown> }) => Promise<unknown>
+    >;
+    const resolveVariable = (value: unknown) => async (expression: string) => (expression.startsWith('param:examples') ? value : { sqsConsumer: {} });
+    await expect(examples.functions!({ resolveVariable: resolveVariable('yes') })).rejects.toThrow(/^param examples: must be true or false \(got yes\)/);
+    await expect(examples.functions!({ resolveVariable: resolveVariable(false) })).resolves.toEqual({});
+    await expect(examples.resources!({ resolveVariable: resolveVariable('false') })).resolves.toEqual({});
+    await expect(examples.functions!({ resolveVariable: resolveVariable(true) })).resolves.toEqual({ sqsConsumer: {} });
+    expect(readFileSync(join(ROOT, 'serverless.yml'), 'utf8')).toMatch(/^ {2}local:\n(?: {4}.*\n)*? {4}examples: true$/m);
+  });
+});
+
+describe('serverless package refuses the unsafe settings outside local (infra/unsafe.cjs)', () => {
+  for (const [setting, params] of Object.entries(UNSAFE)) {
+    it(`refuses ${setting} in a stage named production, with or without i-accept-unsafe-defaults`, async () => {
+      const refused = await slsPackageRefused('production', params);
+      expect(refused).toMatch(/is refused in the production stage \(/);
+      expect(refused).not.toContain('i-accept-unsafe-defaults');
+      expect(await slsPackageRefused('production', [...params, ACCEPT_UNSAFE])).toMatch(
+        /param i-accept-unsafe-defaults: refused in the production stage; nothing unsafe packages there/,
+      );
+    });
+  }
+
+  it('refuses i-accept-unsafe-defaults in prod even with nothing unsafe set', async () => {
+    expect(await slsPackageRefused('prod', [ACCEPT_UNSAFE])).toMatch(/param i-accept-unsafe-defaults: refused in the prod stage/);
+  });
+
+  it('refuses routes without IAM in any other deployed stage too, naming the param that would accept it', async () => {
+    expect(await slsPackageRefused('staging', UNSAFE['routes without IAM authorization']!)).toMatch(
+      /param httpAuthorizationType: NONE is refused in the staging stage \(.*\); set AWS_IAM, or pass --param="i-accept-unsafe-defaults=true" to accept it/,
+    );
+  });
+
+  it('packages every unsafe setting at once in another stage with i-accept-unsafe-defaults=true, as asked', () => {
+    const { template } = packaged.unsafe!;
+    const routes = resourcesOf(template, 'AWS::ApiGatewayV2::Route');
+    expect(routes).toHaveLength(6);
+    for (const [name, route] of routes) expect(route.Properties.AuthorizationType, name).toBe('NONE');
+    for (const [name, resource] of resourcesOf(template, 'AWS::Lambda::Function')) {
+      expect(resource.Properties.Environment.Variables, name).toMatchObject({ LOCK_POLICY: 'allow-all', LOCK_STORE: 'opensearch', OPENSEARCH_AUTH: 'none' });
+    }
   });
 });
