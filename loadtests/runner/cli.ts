@@ -20,7 +20,7 @@ export const USAGE = `usage: npm run loadtest -- [options]
 Runs the k6 lock workload under each strategy (global, document, tree): the expected rate, then a
 search for the capacity (the highest rate meeting the latency objective), in --trials interleaved
 trials; checks every critical section for safety, and writes results/<timestamp>/ (report.md,
-report.html, charts, k6 summaries). Without --target it starts the lock store (--store) and
+report.html, charts, k6 summaries and k6's output as k6-<run>.log). Without --target it starts the lock store (--store) and
 serverless-offline. The defaults take about 8 minutes here.
 
   --config FILE        JSON file with any of: strategies, workload, workloads[], steady, ramp, vus,
@@ -67,7 +67,9 @@ serverless-offline. The defaults take about 8 minutes here.
   --warmup N           concurrent acquire/release pairs that warm the functions before each run
                        (default: --max-vus; 0 disables)
   --no-seed            do not write the tree into a data index of the lock store
-  --verbose            print stack traces on errors (also DEBUG=1)
+  --verbose            print k6's own output too (its end-of-test summaries, threshold and warning
+                       lines; otherwise only in k6-<run>.log in the results folder), and stack
+                       traces on errors (these also with DEBUG=1)
   --help
 
 Exit codes: 0 all safe and passing, 1 a failure (safety violation, failed threshold, a service that
@@ -279,6 +281,7 @@ function applyFlags(base: LoadtestConfig, flags: Flags): LoadtestConfig {
   if (flags.port !== undefined) config.port = flags.port;
   if (flags['no-seed']) config.seed = false;
   if (flags.warmup !== undefined) config.warmup = flags.warmup;
+  if (flags.verbose) config.verbose = true;
   return config;
 }
 

@@ -49,6 +49,8 @@ export interface LoadtestConfig {
    * undefined: the VU ceiling (each VU has at most one request in flight).
    */
   warmup?: number;
+  /** k6's own output (summaries, threshold and warning lines) on the terminal too, not only in k6-<stem>.log (--verbose). */
+  verbose?: boolean;
 }
 
 export function defaultConfig(): LoadtestConfig {

@@ -1,11 +1,13 @@
 /**
  * One k6 run as a child process: its summary and hold log go to files, a watchdog stops it if it
- * overruns. A run that is not quiet also prints k6's own end-of-test summary and, when asked, saves
- * k6's web dashboard as an HTML report.
+ * overruns. Everything k6 itself prints (its end-of-test summary, threshold and warning lines) goes
+ * to k6-<stem>.log beside them, and to the terminal only with `verbose`; a run that ends in a crash
+ * or a setup failure prints the end of that log. A run that is not quiet also writes k6's own
+ * end-of-test summary and, when asked, saves k6's web dashboard as an HTML report.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { stopProcess } from '../../infra/lib/stop-process.js';
 import { ROOT } from '../../scripts/lib/root.js';
 import type { K6RunConfig } from '../shared/workload.js';
@@ -33,6 +35,8 @@ export interface K6Run {
   exitCode: number | null;
   summaryPath: string;
   holdsPath: string;
+  /** What k6 printed on stdout and stderr. */
+  logPath: string;
   /** k6's web dashboard export, when one was asked for and k6 wrote it (it skips runs of under two periods). */
   dashboardPath?: string;
 }
@@ -57,6 +61,16 @@ export function dashboardEnv(exportPath: string | undefined, scheduledS: number)
   };
 }
 
+/** Lines of a k6 log printed when the run crashed or its setup failed. */
+export const K6_LOG_TAIL_LINES = 20;
+
+/** The last `count` lines of a k6 log (none when it is missing). */
+export function logTail(path: string, count = K6_LOG_TAIL_LINES): string[] {
+  if (!existsSync(path)) return [];
+  const lines = readFileSync(path, 'utf8').replace(/\s+$/, '').split('\n');
+  return lines[0] === '' && lines.length === 1 ? [] : lines.slice(-count);
+}
+
 /** "k6 exited 99 (thresholds failed)". */
 export function describeK6Exit(code: number | null): string {
   return `k6 exited ${code}${code !== null && K6_EXIT[code] ? ` (${K6_EXIT[code]})` : ''}`;
@@ -77,9 +91,17 @@ export function runK6(args: {
   quiet?: boolean;
   /** Export k6's web dashboard to outDir/k6-dashboard-<stem>.html. */
   dashboard?: boolean;
+  /** Print k6's own output on the terminal too (--verbose), with its progress bar unless quiet. */
+  verbose?: boolean;
+  /** Where the end of a crashed run's log is printed (tests); the terminal by default. */
+  report?: (line: string) => void;
+  /** The k6 script (tests); loadtests/k6/locks.ts by default. */
+  script?: string;
 }): Promise<K6Run> {
   const summaryPath = join(args.outDir, `summary-${args.stem}.json`);
   const holdsPath = join(args.outDir, `holds-${args.stem}.log`);
+  const logPath = join(args.outDir, `k6-${args.stem}.log`);
+  const report = args.report ?? warn;
   const dashboardPath = args.dashboard ? join(args.outDir, `k6-dashboard-${args.stem}.html`) : undefined;
   const argv = [
     'run',
@@ -92,17 +114,28 @@ export function runK6(args: {
     '-e',
     `BASE_URL=${args.baseUrl}`,
     // Quiet: our JSON and one line from handleSummary. Otherwise k6 prints its own end-of-test summary
-    // and exports its JSON (handleSummary returns nothing without SUMMARY_PATH).
-    ...(args.quiet ? ['-e', `SUMMARY_PATH=${summaryPath}`, '--quiet'] : ['-e', 'SUMMARY_PATH=', `--summary-export=${summaryPath}`]),
-    K6_SCRIPT,
+    // (into the log) and exports its JSON (handleSummary returns nothing without SUMMARY_PATH).
+    ...(args.quiet ? ['-e', `SUMMARY_PATH=${summaryPath}`] : ['-e', 'SUMMARY_PATH=', `--summary-export=${summaryPath}`]),
+    // No progress bar in a log file (nor on the terminal for probes).
+    ...(args.quiet || !args.verbose ? ['--quiet'] : []),
+    args.script ?? K6_SCRIPT,
   ];
   const budgetMs = (args.scheduledS + K6_OVERHEAD_S) * 1000;
+  // Quiet: k6 writes straight into its log. Verbose: its output is copied to the terminal as well.
+  const logFd = openSync(logPath, 'w');
   return new Promise((resolveRun, reject) => {
     const child = spawn(args.k6, argv, {
       cwd: ROOT,
-      stdio: ['ignore', args.quiet ? 'ignore' : 'inherit', 'inherit'],
+      stdio: ['ignore', args.verbose ? 'pipe' : logFd, args.verbose ? 'pipe' : logFd],
       env: { ...process.env, K6_NO_USAGE_REPORT: 'true', ...dashboardEnv(dashboardPath, args.scheduledS) },
     });
+    const tee = (terminal: NodeJS.WriteStream) => (chunk: Buffer) => {
+      writeSync(logFd, chunk);
+      terminal.write(chunk);
+    };
+    child.stdout?.on('data', tee(process.stdout));
+    child.stderr?.on('data', tee(process.stderr));
+    const streamsClosed = new Promise<void>((resolveClosed) => child.once('close', () => resolveClosed()));
     let exited = false;
     args.interrupt.child = child;
     const watchdog = setTimeout(() => {
@@ -111,17 +144,33 @@ export function runK6(args: {
     }, budgetMs);
     child.once('error', (error) => {
       clearTimeout(watchdog);
+      closeSync(logFd);
       reject(error);
     });
     child.once('exit', (code, signal) => {
       exited = true;
       clearTimeout(watchdog);
       args.interrupt.child = undefined;
-      resolveRun({
-        exitCode: code ?? (signal ? 128 : null),
-        summaryPath,
-        holdsPath,
-        ...(dashboardPath && existsSync(dashboardPath) ? { dashboardPath } : {}),
+      const exitCode = code ?? (signal ? 128 : null);
+      // The piped output (verbose) is complete once the streams close.
+      void streamsClosed.then(() => {
+        closeSync(logFd);
+        if (exitCode !== 0 && exitCode !== K6_THRESHOLDS_FAILED && !args.interrupt.interrupted) {
+          const shown = relative(process.cwd(), logPath) || logPath;
+          if (args.verbose) report(`${describeK6Exit(exitCode)}; its output is in ${shown}`);
+          else {
+            const tail = logTail(logPath);
+            report(`${describeK6Exit(exitCode)}; the last ${tail.length} line(s) of ${shown}:`);
+            for (const line of tail) report(`  | ${line}`);
+          }
+        }
+        resolveRun({
+          exitCode,
+          summaryPath,
+          holdsPath,
+          logPath,
+          ...(dashboardPath && existsSync(dashboardPath) ? { dashboardPath } : {}),
+        });
       });
     });
   });

@@ -71,13 +71,15 @@ export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, str
     scheduledS: strategySeconds(config.schedule),
     interrupt: ctx.interrupt,
     dashboard: true,
+    verbose: config.verbose ?? false,
   });
   const outcome: StrategyOutcome = { notes: [], failures: 0, stop: false };
   /** k6 failed, unless it exited 99 (thresholds) for the objective's thresholds alone: a finding, not a failure. */
   const k6Failed = (objectiveOnly: boolean): void => {
     if (run.exitCode === 0 || (objectiveOnly && run.exitCode === K6_THRESHOLDS_FAILED)) return;
     outcome.failures++;
-    log(describeK6Exit(run.exitCode));
+    // A crash or a setup failure was reported with the end of its log (k6-process.ts).
+    if (run.exitCode === K6_THRESHOLDS_FAILED || ctx.interrupt.interrupted) log(describeK6Exit(run.exitCode));
   };
   const safety = checkSafety(ctx.outDir, stem, `${strategy}/${workload.name}`, run.holdsPath);
   if (!safety.ok) outcome.failures++;
@@ -99,7 +101,7 @@ export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, str
     return outcome;
   }
   const summary = readK6Summary(run.summaryPath);
-  // Ours, under k6's own end-of-test summary.
+  // Ours (k6's own end-of-test summary is in its log, and on the terminal with --verbose).
   log(summaryLine(strategy, k6Config.steady, summary));
   outcome.result = extractResult({
     summary,
@@ -174,6 +176,7 @@ export async function runProbe(ctx: RunContext, workload: WorkloadConfig, strate
     scheduledS: strategySeconds(schedule),
     interrupt: ctx.interrupt,
     quiet: true,
+    verbose: config.verbose ?? false,
   });
   const notes: string[] = [];
   const safety = checkSafety(probeDir, stem, `${strategy}/${workload.name} probe ${rate} ops/s`, run.holdsPath, true);

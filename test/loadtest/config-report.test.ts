@@ -358,8 +358,13 @@ describe('report', () => {
     expect(markdown).toContain('| document | 165 (160-170) |');
     expect(markdown).toContain('| document | 2 | 179 | 143.2 | 400 | missed: p99 |');
     expect(markdown).toContain('`k6-dashboard-<workload>-<strategy>[-t<trial>].html`');
+    expect(markdown).toContain('`k6-...log` (what k6 printed');
     const html = renderHtml(input);
     expect(html.match(/<svg /g)).toHaveLength(4);
+    // Fits a 1,300 px window: charts scale down, preformatted blocks and table cells wrap.
+    expect(html).toContain('svg, img { max-width: 100%; height: auto; }');
+    expect(html).toMatch(/pre \{[^}]*white-space: pre-wrap/);
+    expect(html).toMatch(/th, td \{[^}]*overflow-wrap: anywhere/);
     expect(html).toContain('<li><a href="k6-dashboard-default-global-t2.html">global, trial 2</a></li>');
     expect(html.match(/href="k6-dashboard-/g)).toHaveLength(3);
     const svg = goodputChart(workload, measured);

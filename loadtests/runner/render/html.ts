@@ -1,19 +1,15 @@
 /** report.html: the same content as report.md with every chart inline, readable without other files. */
 import { escapeXml } from './charts.js';
 import { modelLines } from './model.js';
+import { PAGE_STYLE } from './page-style.js';
 import { recommendations } from './recommendation.js';
 import { type ReportInput, settingsLines, workloadsOf } from './report-input.js';
 import { capacityChart, goodputChart, latencyBars, latencyByLoadChart } from './result-charts.js';
 import { htmlTable, layersTable, probeTable } from './tables.js';
 import { describeWorkload } from './workload.js';
 
-const STYLE = `body { font-family: system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif; margin: 2rem auto; max-width: 1100px; color: #222; }
-table { border-collapse: collapse; margin: 1rem 0; font-size: 14px; }
-th, td { border: 1px solid #ddd; padding: 4px 8px; text-align: right; }
-th:first-child, td:first-child { text-align: left; }
-th { background: #f6f6f6; }
-.headline { font-weight: 600; font-size: 1.1rem; }
-.chart { margin: 1rem 0; }`;
+const STYLE = `${PAGE_STYLE}
+.headline { font-weight: 600; font-size: 1.1rem; }`;
 
 /** Links to k6's web dashboard export of each expected-rate run (files beside report.html). */
 function dashboardLinks(input: ReportInput, results: ReportInput['results']): string | undefined {

@@ -46,7 +46,7 @@ export function renderMarkdown(input: ReportInput, charts: { goodput: string; ca
     if (failed.length || missed.length) lines.push('');
   }
   lines.push(
-    'Files: `summary-<workload>-<strategy>[-t<trial>].json` (k6 summaries of the expected rate), `safety-...json`, `holds-...log`, `k6-dashboard-<workload>-<strategy>[-t<trial>].html` (the k6 web dashboard of each expected-rate run, linked from report.html), `probes/` (the same for every capacity probe), `capacity.svg`, `goodput.svg`, `latency.svg`, `report.html`.',
+    'Files: `summary-<workload>-<strategy>[-t<trial>].json` (k6 summaries of the expected rate), `safety-...json`, `holds-...log`, `k6-...log` (what k6 printed: its end-of-test summary, threshold and warning lines), `k6-dashboard-<workload>-<strategy>[-t<trial>].html` (the k6 web dashboard of each expected-rate run, linked from report.html), `probes/` (the same for every capacity probe), `capacity.svg`, `goodput.svg`, `latency.svg`, `report.html`.',
     '',
   );
   return lines.join('\n');

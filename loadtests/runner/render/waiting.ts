@@ -3,6 +3,7 @@ import type { WaitFigures } from '../waiting/analysis.js';
 import type { WaitingRun, WaitingScenario } from '../waiting/scenario.js';
 import { barChart, escapeXml, lineChart } from './charts.js';
 import { ratio, round } from './format.js';
+import { PAGE_STYLE } from './page-style.js';
 
 const MODE_COLORS: Record<string, string> = { polling: '#d62728', queueing: '#1f77b4' };
 
@@ -157,9 +158,9 @@ export function waitingHtml(runs: readonly WaitingRun[], scenario: WaitingScenar
   const ratios = waitingRatios(runs);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Waiting: polling against queueing</title>
-<style>body { font-family: system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif; margin: 2rem auto; max-width: 1100px; color: #222; }
-table { border-collapse: collapse; margin: 1rem 0; font-size: 14px; } th, td { border: 1px solid #ddd; padding: 4px 8px; text-align: right; }
-th:first-child, td:first-child { text-align: left; } th { background: #f6f6f6; }</style></head>
+<style>
+${PAGE_STYLE}
+</style></head>
 <body>
 <h1>Waiting: polling against queueing</h1>
 <p><code>${escapeXml(info.command)}</code> on ${escapeXml(info.server)}. ${escapeXml(describeScenario(scenario))}.</p>
