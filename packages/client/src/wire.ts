@@ -235,8 +235,10 @@ export interface RevocationBody {
   reason: string;
   at: number;
   revoked: Array<{ key: string; leaseId: string; owner: string; mode: HolderMode; fencingToken: string; expiresAt: number }>;
-  /** The revoke's own fencing token: above every revoked holder's, below every later grant's; null when nothing was held. */
+  /** The largest token of the revoke's writes: above every revoked holder's; null when nothing was held. */
   fencingToken: string | null;
+  /** Each key the revoke wrote, with its write's token: every later grant on that key carries a larger one. */
+  keys: Array<{ key: string; fencingToken: string }>;
   handedOver: number;
   /** Keys outside the target the revoked leases were taken off too (intentions above, a document lease's other ids). */
   alsoReleased: string[];
