@@ -107,6 +107,8 @@ function targetSchema({ limits }: Readonly<LockSettings>) {
     .superRefine((input, ctx) => checkTarget(input, ctx, limits));
 }
 
+const WAKE_CHANNELS = ['taskToken', 'queueUrl', 'eventBusName'] as const;
+
 /**
  * Where a queued waiter hears its outcome: exactly one channel, at most `queue.wakeBytes` of UTF-8
  * (it is stored on the lock document with the ticket, and every write rewrites the document).
@@ -142,8 +144,6 @@ function wakeSchema({ queue }: Readonly<LockSettings>) {
       }
     });
 }
-
-const WAKE_CHANNELS = ['taskToken', 'queueUrl', 'eventBusName'] as const;
 
 type ParsedWake = z.output<ReturnType<typeof wakeSchema>>;
 
