@@ -191,4 +191,11 @@ describe('the decision (lock-document.ts, decideAcquire over the document as rea
     const ownTicket = decideAcquire(held([ticket('a', 0), ticket('b', 1)]), key, claimOf('b'), now, timing);
     expect(ownTicket.kind).toBe('queued');
   });
+
+  it('settings: frozen defaults of 1,000 tickets and 2,048 bytes; a bound below one is refused by resolveSettings', () => {
+    expect(resolveSettings().queue).toMatchObject({ maxTickets: 1_000, wakeBytes: 2_048, ticketTtlMs: { maxMs: 86_400_000 } });
+    expect(() => resolveSettings({ queue: { maxTickets: 0 } })).toThrow(/queue\.maxTickets must be an integer >= 1/);
+    expect(() => resolveSettings({ queue: { wakeBytes: 1.5 } })).toThrow(/queue\.wakeBytes must be an integer >= 1/);
+    expect(() => resolveSettings({ queue: { ticketTtlMs: { defaultMs: 10_000, maxMs: 1_000 } } })).toThrow(/queue\.ticketTtlMs/);
+  });
 });
