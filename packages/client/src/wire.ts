@@ -302,10 +302,13 @@ export interface ErrorBody {
   lostKeys?: string[];
   requestId?: string;
   mayHoldUntil?: string;
-  /** PermitLimitMismatchError: the key, and the limits (null: a plain lock). */
+  /** PermitLimitMismatchError, QueueFullError: the key (document id or tree path). PermitLimitMismatchError: the limits (null: a plain lock). */
   key?: string;
   requestedLimit?: number | null;
   heldLimit?: number | null;
+  /** QueueFullError: the key (also above), the queue's limit, and the live tickets in it. */
+  limit?: number;
+  queued?: number;
   [field: string]: unknown;
 }
 
@@ -346,6 +349,8 @@ export const ERRORS = {
   QuotaExceededError: { status: 429, retryable: true, metric: 'QuotaExceeded', level: 'info' },
   /** The key is in use as a semaphore of another limit, or as a plain lock when permits were asked (or the other way round); nothing is held. */
   PermitLimitMismatchError: { status: 409, retryable: false, metric: 'PermitLimitMismatch', level: 'info' },
+  /** The lock's queue is full (the service's queue.maxTickets): this waiter did not join, nothing was written. Try again once waiters ahead are served. */
+  QueueFullError: { status: 429, retryable: true, metric: 'QueueFull', level: 'info' },
   /** An incompatible holder has a key; this call holds nothing. */
   LockHeldError: { status: 409, retryable: true, metric: 'LockConflict', level: 'info' },
   /** The work an idempotency key names is being done by another delivery; this call holds nothing. Try later: you then get its recorded result, or take it on. */
