@@ -386,12 +386,13 @@ class WatchedStore extends MemoryLockStore {
 
 /** The store with every write's ops noted in `marked` (the same op objects reach the store below). */
 function markingWrites(store: LockStore, marked: WeakSet<WriteOp>): LockStore {
-  const mark = (ops: readonly WriteOp[]): void => {
+  const mark = (ops: readonly WriteOp[]): readonly WriteOp[] => {
     for (const op of ops) marked.add(op);
+    return ops;
   };
   return Object.assign(Object.create(store) as LockStore, {
-    write: (ops: readonly WriteOp[]) => (mark(ops), store.write(ops)),
-    writeThenRead: (ops: readonly WriteOp[], docIds: readonly string[]) => (mark(ops), store.writeThenRead(ops, docIds)),
+    write: (ops: readonly WriteOp[]) => store.write(mark(ops)),
+    writeThenRead: (ops: readonly WriteOp[], docIds: readonly string[]) => store.writeThenRead(mark(ops), docIds),
   });
 }
 
