@@ -10,6 +10,7 @@
  * and refuse to start on a policy that does not parse (they never fall back to allowing).
  * Empty (the default in every deployed stage): no policy, and every acquire, renew, inspect and list
  * is refused until one is configured.
+ * infra/lock-policy-allow-all.cjs carries the allow-all rule to run time (LOCK_POLICY_ALLOW_ALL).
  */
 const { unsafeAllowed, refusal } = require('./unsafe.cjs');
 
@@ -60,3 +61,4 @@ module.exports = async ({ resolveVariable }) => {
   }
   return compact;
 };
+

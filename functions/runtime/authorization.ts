@@ -39,7 +39,7 @@ export interface AuthorizationOptions {
 }
 
 export function createAuthorization(
-  config: Pick<FunctionConfig, 'policy' | 'policyParameter'>,
+  config: Pick<FunctionConfig, 'policy' | 'policyParameter'> & Partial<Pick<FunctionConfig, 'policyAllowAll'>>,
   options: AuthorizationOptions,
 ): Authorize & { policy(): Promise<LockPolicy> } {
   const reference = config.policyParameter;
@@ -54,6 +54,12 @@ export function createAuthorization(
     if (last.policy instanceof ConfigError) throw last.policy;
     // An empty parameter is a mistake, not "no policy": refused like one that does not parse.
     if (last.policy.kind === 'none') throw new ConfigError([`${reference}: is empty; write the namespace policy there (JSON: {"allow": [...]})`]);
+    // The package-time guard on allow-all cannot see a parameter's text: the same rule, here.
+    if (last.policy.kind === 'allow-all' && !config.policyAllowAll) {
+      throw new ConfigError([
+        `${reference}: allow-all is refused in this stage (no authorization: any caller may lock, inspect and list anything); write the policy (JSON: {"allow": [...]}), or package the stage with --param="i-accept-unsafe-defaults=true" (refused in prod and production)`,
+      ]);
+    }
     return last.policy;
   };
   const authorize: Authorize = async (principal, action, namespace, operation = action) => {

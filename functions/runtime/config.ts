@@ -40,6 +40,11 @@ export interface FunctionConfig {
   policy: LockPolicy;
   /** The policy's SSM parameter / Secrets Manager secret (LOCK_POLICY_PARAMETER), read and cached by authorization.ts. */
   policyParameter?: string;
+  /**
+   * Whether `allow-all` read from that parameter is accepted (LOCK_POLICY_ALLOW_ALL=true: the stage
+   * could package it inline, infra/lock-policy.cjs). Unset: refused, failing closed.
+   */
+  policyAllowAll: boolean;
   /** Limits on live locks (LOCK_MAX_LOCKS_PER_OWNER / _PER_NAMESPACE); none by default, and then no extra request. */
   quota: { perOwner?: number; perNamespace?: number };
 }
@@ -76,6 +81,7 @@ const envSchema = z
     LOCK_MAX_IDS_PER_REQUEST: optional(integer(1, DEFAULT_SETTINGS.limits.idsPerRequest)),
     LOCK_POLICY: optional(z.string()),
     LOCK_POLICY_PARAMETER: optional(z.string()),
+    LOCK_POLICY_ALLOW_ALL: optional(z.enum(['true', 'false'])),
     LOCK_MAX_LOCKS_PER_OWNER: optional(integer(1, 1_000_000)),
     LOCK_MAX_LOCKS_PER_NAMESPACE: optional(integer(1, 1_000_000)),
   })
@@ -152,6 +158,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     maxIdsPerRequest: e.LOCK_MAX_IDS_PER_REQUEST ?? defaults.limits.idsPerRequest,
     policy: Array.isArray(parsedPolicy) ? { kind: 'none' } : parsedPolicy,
     ...(e.LOCK_POLICY_PARAMETER ? { policyParameter: e.LOCK_POLICY_PARAMETER } : {}),
+    policyAllowAll: e.LOCK_POLICY_ALLOW_ALL === 'true',
     quota: {
       ...(e.LOCK_MAX_LOCKS_PER_OWNER !== undefined ? { perOwner: e.LOCK_MAX_LOCKS_PER_OWNER } : {}),
       ...(e.LOCK_MAX_LOCKS_PER_NAMESPACE !== undefined ? { perNamespace: e.LOCK_MAX_LOCKS_PER_NAMESPACE } : {}),

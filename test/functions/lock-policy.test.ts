@@ -249,6 +249,21 @@ describe('createAuthorization', () => {
   });
 });
 
+describe('allow-all from the policy parameter', () => {
+  const reference = '/es-lease-locks/staging/lock-policy';
+  it('is refused (fail closed) unless the stage could package allow-all inline (LOCK_POLICY_ALLOW_ALL=true)', async () => {
+    const refusing = createAuthorization({ policy: { kind: 'none' }, policyParameter: reference }, { readSecret: async () => 'allow-all' });
+    const error = await refusing({ kind: 'direct' }, 'acquire', 'orders').catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(/lock-policy: allow-all is refused in this stage .*i-accept-unsafe-defaults=true/);
+    const accepting = createAuthorization(
+      { policy: { kind: 'none' }, policyParameter: reference, policyAllowAll: true },
+      { readSecret: async () => 'allow-all' },
+    );
+    await expect(accepting({ kind: 'direct' }, 'acquire', 'orders')).resolves.toBeUndefined();
+  });
+});
+
 describe('the runtime', () => {
   const env = { ES_URL: 'http://127.0.0.1:9', POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true', POWERTOOLS_TRACE_ENABLED: 'false' };
   const direct: Invocation = { kind: 'direct', event: {} };

@@ -245,7 +245,7 @@ describe('serverless package', () => {
   it('every deployed stage requires IAM (SigV4) authorization on every route, /health included, with nothing set', () => {
     for (const stage of ['dev', 'prod', 'opensearch']) {
       const routes = resourcesOf(packaged[stage]!.template, 'AWS::ApiGatewayV2::Route');
-      expect(routes, stage).toHaveLength(6);
+      expect(routes, stage).toHaveLength(9);
       for (const [name, route] of routes) expect(route.Properties.AuthorizationType, `${stage} ${name}`).toBe('AWS_IAM');
     }
   });
@@ -256,6 +256,8 @@ describe('serverless package', () => {
       expect(JSON.parse(env.LOCK_POLICY!), name).toEqual(PROD_POLICY);
       expect(env, name).toMatchObject({
         LOCK_POLICY_PARAMETER: '',
+        // allow-all read from a policy parameter is refused at run time in prod, as inline at package time.
+        LOCK_POLICY_ALLOW_ALL: 'false',
         LOCK_MAX_IDS_PER_REQUEST: '100',
         LOCK_MAX_WAIT_MS: '5000',
         LOCK_TTL_MAX_MS: '120000',
@@ -746,7 +748,7 @@ describe('serverless package refuses the unsafe settings outside local (infra/un
   it('packages every unsafe setting at once in another stage with i-accept-unsafe-defaults=true, as asked', () => {
     const { template } = packaged.unsafe!;
     const routes = resourcesOf(template, 'AWS::ApiGatewayV2::Route');
-    expect(routes).toHaveLength(6);
+    expect(routes).toHaveLength(9);
     for (const [name, route] of routes) expect(route.Properties.AuthorizationType, name).toBe('NONE');
     for (const [name, resource] of resourcesOf(template, 'AWS::Lambda::Function')) {
       expect(resource.Properties.Environment.Variables, name).toMatchObject({ LOCK_POLICY: 'allow-all', LOCK_STORE: 'opensearch', OPENSEARCH_AUTH: 'none' });
