@@ -3,7 +3,7 @@
  * with the caller's credential chain, by the client package's own signer. `sweep` has no route: it
  * invokes the stage's sweeper function directly instead (sweeper-invoke.ts).
  */
-import { networkProblem, UsageError } from '../infra/lib/cli.js';
+import { networkProblem, ServiceError, UsageError } from '../infra/lib/cli.js';
 import { errorFromBody } from '../packages/client/src/errors.js';
 import { createSigV4Signer, type RequestSigner } from '../packages/client/src/sigv4.js';
 import type { InspectQuery, ListQuery, LockStatesBody } from '../packages/client/src/wire.js';
@@ -52,11 +52,16 @@ function callFailure(error: unknown, method: string, url: URL, timeoutMs: number
       { cause: error },
     );
   }
-  if (name === 'TimeoutError')
-    return new Error(`no answer from the lock service at ${url.origin} within ${timeoutMs / 1000} s (${method} ${url.pathname})`, { cause: error });
-  return new Error(`cannot reach the lock service at ${url.origin}: ${networkProblem(error) ?? message ?? String(error)} (${method} ${url.pathname})`, {
-    cause: error,
-  });
+  const tried = `${method} ${url.pathname}`;
+  const fix = ['check --url (or LOCKS_URL): is the stage deployed, and reachable from here?'];
+  if (name === 'TimeoutError') {
+    return new ServiceError(
+      { headline: `no answer from the lock service at ${url.origin}`, tried, failed: `no answer within ${timeoutMs / 1000} s`, fix },
+      { cause: error },
+    );
+  }
+  const failed = networkProblem(error) ?? message ?? String(error);
+  return new ServiceError({ headline: `cannot reach the lock service at ${url.origin}`, tried, failed, fix }, { cause: error });
 }
 
 export function httpBackend(options: StageOptions): OpsBackend {
