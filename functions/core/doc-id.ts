@@ -20,3 +20,6 @@ export function lockDocId(namespace: string, granularity: Granularity, key: stri
 
 /** The id of the document of the work an idempotency key names: its own tag, so never a lock's id. */
 export const workDocId = (namespace: string, keyHash: string): string => `${namespace}|w|${keyHash}`;
+
+/** The id of an operator's audit document (a revoke, a drain): its own tag, so never a lock's id. */
+export const auditDocId = (namespace: string, id: string): string => `${namespace}|r|${id}`;

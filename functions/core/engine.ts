@@ -8,16 +8,19 @@
  */
 
 import { ValidationError } from './errors.js';
-import type { AcquireRequest, CompletedWork, Grant, LockState, Queued, Release, Renewal, SweepReport } from './model.js';
+import type { AcquireRequest, CompletedWork, Drained, Grant, LockIndexStatus, LockState, Queued, Release, Renewal, Revocation, SweepReport } from './model.js';
 import { acquire, acquireOrQueue } from './operations/acquire.js';
 import type { EngineContext } from './operations/context.js';
+import { drain } from './operations/drain.js';
 import { inspect, list } from './operations/read.js';
 import { release } from './operations/release.js';
 import { renew } from './operations/renew.js';
+import { revoke } from './operations/revoke.js';
+import { status } from './operations/status.js';
 import { sweep } from './operations/sweep.js';
 import { tellWaiters } from './operations/wake-waiters.js';
 import { acquireWork, releaseWithRecord } from './operations/work.js';
-import type { InspectRequest, ListRequest, ReleaseRequest, RenewRequest, SweepRequest } from './requests.js';
+import type { AdminRequest, InspectRequest, ListRequest, ReleaseRequest, RenewRequest, SweepRequest } from './requests.js';
 import { type LockSettings, resolveSettings, type SettingsOverrides } from './settings.js';
 import type { LockStore } from './store.js';
 
@@ -95,6 +98,24 @@ export class LockEngine {
   /** Locks by namespace, owner or path prefix. Backed by search: reflects writes after the index refreshes (about a second). */
   list(request: ListRequest): Promise<LockState[]> {
     return list(this.context, request);
+  }
+
+  /**
+   * Break glass (an operator): takes the lock on the target from whoever holds it, audited. The
+   * revoked holders' next renew answers LeaseLostError; every later grant's token is above theirs.
+   */
+  revoke(request: AdminRequest): Promise<Revocation> {
+    return revoke(this.context, request);
+  }
+
+  /** An operator's drain: every waiter leaves the target's queue, audited; channel waiters are told. */
+  drain(request: AdminRequest): Promise<Drained> {
+    return drain(this.context, request);
+  }
+
+  /** The lock index's incarnation, shards, counts and oldest live lease (a scan: for operators, never on a lock's path). */
+  status(): Promise<LockIndexStatus> {
+    return status(this.context);
   }
 
   /** Deletes expired locks and prunes expired holders from shared ones, in batches. */

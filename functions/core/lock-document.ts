@@ -362,6 +362,32 @@ export function removeLeaseOp(existing: StoredLock, leaseId: string, now: number
   });
 }
 
+/**
+ * An operator's revoke of the lock on this key: every holder of the key itself (S or X, live or run
+ * out) leaves, and no note gives it back; the intentions of locks below stay. The same conditional
+ * write serves the queue. Undefined when nobody holds the key itself.
+ */
+export function revokeOp(existing: StoredLock, now: number, timing: Timing): { op: WriteOp; revoked: StoredHolder[] } | undefined {
+  const settled = settleFences(existing);
+  const revoked = settled.filter((holder) => holder.mode === 'S' || holder.mode === 'X');
+  if (revoked.length === 0) return undefined;
+  const remaining = settled
+    .filter((holder) => !revoked.includes(holder))
+    .map((holder) => revoked.reduce((kept, gone) => withoutNote(kept, gone.lease), holder));
+  return { op: replaceOp(existing, { ...existing.body, docId: existing.docId }, remaining, now, timing), revoked };
+}
+
+/** An operator's drain: every ticket leaves the queue, in one conditional write that changes nothing else. Undefined when nobody waits. */
+export function drainOp(existing: StoredLock, now: number, timing: Timing): { op: WriteOp; dropped: StoredTicket[] } | undefined {
+  const dropped = existing.body.queue ?? [];
+  if (dropped.length === 0) return undefined;
+  const emptied = replaceOp(existing, { ...existing.body, docId: existing.docId }, settleFences(existing), now, timing, existing.body.lockedBelow === true, {
+    queue: [],
+    nextPosition: existing.body.nextPosition ?? 0,
+  });
+  return { op: withEffects(emptied, { reserved: [], dropped }), dropped };
+}
+
 /** The note of `leaseId` somewhere in the chain of holders that `note` would give the key back to. */
 export function noteOf(note: StoredHolder | null | undefined, leaseId: string): StoredHolder | undefined {
   for (let current = note; current; current = current.restores) if (current.lease === leaseId) return current;

@@ -185,6 +185,8 @@ export interface LockDocument {
   nextPosition?: number;
   /** A semaphore: its holders' permits add up to at most this. Only while it has holders or waiters (docs/permits.md). */
   permitLimit?: number;
+  /** An operator's audit document (operations/revoke.ts): never holders, kept until `keepUntil`. */
+  revocation?: RevocationRecord;
 }
 
 export interface HolderView {
@@ -296,4 +298,73 @@ export interface SweepReport {
   prunedHolders: number;
   conflicts: number;
   batches: number;
+}
+
+/** One holder an operator's revoke took off a lock document. */
+export interface RevokedHolder {
+  key: string;
+  leaseId: string;
+  owner: string;
+  mode: HolderMode;
+  fencingToken: FencingToken;
+  expiresAt: number;
+}
+
+/**
+ * An operator's revoke, as its audit document keeps it (its own document in the lock index, written
+ * before the revoke's writes, kept for settings.admin.auditRetentionMs): who, when, why, and on what.
+ */
+export interface RevocationRecord {
+  action: 'revoke' | 'drain';
+  target: LockTarget;
+  by: string;
+  reason: string;
+  at: number;
+  keepUntil: number;
+}
+
+/** The answer to a revoke: the holders taken off the target's own keys, and the revoke's own fencing token. */
+export interface Revocation {
+  target: LockTarget;
+  by: string;
+  reason: string;
+  at: number;
+  revoked: RevokedHolder[];
+  /** The token of the revoke's last write: above every revoked holder's, below every later grant's. Null when nothing was held. */
+  fencingToken: FencingToken | null;
+  /** Waiters the revoke's writes handed the lock over to. */
+  handedOver: number;
+  /** Keys elsewhere (ancestors' intentions, a document lease's other ids) the revoked leases were taken off too. */
+  alsoReleased: string[];
+}
+
+/** The answer to a drain: the tickets it took out of the target's queues (their channel waiters are told). */
+export interface Drained {
+  target: LockTarget;
+  by: string;
+  reason: string;
+  at: number;
+  dropped: Array<{ key: string; ticket: string; owner: string }>;
+  /** Channel waiters told that their wait failed. */
+  told: number;
+}
+
+/** The lock index as an operator sees it (LockStore.status). */
+export interface LockIndexStatus {
+  index: string;
+  incarnation: string;
+  epoch: number;
+  shards: { primaries: number; replicas: number };
+  /** Documents with a live holder. */
+  locks: number;
+  holders: number;
+  waiters: number;
+  workRecords: number;
+  oldestLease: { namespace: string; granularity: Granularity; key: string; owner: string; grantedAt: number; expiresAt: number } | null;
+  /** Operators' audit records kept (revokes, drains). */
+  auditRecords: number;
+  /** Documents the counts come from; `complete` false when the scan stopped at its limit. */
+  scanned: number;
+  complete: boolean;
+  at: number;
 }

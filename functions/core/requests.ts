@@ -51,6 +51,13 @@ export interface ListRequest {
   includeExpired: boolean;
 }
 
+/** An operator's revoke or drain: the target, why, and who (the caller's principal, over HTTP). */
+export interface AdminRequest {
+  target: LockTarget;
+  reason: string;
+  by: string;
+}
+
 export interface SweepRequest {
   batchSize?: number;
   maxBatches?: number;
@@ -259,6 +266,20 @@ function listSchema({ limits }: Readonly<LockSettings>) {
     .strict();
 }
 
+/** A revoke or a drain: a target (any mode: what is taken off is whoever holds or waits for it), and a reason for the audit. */
+function adminSchema({ limits, admin }: Readonly<LockSettings>) {
+  return z
+    .object({
+      ...targetShape(limits),
+      reason: z.string().trim().min(1, { error: 'must say why (it is kept in the audit record)' }).max(admin.reasonMax),
+      by: z.string().min(1).max(256).optional(),
+    })
+    .strict()
+    .superRefine((input, ctx) => checkTarget(input, ctx, limits));
+}
+
+const statusSchema = z.object({}).strict();
+
 const sweepSchema = z
   .object({
     batchSize: z.number().int().min(1).max(10_000).optional(),
@@ -286,10 +307,20 @@ export interface LockRequests {
   readonly inspect: RequestKind<ParsedTarget, InspectRequest>;
   readonly list: RequestKind<z.output<ReturnType<typeof listSchema>>, ListRequest>;
   readonly sweep: RequestKind<z.output<typeof sweepSchema>, SweepRequest>;
+  readonly revoke: RequestKind<z.output<ReturnType<typeof adminSchema>>, AdminRequest>;
+  readonly drain: RequestKind<z.output<ReturnType<typeof adminSchema>>, AdminRequest>;
+  readonly status: RequestKind<z.output<typeof statusSchema>, Record<string, never>>;
 }
+
+const toAdminRequest = (parsed: z.output<ReturnType<typeof adminSchema>>): AdminRequest => ({
+  target: toTarget(parsed),
+  reason: parsed.reason,
+  by: parsed.by ?? 'unnamed operator',
+});
 
 function buildRequests(settings: Readonly<LockSettings>): LockRequests {
   const target = targetSchema(settings);
+  const admin = adminSchema(settings);
   /**
    * The token's lease, decoded once. The target inside is input like any other and goes through the
    * same rules, unless the MAC shows that this service issued it (after validating it at acquire).
@@ -335,6 +366,9 @@ function buildRequests(settings: Readonly<LockSettings>): LockRequests {
       toRequest: (parsed) => parsed,
     },
     sweep: { name: 'sweep', schema: sweepSchema, toRequest: (parsed) => parsed },
+    revoke: { name: 'revoke', schema: admin, toRequest: toAdminRequest },
+    drain: { name: 'drain', schema: admin, toRequest: toAdminRequest },
+    status: { name: 'status', schema: statusSchema, toRequest: () => ({}) },
   } satisfies LockRequests);
 }
 

@@ -5,7 +5,21 @@
  */
 import { LockEngine } from './engine.js';
 import { ValidationError } from './errors.js';
-import type { AcquireRequest, CompletedWork, Grant, LockState, LockTarget, Queued, Release, Renewal, RequestedMode, SweepReport } from './model.js';
+import type {
+  AcquireRequest,
+  CompletedWork,
+  Drained,
+  Grant,
+  LockIndexStatus,
+  LockState,
+  LockTarget,
+  Queued,
+  Release,
+  Renewal,
+  RequestedMode,
+  Revocation,
+  SweepReport,
+} from './model.js';
 import { type LockRequests, lockRequests, parseRequest, targetFields } from './requests.js';
 import type { LockSettings, SettingsOverrides } from './settings.js';
 import type { LockStore } from './store.js';
@@ -28,6 +42,11 @@ export type AcquireInput =
       idempotencyKey?: string | true;
     }
   | (Omit<AcquireRequest, 'waitMs' | 'ttlMs' | 'mode' | 'work'> & { mode?: RequestedMode; ttlMs?: number; waitMs?: number; idempotencyKey?: string | true });
+
+/** A revoke or a drain: the target (flat fields or a `target` object), why, and who asks. */
+export type AdminInput =
+  | { namespace: string; granularity: string; ids?: string[]; path?: string; reason: string; by?: string }
+  | { target: LockTarget; reason: string; by?: string };
 
 export class LockService {
   readonly engine: LockEngine;
@@ -79,6 +98,20 @@ export class LockService {
     query: { namespace?: string; granularity?: string; owner?: string; pathPrefix?: string; limit?: number; includeExpired?: boolean } = {},
   ): Promise<LockState[]> {
     return this.engine.list(parseRequest(this.requests.list, query));
+  }
+
+  /** Break glass: takes the lock on the target from whoever holds it, with an audit record of `by` and `reason`. */
+  async revoke(input: AdminInput | unknown): Promise<Revocation> {
+    return this.engine.revoke(parseRequest(this.requests.revoke, flatTarget(input)));
+  }
+
+  /** Every waiter leaves the target's queue (channel waiters are told), with an audit record. */
+  async drain(input: AdminInput | unknown): Promise<Drained> {
+    return this.engine.drain(parseRequest(this.requests.drain, flatTarget(input)));
+  }
+
+  async status(): Promise<LockIndexStatus> {
+    return this.engine.status();
   }
 
   async sweep(options: { batchSize?: number; maxBatches?: number } = {}): Promise<SweepReport> {

@@ -75,6 +75,8 @@ export interface LockSettings {
    * result is stored elsewhere and recorded by reference.
    */
   work: { recordTtlMs: { defaultMs: number; minMs: number; maxMs: number }; resultBytes: number };
+  /** An operator's revoke and drain (operations/revoke.ts): how long their audit documents are kept, and the longest reason. */
+  admin: { auditRetentionMs: number; reasonMax: number };
   /** Tells waiters woken by a channel (wake.ts). Without one, an acquire with `wake` is refused. */
   notifier?: WakeNotifier;
   now: () => number;
@@ -110,12 +112,14 @@ export const DEFAULT_SETTINGS: Readonly<LockSettings> = Object.freeze({
     retryBlockedMs: 1_000,
   }),
   work: Object.freeze({ recordTtlMs: Object.freeze({ defaultMs: 86_400_000, minMs: 1_000, maxMs: 2_592_000_000 }), resultBytes: 32_768 }),
+  admin: Object.freeze({ auditRetentionMs: 90 * 86_400_000, reasonMax: 512 }),
   now: () => Date.now(),
   sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
 }) as Readonly<LockSettings>;
 
-export type SettingsOverrides = Partial<Omit<LockSettings, 'ttl' | 'retry' | 'limits' | 'sweep' | 'queue' | 'work'>> & {
+export type SettingsOverrides = Partial<Omit<LockSettings, 'ttl' | 'retry' | 'limits' | 'sweep' | 'queue' | 'work' | 'admin'>> & {
   work?: Partial<LockSettings['work']>;
+  admin?: Partial<LockSettings['admin']>;
   queue?: Partial<LockSettings['queue']>;
   ttl?: Partial<LockSettings['ttl']>;
   retry?: Partial<LockSettings['retry']>;
@@ -133,6 +137,7 @@ export function resolveSettings(overrides: SettingsOverrides = {}): Readonly<Loc
     sweep: { ...DEFAULT_SETTINGS.sweep, ...overrides.sweep },
     queue: { ...DEFAULT_SETTINGS.queue, ...overrides.queue },
     work: { ...DEFAULT_SETTINGS.work, ...overrides.work },
+    admin: { ...DEFAULT_SETTINGS.admin, ...overrides.admin },
   };
   const { ttl } = settings;
   if (!(ttl.minMs >= 1 && ttl.minMs <= ttl.defaultMs && ttl.defaultMs <= ttl.maxMs)) {

@@ -85,6 +85,17 @@ export interface BelowResult {
   below: StoredLock[];
 }
 
+/** The lock index as an operator sees it: which incarnation, its shards, and its documents (LockStore.describe). */
+export interface LockIndexFacts {
+  index: string;
+  incarnation: string;
+  epoch: number;
+  shards: { primaries: number; replicas: number };
+  /** Every document, up to the store's scan limit (`complete` false when it stopped there). */
+  documents: StoredLock[];
+  complete: boolean;
+}
+
 export interface LockStore {
   /**
    * Realtime reads: a write is visible to the next read without a refresh. Missing documents map to
@@ -119,4 +130,6 @@ export interface LockStore {
    * that is no longer the primary, cut off from the cluster, may not).
    */
   findLiveBelow(query: BelowQuery): Promise<BelowResult>;
+  /** For operators (`status`): a scan of the whole lock index, never on a lock's path. A store without it cannot report status. */
+  describe?(): Promise<LockIndexFacts>;
 }

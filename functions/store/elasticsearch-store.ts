@@ -2,8 +2,9 @@
 import type { estypes } from '@elastic/elasticsearch';
 import { StoreRejectedError, StoreUnavailableError } from '../core/errors.js';
 import type { LockDocument } from '../core/model.js';
-import type { BelowQuery, BelowResult, ExpiredPage, ListQuery, LockStore, StoredLock, WriteOp, WriteOutcome } from '../core/store.js';
+import type { BelowQuery, BelowResult, ExpiredPage, ListQuery, LockIndexFacts, LockStore, StoredLock, WriteOp, WriteOutcome } from '../core/store.js';
 import { opaqueIdOption } from './correlation.js';
+import { describeLockIndex } from './describe-index.js';
 import { isIndexNotFound, isNoCopyOnNode, missingLockIndex, responseFailure, translateError } from './errors.js';
 import { epochOfIncarnation } from './incarnation.js';
 import { namespaceRouting, routingOf } from './routing.js';
@@ -500,6 +501,10 @@ export class ElasticsearchLockStore implements LockStore {
         operation: 'search below',
       },
     );
+  }
+
+  describe(): Promise<LockIndexFacts> {
+    return describeLockIndex(this.client, this.index);
   }
 
   private async search(operation: string, request: Omit<estypes.SearchRequest, 'index'>): Promise<Array<{ lock: StoredLock; sort?: estypes.SortResults }>> {

@@ -84,6 +84,7 @@ export function adapt(client: OpenSearch): SearchClient {
       get: on(api.indices, 'get', ({ features: _, ...params }) => params),
       getAlias: on(api.indices, 'getAlias'),
       getMapping: on(api.indices, 'getMapping'),
+      getSettings: on(api.indices, 'getSettings'),
       putMapping: on(api.indices, 'putMapping', ({ properties, ...params }) => ({ ...params, body: { properties } })),
       putSettings: on(api.indices, 'putSettings', (params) => named(params, 'settings')),
       clone: on(api.indices, 'clone', (params) => withBody(params, BODY_FIELDS.clone)),

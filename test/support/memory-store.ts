@@ -22,7 +22,17 @@
  */
 import { StoreRejectedError } from '../../functions/core/errors.js';
 import type { LockDocument } from '../../functions/core/model.js';
-import type { BelowQuery, BelowResult, ExpiredPage, ListQuery, LockStore, StoredLock, WriteOp, WriteOutcome } from '../../functions/core/store.js';
+import type {
+  BelowQuery,
+  BelowResult,
+  ExpiredPage,
+  ListQuery,
+  LockIndexFacts,
+  LockStore,
+  StoredLock,
+  WriteOp,
+  WriteOutcome,
+} from '../../functions/core/store.js';
 
 interface Entry {
   seqNo: number;
@@ -269,6 +279,18 @@ export class MemoryLockStore implements LockStore, LaggingCopy {
       .filter((lock) => prefix === undefined || lock.body.key === prefix || lock.body.key.startsWith(`${prefix}/`))
       .sort((a, b) => (a.body.key < b.body.key ? -1 : a.body.key > b.body.key ? 1 : 0))
       .slice(0, query.limit);
+  }
+
+  async describe(): Promise<LockIndexFacts> {
+    if (!this.exists) throw this.missingIndex('describe');
+    return {
+      index: this.index,
+      incarnation: this.incarnation,
+      epoch: this.epoch,
+      shards: { primaries: 1, replicas: 0 },
+      documents: this.snapshot(),
+      complete: true,
+    };
   }
 
   /** Every write here is searchable at once, so the refresh is implied and `self` is always current. */

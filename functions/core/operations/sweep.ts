@@ -40,6 +40,8 @@ export async function sweep(context: EngineContext, options: { batchSize?: numbe
         pending.flatMap((lock): Array<{ item: StoredLock; op: WriteOp }> => {
           // A work document: deleted once its outcome (or its claim's lease) has ended, never before.
           if (lock.body.work) return workEndsAt(lock.body.work) + settings.maxClockSkewMs <= now ? [{ item: lock, op: deleteOp(lock) }] : [];
+          // An operator's audit record: deleted once its retention has passed.
+          if (lock.body.revocation) return lock.body.revocation.keepUntil <= now ? [{ item: lock, op: deleteOp(lock) }] : [];
           const settled = settleFences(lock);
           const live = settled.filter((holder) => isLive(holder, now, settings.maxClockSkewMs));
           for (const ticket of lock.body.queue ?? []) {

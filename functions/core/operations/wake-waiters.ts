@@ -42,7 +42,7 @@ export async function tellWaiters(context: EngineContext, written: readonly Writ
   }
 }
 
-async function tellFailure(context: EngineContext, ticket: StoredTicket, error: { name: string; message: string }): Promise<void> {
+export async function tellFailure(context: EngineContext, ticket: StoredTicket, error: { name: string; message: string }): Promise<void> {
   const { notifier } = context.settings;
   if (!notifier || !ticket.wake) return;
   const message: WakeMessage = { outcome: 'failed', ticket: ticket.ticket, error: error.name, message: error.message };
