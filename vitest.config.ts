@@ -36,6 +36,7 @@ export default defineConfig({
             'test/functions/**/*.test.ts',
             'test/examples/**/*.test.ts',
             'test/ops/cluster.test.ts',
+            'test/ops/operator-operations.test.ts',
           ],
           // The wake-up notifier talks to an AWS emulator, never to the store.
           exclude: [

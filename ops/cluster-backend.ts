@@ -6,11 +6,9 @@
 import { lockDocId } from '../functions/core/keys.js';
 import type { LockState } from '../functions/core/model.js';
 import { parseRequest } from '../functions/core/requests.js';
-import type { LockService } from '../functions/core/service.js';
 import { createLockEngine, type SearchProduct } from '../functions/store/index.js';
 import { givenStore, type StoreEndpoint, storeAt, storeDistribution } from '../infra/lib/store-target.js';
 import type { LockStateBody } from '../packages/client/src/wire.js';
-import type { AdminInput, Drained, LockIndexStatus, Revocation } from './admin-types.js';
 import type { LockView, OpsBackend } from './backend.js';
 
 /** The server of `product` that the environment names, else the project's own node of it (not started here). */
@@ -19,21 +17,6 @@ export function clusterEndpoint(product: SearchProduct): StoreEndpoint {
   if (given) return given;
   const { portEnv, port } = storeDistribution(product).single;
   return storeAt(product, `http://127.0.0.1:${process.env[portEnv] ?? port}`);
-}
-
-/** The operator operations the service is getting (issue 32), until its type has them. */
-interface AdminService {
-  revoke(input: AdminInput): Promise<Revocation>;
-  drain(input: AdminInput): Promise<Drained>;
-  status(): Promise<LockIndexStatus>;
-}
-
-function adminOf(service: LockService): AdminService {
-  const candidate = service as unknown as Partial<AdminService>;
-  if (typeof candidate.revoke !== 'function' || typeof candidate.drain !== 'function' || typeof candidate.status !== 'function') {
-    throw new Error('this version of the lock service has no revoke, drain or status yet');
-  }
-  return candidate as AdminService;
 }
 
 /** A lock state as the HTTP API answers it. */
@@ -70,9 +53,9 @@ export function clusterBackend(endpoint: StoreEndpoint, index: string): OpsBacke
     list: async (query) => withWaiters(await engine.list(query)),
     // The flat fields through the service's own request boundary: a bad granularity or path is its ValidationError.
     inspect: async (query) => withWaiters(await engine.engine.inspect(parseRequest(engine.requests.inspect, { mode: 'exclusive', ...query }))),
-    revoke: (input) => adminOf(engine).revoke(input),
-    drain: (input) => adminOf(engine).drain(input),
-    status: () => adminOf(engine).status(),
+    revoke: (input) => engine.revoke(input),
+    drain: (input) => engine.drain(input),
+    status: () => engine.status(),
     sweep: (options) => engine.sweep(options),
     close: () => client.close(),
   };

@@ -25,6 +25,7 @@ export const revoke: Command = async (context) => {
         table(['KEY', 'OWNER', 'MODE', 'LEASE', 'FENCING TOKEN', 'WOULD HAVE EXPIRED'], rows),
         `fencing token now ${revocation.fencingToken}: writes fenced with the revoked tokens are refused once the next holder writes`,
         `handed over to ${count(revocation.handedOver, 'waiter')}`,
+        ...(revocation.alsoReleased.length > 0 ? [`also released (the revoked leases' other keys): ${revocation.alsoReleased.join(', ')}`] : []),
       ].join('\n'),
     );
   }

@@ -24,7 +24,9 @@ export const status: Command = async (context) => {
         ['holders', String(answer.holders)],
         ['waiters', String(answer.waiters)],
         ['work records', String(answer.workRecords)],
+        ['audit records', String(answer.auditRecords)],
         ['oldest lease', oldest(answer.oldestLease, now)],
+        ['counted from', `${answer.scanned} documents${answer.complete ? '' : ' (incomplete: the scan stopped at its limit; the counts are at least these)'}`],
       ]),
     );
   return EXIT.done;
