@@ -46,9 +46,9 @@ function invokeFailure(error: unknown, functionName: string): unknown {
   const { name, message, $metadata } = (error ?? {}) as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
   if ($metadata === undefined) return error;
   const status = $metadata.httpStatusCode;
-  return Object.assign(new Error(`Invoke ${functionName}: ${name ?? 'Error'}${status ? ` (${status})` : ''}: ${message ?? ''}`, { cause: error }), {
-    status,
-  });
+  const failure = new Error(`Invoke ${functionName}: ${name ?? 'Error'}${status ? ` (${status})` : ''}: ${message ?? ''}`, { cause: error });
+  // Lambda's own refusal (no lambda:InvokeFunction) exits as refused; its status is in the message otherwise.
+  return status === 403 ? Object.assign(failure, { status }) : failure;
 }
 
 function parsePayload(payload: Uint8Array | undefined): unknown {
