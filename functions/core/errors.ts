@@ -50,6 +50,8 @@ export type AccessDeniedReason =
   | 'unknown_principal'
   /** The caller is in the policy, but no statement allows this action in this namespace. */
   | 'not_allowed'
+  /** Break glass (revoke, drain): `allow-all` does not grant it, only a statement that names the action. */
+  | 'explicit_only'
   /** A list without a namespace, by a caller who may list some namespaces but not every one. */
   | 'namespace_required';
 

@@ -6,6 +6,7 @@ export { ancestorsOf, describeTarget } from './granularity/index.js';
 export { lockDocId, planKeys } from './keys.js';
 export * from './model.js';
 export {
+  type AdminRequest,
   type InspectRequest,
   type ListRequest,
   type LockRequests,
@@ -18,8 +19,9 @@ export {
   type RequestKind,
   type SweepRequest,
   targetFields,
+  UNNAMED_OPERATOR,
 } from './requests.js';
-export { type AcquireInput, LockService } from './service.js';
+export { type AcquireInput, type AdminInput, LockService } from './service.js';
 export { DEFAULT_SETTINGS, type LockSettings, resolveSettings, type SettingsOverrides } from './settings.js';
-export type { ListQuery, LockStore, StoredLock, WriteOp, WriteOutcome } from './store.js';
+export type { ListQuery, LockIndexFacts, LockStore, StoredLock, WriteOp, WriteOutcome } from './store.js';
 export type { WakeChannel, WakeDelivery, WakeMessage, WakeNotifier } from './wake.js';

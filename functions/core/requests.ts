@@ -312,10 +312,13 @@ export interface LockRequests {
   readonly status: RequestKind<z.output<typeof statusSchema>, Record<string, never>>;
 }
 
+/** `by` of a revoke or drain that names nobody (the functions record the caller's principal instead). */
+export const UNNAMED_OPERATOR = 'unnamed operator';
+
 const toAdminRequest = (parsed: z.output<ReturnType<typeof adminSchema>>): AdminRequest => ({
   target: toTarget(parsed),
   reason: parsed.reason,
-  by: parsed.by ?? 'unnamed operator',
+  by: parsed.by ?? UNNAMED_OPERATOR,
 });
 
 function buildRequests(settings: Readonly<LockSettings>): LockRequests {

@@ -16,6 +16,8 @@ export type Access =
   /** Needs acquire in the lease's namespace (the token's, decoded once at the request boundary): a revoked caller cannot keep a lock alive. */
   | { action: 'renew'; namespace: string }
   | { action: 'inspect'; namespace: string }
+  /** Break glass: an operator's revoke or drain (`operation`), granted only by a statement naming revoke. */
+  | { action: 'revoke'; namespace: string; operation: 'revoke' | 'drain' }
   /** Without a namespace: only a caller that may list every namespace. */
   | { action: 'list'; namespace?: string | undefined }
   /** Release needs only the lease token's secret (giving a lock up is never refused); the sweeper deletes only what expired. */
@@ -36,6 +38,9 @@ export function createAdmission(options: { authorize: Authorize; quota?: QuotaCh
         return;
       case 'renew':
         await authorize(principal, 'acquire', access.namespace, 'renew');
+        return;
+      case 'revoke':
+        await authorize(principal, 'revoke', access.namespace, access.operation);
         return;
       case 'inspect':
       case 'list':

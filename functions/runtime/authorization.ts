@@ -83,7 +83,7 @@ function refusal(
       : principal.kind === 'direct'
         ? 'A direct invocation (principal "direct")'
         : 'An EventBridge event (principal "eventbridge")';
-  const needs = operation === action ? '' : ` (${operation} needs ${action} in the lease's namespace)`;
+  const needs = operation === action ? '' : action === 'revoke' ? ` (${operation} needs revoke)` : ` (${operation} needs ${action} in the lease's namespace)`;
   switch (decision.reason) {
     case 'no_policy':
       return `No namespace policy is configured (LOCK_POLICY or LOCK_POLICY_PARAMETER; the lockPolicy / lockPolicyParameter params), so every ${operation} is refused: see docs/authorization.md`;
@@ -91,9 +91,11 @@ function refusal(
       return 'The request carries no IAM principal: API Gateway sets one (requestContext.authorizer.iam) only on routes with AWS_IAM authorization (the httpAuthorizationType param), and the namespace policy admits identified callers only';
     case 'unknown_principal':
       return `${who} is not named in the namespace policy`;
+    case 'explicit_only':
+      return `${operation} is break glass: the allow-all policy does not grant it; name the caller in a statement with the action "revoke" (docs/authorization.md)`;
     case 'namespace_required':
       return `${who} may list in ${(decision.listable ?? []).join(', ')} only: name one (namespace); a list without a namespace needs list on every namespace ("*")`;
     default:
-      return `${who} may not ${operation} ${namespace !== undefined ? `in namespace ${namespace}` : 'in any namespace'}${needs}`;
+      return `${who} may not ${operation} ${namespace !== undefined ? `in namespace ${namespace}` : 'in any namespace'}${needs}${action === 'revoke' ? ' (revoke is granted only by a statement that names it, never by "*")' : ''}`;
   }
 }

@@ -10,8 +10,10 @@ import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { type LockEngine, type LockRequests, queryInput, type RequestKind } from '../core/index.js';
 import { withOpaqueId } from '../store/index.js';
 import type { Access } from './admission.js';
+import { principalOf } from './authorization.js';
 import { errorReply, failureMetric, invocationError } from './errors.js';
 import { correlationIdOf, type Invocation, type InvocationKind, inputReader, invocationOf } from './events.js';
+import { describePrincipal } from './lock-policy.js';
 import type { Runtime } from './runtime.js';
 
 export type { InvocationKind } from './events.js';
@@ -27,6 +29,8 @@ export interface Scope {
 export interface Call {
   kind: InvocationKind;
   correlationId: string;
+  /** The caller as the namespace policy names it (an IAM principal, `direct`, `eventbridge`), when known. */
+  principal?: string;
 }
 
 /** The operations, by the kind of request they take. */
@@ -49,6 +53,8 @@ export interface Operation<K extends OperationName, TResult, TBody> {
   record?: (metrics: Metrics, result: TResult) => void;
   /** Log line on success; defaults to `${name} done`. */
   summary?: (result: TResult) => Record<string, unknown>;
+  /** The level of that line: `warn` for an operator's break-glass call, so that it stands out in the logs (the audit trail). */
+  level?: 'info' | 'warn';
 }
 
 export type LockHandler<TBody> = (event: unknown, context?: Partial<Context>) => Promise<TBody | APIGatewayProxyStructuredResultV2>;
@@ -103,7 +109,8 @@ export function lockHandler<K extends OperationName, TResult, TBody>(runtime: Ru
     metrics.captureColdStartMetric(context?.functionName);
     tracer.annotateColdStart();
     metrics.addDimension('operation', operation.name);
-    const call: Call = { kind, correlationId };
+    const principal = describePrincipal(principalOf(invocation));
+    const call: Call = { kind, correlationId, ...(principal !== undefined ? { principal } : {}) };
     let scope: Scope = {};
     const started = performance.now();
     let engineMs: number | undefined;
@@ -122,7 +129,7 @@ export function lockHandler<K extends OperationName, TResult, TBody>(runtime: Ru
         engineMs = performance.now() - engineStarted;
         operation.record?.(metrics, result);
         const body = operation.present(result);
-        logger.info(`${operation.name} done`, { durationMs: round(engineMs), ...(operation.summary?.(result) ?? {}) });
+        logger[operation.level ?? 'info'](`${operation.name} done`, { durationMs: round(engineMs), ...(operation.summary?.(result) ?? {}) });
         return kind === 'http' ? jsonResponse(operation.status?.(result) ?? 200, body, { 'x-correlation-id': correlationId }) : body;
       } finally {
         engineMs ??= performance.now() - engineStarted;

@@ -4,6 +4,7 @@
  *
  *   { "allow": [
  *       { "principals": ["arn:aws:iam::123456789012:role/orders-pipeline"], "actions": ["acquire", "inspect"], "namespaces": ["orders", "orders-*"] },
+ *       { "principals": ["arn:aws:iam::123456789012:role/oncall"], "actions": ["revoke", "inspect", "list"], "namespaces": ["*"] },
  *       { "principals": ["direct"], "actions": ["acquire"], "namespaces": ["jobs"] } ] }
  *
  * Principals: an IAM ARN (`*` matches any run of characters), `direct` (a direct invocation: Step
@@ -14,15 +15,21 @@
  * `arn:aws:iam::<account>:role/<role>`; a role ARN in the policy is matched by its name (role
  * names are unique per account, and the session ARN carries no path).
  *
- * The text may also be `allow-all`: no authorization at all (the local stack's default).
+ * `revoke` (an operator's revoke and drain) is granted only by a statement that names it: not by `*`
+ * in actions, and not by `allow-all`.
+ *
+ * The text may also be `allow-all`: no authorization at all (the local stack's default), except revoke.
  * Parsing returns every problem at once; the callers fail closed on any (config.ts at cold start,
  * authorization.ts for a policy read from SSM).
  */
 import { z } from 'zod';
 import type { AccessDeniedReason } from '../core/errors.js';
 
+/** What `*` in a statement grants. */
 export const POLICY_ACTIONS = ['acquire', 'inspect', 'list'] as const;
-export type PolicyAction = (typeof POLICY_ACTIONS)[number];
+/** Break glass (an operator's revoke and drain): granted only by a statement that names it, never by `*` or `allow-all`. */
+export const EXPLICIT_ACTIONS = ['revoke'] as const;
+export type PolicyAction = (typeof POLICY_ACTIONS)[number] | (typeof EXPLICIT_ACTIONS)[number];
 
 /** Who called, as the policy sees it. */
 export type Principal =
@@ -57,11 +64,11 @@ const statementSchema = z
     principals: z.array(z.string().min(1).max(2048)).min(1),
     actions: z
       .array(
-        z.enum(['acquire', 'inspect', 'list', '*'], {
+        z.enum([...POLICY_ACTIONS, ...EXPLICIT_ACTIONS, '*'], {
           error: (issue) =>
             issue.input === 'renew' || issue.input === 'release'
               ? `${String(issue.input)} is not an action of its own: renew needs acquire in the lease's namespace, and release needs only the lease token`
-              : `must be one of ${POLICY_ACTIONS.join(', ')} or *`,
+              : `must be one of ${[...POLICY_ACTIONS, ...EXPLICIT_ACTIONS].join(', ')} or * (which grants ${POLICY_ACTIONS.join(', ')}; revoke only by name)`,
         }),
       )
       .min(1),
@@ -175,7 +182,8 @@ export type Decision = { allowed: true } | { allowed: false; reason: AccessDenie
  * learns which patterns (namespace_required), one that may list none is not_allowed.
  */
 export function decide(policy: LockPolicy, principal: Principal, action: PolicyAction, namespace: string | undefined): Decision {
-  if (policy.kind === 'allow-all') return { allowed: true };
+  if (policy.kind === 'allow-all')
+    return (EXPLICIT_ACTIONS as readonly string[]).includes(action) ? { allowed: false, reason: 'explicit_only' } : { allowed: true };
   if (policy.kind === 'none') return { allowed: false, reason: 'no_policy' };
   if (principal.kind === 'anonymous') return { allowed: false, reason: 'anonymous' };
   const own = policy.statements.filter((statement) => names(statement, principal));

@@ -2,14 +2,30 @@
 import type {
   CompletedBody,
   ConflictBody,
+  DrainedBody,
   GrantBody,
+  LockIndexStatusBody,
   LockStatesBody,
   QueuedBody,
   ReleaseResultBody,
   RenewalBody,
+  RevocationBody,
   SweepReportBody,
 } from '../../packages/client/src/wire.js';
-import type { CompletedWork, ConflictingKey, Grant, LockState, LockTarget, Queued, Release, Renewal, SweepReport } from '../core/index.js';
+import type {
+  CompletedWork,
+  ConflictingKey,
+  Drained,
+  Grant,
+  LockIndexStatus,
+  LockState,
+  LockTarget,
+  Queued,
+  Release,
+  Renewal,
+  Revocation,
+  SweepReport,
+} from '../core/index.js';
 
 export type { GrantBody, LockStateBody, ReleaseResultBody, RenewalBody } from '../../packages/client/src/wire.js';
 
@@ -126,4 +142,16 @@ export function presentConflicts(conflicts: ConflictingKey[]): ConflictBody[] {
 
 export function presentSweep(report: SweepReport): SweepReportBody {
   return { ...report };
+}
+
+export function presentRevocation(revocation: Revocation): RevocationBody {
+  return { ...revocation, target: presentTarget(revocation.target), revoked: revocation.revoked.map((holder) => ({ ...holder })) };
+}
+
+export function presentDrained(drained: Drained): DrainedBody {
+  return { ...drained, target: presentTarget(drained.target), dropped: drained.dropped.map((ticket) => ({ ...ticket })) };
+}
+
+export function presentStatus(status: LockIndexStatus): LockIndexStatusBody {
+  return { ...status, shards: { ...status.shards }, oldestLease: status.oldestLease ? { ...status.oldestLease } : null };
 }

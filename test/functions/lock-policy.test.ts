@@ -76,7 +76,7 @@ describe('parseLockPolicy', () => {
     expect(problems('allow all')).toEqual([expect.stringMatching(/^LOCK_POLICY: must be JSON/)]);
     expect(problems({ allow: [{ principals: [ORDERS_ROLE], actions: ['renew', 'write'], namespaces: ['orders!'], when: 'always' }] })).toEqual([
       expect.stringMatching(/^LOCK_POLICY: allow\.0\.actions\.0: renew is not an action of its own: renew needs acquire/),
-      expect.stringMatching(/^LOCK_POLICY: allow\.0\.actions\.1: must be one of acquire, inspect, list or \*/),
+      expect.stringMatching(/^LOCK_POLICY: allow\.0\.actions\.1: must be one of acquire, inspect, list, revoke or \*/),
       expect.stringMatching(/^LOCK_POLICY: allow\.0\.namespaces\.0: must be a namespace, or a pattern/),
       expect.stringMatching(/^LOCK_POLICY: allow\.0: Unrecognized key: "when"/),
     ]);
@@ -175,6 +175,16 @@ describe('decide', () => {
     }
     expect(decide(everyone, { kind: 'anonymous' }, 'acquire', 'shared-a')).toEqual({ allowed: false, reason: 'anonymous' });
     expect(decide({ kind: 'allow-all' }, { kind: 'anonymous' }, 'list', undefined)).toEqual({ allowed: true });
+  });
+
+  it('revoke is granted only by a statement that names it: never by "*" in actions, nor by allow-all', () => {
+    const oncall = { allow: [{ principals: ['arn:aws:iam::123456789012:role/oncall'], actions: ['revoke'], namespaces: ['orders-*'] }, ...POLICY.allow] };
+    const withOncall = policyOf(JSON.stringify(oncall));
+    expect(decide(withOncall, iam(session('oncall')), 'revoke', 'orders-eu')).toEqual({ allowed: true });
+    expect(decide(withOncall, iam(session('oncall')), 'revoke', 'payments')).toEqual({ allowed: false, reason: 'not_allowed' });
+    expect(decide(withOncall, iam(session('lock-admin')), 'revoke', 'orders-eu')).toEqual({ allowed: false, reason: 'not_allowed' });
+    expect(decide({ kind: 'allow-all' }, iam(session('lock-admin')), 'revoke', 'orders')).toEqual({ allowed: false, reason: 'explicit_only' });
+    expect(decide({ kind: 'allow-all' }, { kind: 'direct' }, 'revoke', 'orders')).toEqual({ allowed: false, reason: 'explicit_only' });
   });
 
   it('a list without a namespace needs list on "*"; anyone else learns which namespaces it may list', () => {

@@ -21,7 +21,7 @@ import { openapi } from '../support/contract.js';
 
 const run = promisify(execFile);
 /** The lock functions, in every package. */
-const LOCK_FUNCTIONS = ['acquire', 'renew', 'release', 'inspect', 'list', 'health', 'sweeper'];
+const LOCK_FUNCTIONS = ['acquire', 'renew', 'release', 'inspect', 'list', 'revoke', 'drain', 'status', 'health', 'sweeper'];
 /** With the param examples=true (the dev package here), the example SQS consumer too. */
 const FUNCTIONS = [...LOCK_FUNCTIONS, 'sqsConsumer'];
 /** The examples' resources (custom.examples in serverless.yml), besides the consumer's own function, version, log group and event source mapping. */
@@ -185,7 +185,10 @@ describe('serverless package', () => {
         'GET /health -> HealthLambdaFunction',
         'GET /inspect -> InspectLambdaFunction',
         'GET /locks -> ListLambdaFunction',
+        'GET /status -> StatusLambdaFunction',
         'POST /acquire -> AcquireLambdaFunction',
+        'POST /drain -> DrainLambdaFunction',
+        'POST /revoke -> RevokeLambdaFunction',
         'POST /release -> ReleaseLambdaFunction',
         'POST /renew -> RenewLambdaFunction',
       ].sort(),

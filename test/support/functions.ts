@@ -39,7 +39,7 @@ export function setFunctionEnv({ label, env = {} }: FunctionEnvOptions): string 
 }
 
 export async function loadHandlers() {
-  const [acquire, renew, release, inspect, list, health, sweeper] = await Promise.all([
+  const [acquire, renew, release, inspect, list, health, sweeper, revoke, drain, status] = await Promise.all([
     import('../../functions/handlers/acquire.js'),
     import('../../functions/handlers/renew.js'),
     import('../../functions/handlers/release.js'),
@@ -47,6 +47,9 @@ export async function loadHandlers() {
     import('../../functions/handlers/list.js'),
     import('../../functions/handlers/health.js'),
     import('../../functions/handlers/sweeper.js'),
+    import('../../functions/handlers/revoke.js'),
+    import('../../functions/handlers/drain.js'),
+    import('../../functions/handlers/status.js'),
   ]);
   return {
     acquire: acquire.handler,
@@ -56,6 +59,9 @@ export async function loadHandlers() {
     list: list.handler,
     health: health.handler,
     sweeper: sweeper.handler,
+    revoke: revoke.handler,
+    drain: drain.handler,
+    status: status.handler,
   };
 }
 

@@ -219,6 +219,57 @@ export interface SweepReportBody {
   batches: number;
 }
 
+/** A target as a request names it. */
+export interface TargetBody {
+  namespace: string;
+  granularity: Granularity;
+  ids?: string[];
+  path?: string;
+}
+
+/** POST /revoke: the holders an operator took off the target's own keys (times in epoch ms). */
+export interface RevocationBody {
+  target: TargetBody;
+  /** The caller's principal as the namespace policy matched it. */
+  by: string;
+  reason: string;
+  at: number;
+  revoked: Array<{ key: string; leaseId: string; owner: string; mode: HolderMode; fencingToken: string; expiresAt: number }>;
+  /** The revoke's own fencing token: above every revoked holder's, below every later grant's; null when nothing was held. */
+  fencingToken: string | null;
+  handedOver: number;
+  /** Keys outside the target the revoked leases were taken off too (intentions above, a document lease's other ids). */
+  alsoReleased: string[];
+}
+
+/** POST /drain: the tickets an operator took out of the target's queues. */
+export interface DrainedBody {
+  target: TargetBody;
+  by: string;
+  reason: string;
+  at: number;
+  dropped: Array<{ key: string; ticket: string; owner: string }>;
+  /** Channel waiters told that their wait failed. */
+  told: number;
+}
+
+/** GET /status: the lock index as an operator sees it. */
+export interface LockIndexStatusBody {
+  index: string;
+  incarnation: string;
+  epoch: number;
+  shards: { primaries: number; replicas: number };
+  locks: number;
+  holders: number;
+  waiters: number;
+  workRecords: number;
+  auditRecords: number;
+  oldestLease: { namespace: string; granularity: Granularity; key: string; owner: string; grantedAt: number; expiresAt: number } | null;
+  scanned: number;
+  complete: boolean;
+  at: number;
+}
+
 export interface ConflictBody {
   key: string;
   granularity: Granularity;
