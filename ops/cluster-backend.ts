@@ -3,6 +3,7 @@
  * project's other commands reach it (ES_URL with ES_API_KEY, OPENSEARCH_URL, else the project's own
  * node on 127.0.0.1). It starts no node: an operator's command that finds nothing says so.
  */
+import { hostname, userInfo } from 'node:os';
 import { lockDocId } from '../functions/core/keys.js';
 import type { LockState } from '../functions/core/model.js';
 import { parseRequest } from '../functions/core/requests.js';
@@ -17,6 +18,18 @@ export function clusterEndpoint(product: SearchProduct): StoreEndpoint {
   if (given) return given;
   const { portEnv, port } = storeDistribution(product).single;
   return storeAt(product, `http://127.0.0.1:${process.env[portEnv] ?? port}`);
+}
+
+/**
+ * Who runs this when --by does not say: user@host. Straight against the cluster nothing identifies the
+ * caller (a stage records the caller's IAM principal itself).
+ */
+function operatorName(): string {
+  try {
+    return `${userInfo().username}@${hostname()}`;
+  } catch {
+    return `operator@${hostname()}`;
+  }
 }
 
 /** A lock state as the HTTP API answers it. */
@@ -53,8 +66,8 @@ export function clusterBackend(endpoint: StoreEndpoint, index: string): OpsBacke
     list: async (query) => withWaiters(await engine.list(query)),
     // The flat fields through the service's own request boundary: a bad granularity or path is its ValidationError.
     inspect: async (query) => withWaiters(await engine.engine.inspect(parseRequest(engine.requests.inspect, { mode: 'exclusive', ...query }))),
-    revoke: (input) => engine.revoke(input),
-    drain: (input) => engine.drain(input),
+    revoke: (input) => engine.revoke({ ...input, by: input.by ?? operatorName() }),
+    drain: (input) => engine.drain({ ...input, by: input.by ?? operatorName() }),
     status: () => engine.status(),
     sweep: (options) => engine.sweep(options),
     close: () => client.close(),

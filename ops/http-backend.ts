@@ -95,9 +95,9 @@ export function httpBackend(options: StageOptions): OpsBackend {
     describe: `the lock service at ${prefix}`,
     list: (query: ListQuery) => states(`/locks?${listParams(query)}`),
     inspect: (query: InspectQuery) => states(`/inspect?${inspectParams(query)}`),
-    // The server names the caller (its IAM principal): a `by` of our own is not sent.
-    revoke: ({ by: _by, ...input }: AdminInput) => call('POST', '/revoke', input),
-    drain: ({ by: _by, ...input }: AdminInput) => call('POST', '/drain', input),
+    // The stage records the caller's IAM principal; a --by is kept beside it ("<principal> (as <by>)").
+    revoke: (input: AdminInput) => call('POST', '/revoke', input),
+    drain: (input: AdminInput) => call('POST', '/drain', input),
     status: () => call('GET', '/status'),
     sweep: async () => {
       throw new UsageError('--stage or --sweeper-function: sweep over a stage invokes its sweeper function (the HTTP API has no sweep route)');

@@ -31,8 +31,9 @@ Where the commands go:
                          --region R (default: from the host name, else AWS_REGION); --unsigned for a local stack
   the sweeper function   sweep --stage S (invokes es-lease-locks-S-sweeper) or --sweeper-function NAME|ARN;
                          --region R; --lambda-endpoint URL for a local invoke API
-  Over a stage, revoke and drain need the namespace policy's "revoke" action (allow-all does not grant it),
-  and the stage records your IAM principal as who did it (--by is for the cluster backend).
+  Who revoked or drained is recorded: over a stage your IAM principal (with --by beside it: "<arn> (as NAME)"),
+  straight against the cluster --by, else user@host. Over a stage, revoke and drain need the namespace
+  policy's action "revoke", which neither "*" nor allow-all grants; status needs list on every namespace.
 
 Output: a table for people; --json prints the service's JSON answer, for scripts. --verbose: the whole error.
 
