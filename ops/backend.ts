@@ -19,8 +19,6 @@ export interface SweepOptions {
 }
 
 export interface OpsBackend {
-  /** Says where the commands go, for messages: "Elasticsearch http://127.0.0.1:9200, lock index locks". */
-  readonly describe: string;
   list(query: ListQuery): Promise<LockView[]>;
   inspect(query: InspectQuery): Promise<LockView[]>;
   revoke(input: AdminInput): Promise<Revocation>;

@@ -61,7 +61,7 @@ export function chooseBackend(command: string, flags: Flags, env: Env = process.
     return () => httpBackend({ url: stage.url, ...(region ? { region } : {}), unsigned: flags.unsigned === true });
   }
   if (flags.region !== undefined) throw new UsageError('--region: only with --url, --stage or --sweeper-function');
-  const product = chooseStore(flags.store);
+  const product = chooseStore(flags.store, env);
   const index = stringFlag(flags, 'index') ?? env.LOCK_INDEX ?? 'locks';
   if (!INDEX_NAME.test(index)) {
     throw new UsageError(

@@ -62,7 +62,6 @@ export function clusterBackend(endpoint: StoreEndpoint, index: string): OpsBacke
   };
 
   return {
-    describe: `${endpoint.name} ${endpoint.url}, lock index ${index}`,
     list: async (query) => withWaiters(await engine.list(query)),
     // The flat fields through the service's own request boundary: a bad granularity or path is its ValidationError.
     inspect: async (query) => withWaiters(await engine.engine.inspect(parseRequest(engine.requests.inspect, { mode: 'exclusive', ...query }))),

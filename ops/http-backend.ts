@@ -92,7 +92,6 @@ export function httpBackend(options: StageOptions): OpsBackend {
   const states = async (path: string): Promise<LockStatesBody['locks']> => (await call<LockStatesBody>('GET', path)).locks;
 
   return {
-    describe: `the lock service at ${prefix}`,
     list: (query: ListQuery) => states(`/locks?${listParams(query)}`),
     inspect: (query: InspectQuery) => states(`/inspect?${inspectParams(query)}`),
     // The stage records the caller's IAM principal; a --by is kept beside it ("<principal> (as <by>)").

@@ -67,7 +67,6 @@ export function sweeperBackend(target: SweeperTarget): OpsBackend {
     throw new UsageError('--stage and --sweeper-function: only for sweep');
   };
   return {
-    describe: `the sweeper function ${target.functionName}`,
     list: elsewhere,
     inspect: elsewhere,
     revoke: elsewhere,
