@@ -138,6 +138,29 @@ export class PermitLimitMismatchError extends LockError {
   }
 }
 
+/**
+ * The lock's queue already holds `limit` live tickets (settings queue.maxTickets): this waiter did not
+ * join, and nothing was written. A waiter already in the queue is never refused. Try again once
+ * waiters ahead have been served.
+ */
+export class QueueFullError extends LockError {
+  override readonly name = 'QueueFullError';
+  readonly retryable = true;
+  readonly key: string;
+  readonly limit: number;
+  readonly queued: number;
+  /** A suggested delay before trying again. */
+  readonly retryAfterMs: number;
+  constructor(message: string | undefined, details: { key: string; limit: number; queued: number; retryAfterMs: number } & ErrorCause) {
+    const { key, limit, queued, retryAfterMs } = details;
+    super(message ?? `the queue of lock ${key} is full (${limit} tickets, queue.maxTickets); nothing was written`, details);
+    this.key = key;
+    this.limit = limit;
+    this.queued = queued;
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
 /** The lease this token names is gone: released, or expired and taken over or swept. */
 export class LeaseLostError extends LockError {
   override readonly name = 'LeaseLostError';

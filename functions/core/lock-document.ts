@@ -93,7 +93,9 @@ export type Decision =
   /** Our ticket waits in the queue: `op` puts it there (none when an earlier round did), `ahead` waiters before it. */
   | { kind: 'queued'; op?: WriteOp; ticket: StoredTicket; ahead: number }
   /** A semaphore asked with another limit, or a plain lock and a semaphore on one document (null: a plain lock): refused, nothing to write. */
-  | { kind: 'permits-mismatch'; key: string; requestedLimit: number | null; heldLimit: number | null };
+  | { kind: 'permits-mismatch'; key: string; requestedLimit: number | null; heldLimit: number | null }
+  /** Joining would put more than `limit` live tickets in the queue (settings queue.maxTickets): refused, nothing to write. */
+  | { kind: 'queue-full'; key: string; limit: number; queued: number };
 
 /**
  * Whether `claim` may take `key` given the document as read (null: absent), and the write that takes
@@ -259,6 +261,7 @@ function joinQueue(existing: StoredLock | null, key: AcquiredKey, live: StoredHo
   const wanted = claim.queue!;
   const served = handOver(live, existing?.body.queue, now, timing, key.permitLimit);
   const earlier = ticketOfCall(served.queue, claim);
+  if (!earlier && queueFull(served.queue, timing)) return { kind: 'queue-full', key: key.key, limit: timing.queue.maxTickets, queued: served.queue.length };
   const position = earlier?.position ?? Math.max(existing?.body.nextPosition ?? 0, ...served.queue.map((waiter) => waiter.position + 1));
   // Unreserved here: the write's hand-over reserves it again, in the same place, and so wakes this delivery's channel.
   const ticket: StoredTicket = { ...wanted, position, queuedAt: earlier?.queuedAt ?? now };
@@ -272,6 +275,15 @@ function joinQueue(existing: StoredLock | null, key: AcquiredKey, live: StoredHo
   const written = op.kind === 'delete' ? undefined : op.body.queue?.find((waiter) => waiter.ticket === ticket.ticket);
   return { kind: 'queued', op, ticket: written ?? ticket, ahead: aheadIn(served.queue, ticket) };
 }
+
+/**
+ * The bound on one lock's queue, decided on the document as read, so in the same conditional write
+ * as the join itself: a racer that joined first makes this write fail and be decided again. Only a
+ * new ticket counts against it (a ticket of this call already queued is replaced in its place), and
+ * only live ones, since the write drops the ones that ran out. Waiters in the call and channel
+ * waiters are counted alike: both take a ticket on the document.
+ */
+const queueFull = (live: readonly StoredTicket[], timing: Timing): boolean => live.length + 1 > timing.queue.maxTickets;
 
 /** A new document holding only a queue (a channel waiter first at a free lock): reserved for it at once. */
 function createOp(key: AcquiredKey, queue: StoredTicket[], nextPosition: number, now: number, timing: Timing): WriteOp {

@@ -330,8 +330,10 @@ export interface Revocation {
   reason: string;
   at: number;
   revoked: RevokedHolder[];
-  /** The token of the revoke's last write: above every revoked holder's, below every later grant's. Null when nothing was held. */
+  /** The largest token of the revoke's writes: above every revoked holder's. Null when nothing was held. */
   fencingToken: FencingToken | null;
+  /** Each key the revoke wrote, with its write's token: every later grant on that key carries a larger one. */
+  keys: Array<{ key: string; fencingToken: FencingToken }>;
   /** Waiters the revoke's writes handed the lock over to. */
   handedOver: number;
   /** Keys elsewhere (ancestors' intentions, a document lease's other ids) the revoked leases were taken off too. */

@@ -114,30 +114,45 @@ function targetSchema({ limits }: Readonly<LockSettings>) {
     .superRefine((input, ctx) => checkTarget(input, ctx, limits));
 }
 
-/** Where a queued waiter hears its outcome: exactly one channel. */
-const wakeSchema = z
-  .object({
-    taskToken: z.string().min(1).max(8_192).optional(),
-    queueUrl: z
-      .string()
-      .max(2_048)
-      .regex(/^https?:\/\/[^\s]+$/, { error: 'must be the URL of an SQS queue' })
-      .optional(),
-    eventBusName: z
-      .string()
-      .min(1)
-      .max(1_600)
-      .regex(/^(arn:aws[\w-]*:events:[\w-]+:\d{12}:event-bus\/)?[/.\-_A-Za-z0-9]+$/, { error: 'must be an EventBridge bus name or ARN' })
-      .optional(),
-  })
-  .strict()
-  .superRefine((wake, ctx) => {
-    const given = [wake.taskToken, wake.queueUrl, wake.eventBusName].filter((value) => value !== undefined).length;
-    if (given !== 1)
-      ctx.addIssue({ code: 'custom', path: [], message: 'must name exactly one of taskToken, queueUrl, eventBusName', params: { rule: 'one_channel' } });
-  });
+const WAKE_CHANNELS = ['taskToken', 'queueUrl', 'eventBusName'] as const;
 
-type ParsedWake = z.output<typeof wakeSchema>;
+/**
+ * Where a queued waiter hears its outcome: exactly one channel, at most `queue.wakeBytes` of UTF-8
+ * (it is stored on the lock document with the ticket, and every write rewrites the document).
+ */
+function wakeSchema({ queue }: Readonly<LockSettings>) {
+  return z
+    .object({
+      taskToken: z.string().min(1).optional(),
+      queueUrl: z
+        .string()
+        .regex(/^https?:\/\/[^\s]+$/, { error: 'must be the URL of an SQS queue' })
+        .optional(),
+      eventBusName: z
+        .string()
+        .min(1)
+        .regex(/^(arn:aws[\w-]*:events:[\w-]+:\d{12}:event-bus\/)?[/.\-_A-Za-z0-9]+$/, { error: 'must be an EventBridge bus name or ARN' })
+        .optional(),
+    })
+    .strict()
+    .superRefine((wake, ctx) => {
+      const given = [wake.taskToken, wake.queueUrl, wake.eventBusName].filter((value) => value !== undefined).length;
+      if (given !== 1)
+        ctx.addIssue({ code: 'custom', path: [], message: 'must name exactly one of taskToken, queueUrl, eventBusName', params: { rule: 'one_channel' } });
+      for (const field of WAKE_CHANNELS) {
+        const bytes = Buffer.byteLength(wake[field] ?? '', 'utf8');
+        if (bytes > queue.wakeBytes)
+          ctx.addIssue({
+            code: 'custom',
+            path: [field],
+            message: `is ${bytes} bytes (UTF-8), above the ${queue.wakeBytes} a wake channel may take (queue.wakeBytes)`,
+            params: { rule: 'too_large' },
+          });
+      }
+    });
+}
+
+type ParsedWake = z.output<ReturnType<typeof wakeSchema>>;
 
 function toWake(wake: ParsedWake): WakeChannel {
   if (wake.taskToken !== undefined) return { kind: 'task', taskToken: wake.taskToken };
@@ -156,8 +171,13 @@ function acquireSchema(settings: Readonly<LockSettings>) {
       waitMs: z.number().int().min(0).max(settings.maxWaitMs).default(0),
       permits: permitsSchema(limits).optional(),
       requestId: z.string().min(1).max(limits.requestIdMax).regex(REQUEST_ID_PATTERN, { error: 'must be printable ASCII without spaces' }).optional(),
-      wake: wakeSchema.optional(),
-      queueTtlMs: z.number().int().min(ttl.minMs).max(settings.queue.ticketTtlMs.maxMs).optional(),
+      wake: wakeSchema(settings).optional(),
+      queueTtlMs: z
+        .number()
+        .int()
+        .min(ttl.minMs)
+        .max(settings.queue.ticketTtlMs.maxMs, { error: `must be at most ${settings.queue.ticketTtlMs.maxMs} ms (queue.ticketTtlMs.maxMs)` })
+        .optional(),
       // Names the work, to run it once: `true` names it by the requestId. Only its hash is kept.
       idempotencyKey: z.union([z.string().min(1).max(limits.idempotencyKeyMax), z.literal(true)]).optional(),
     })

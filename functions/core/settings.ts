@@ -61,9 +61,15 @@ export interface LockSettings {
    * reserved channel waiter that has not claimed after this long is woken again by the sweeper.
    * `retryBlockedMs`: a waiter whose claim found something above or below the target still blocking
    * it goes back to the head of the queue, unreserved, for this long.
+   * The bounds of one lock's queue, so that its document (rewritten whole by every write) stays small:
+   * `maxTickets` live tickets at most (a waiter past it is refused with QueueFullError, nothing
+   * written), each waiting `ticketTtlMs.maxMs` at most, each wake channel (task token, queue URL,
+   * bus) `wakeBytes` of UTF-8 at most. A ticket takes about its wake channel plus 300 bytes.
    */
   queue: {
     ticketTtlMs: { defaultMs: number; maxMs: number };
+    maxTickets: number;
+    wakeBytes: number;
     pollMs: { minMs: number; maxMs: number };
     claimWindowMs: number;
     rewakeAfterMs: number;
@@ -106,6 +112,12 @@ export const DEFAULT_SETTINGS: Readonly<LockSettings> = Object.freeze({
   sweep: Object.freeze({ batchSize: 500, maxBatches: 20 }),
   queue: Object.freeze({
     ticketTtlMs: Object.freeze({ defaultMs: 300_000, maxMs: 86_400_000 }),
+    // Waiters in the call (waitMs) take tickets too. The most this project puts on one lock is the
+    // load kit's 100 VUs, so 1,000 never refuses its own load, and bounds a document at about
+    // 1,000 x (2,048 + 300) bytes, 2.3 MB, with every ticket at the largest wake channel.
+    maxTickets: 1_000,
+    // A Step Functions task token is at most 2,048 characters (ASCII); an SQS queue URL or a bus ARN fits.
+    wakeBytes: 2_048,
     pollMs: Object.freeze({ minMs: 10, maxMs: 200 }),
     claimWindowMs: 75_000,
     rewakeAfterMs: 10_000,
@@ -147,8 +159,19 @@ export function resolveSettings(overrides: SettingsOverrides = {}): Readonly<Loc
   if (settings.scheduledRefreshMs !== undefined && !(settings.scheduledRefreshMs >= 1 && settings.scheduledRefreshMs <= 60_000)) {
     throw new RangeError('scheduledRefreshMs must be between 1 and 60000 (the lock index refresh_interval, in ms)');
   }
+  checkQueueBounds(settings.queue);
   if (settings.tokenSigningKey && settings.tokenSigningKey.byteLength < 16) {
     throw new RangeError('tokenSigningKey must be at least 16 bytes');
   }
   return Object.freeze(settings);
+}
+
+/** The queue's bounds: whole numbers of at least one, a default ticket lease within its maximum. */
+function checkQueueBounds(queue: LockSettings['queue']): void {
+  const { maxTickets, wakeBytes, ticketTtlMs } = queue;
+  if (!(Number.isInteger(maxTickets) && maxTickets >= 1)) throw new RangeError(`queue.maxTickets must be an integer >= 1 (got ${maxTickets})`);
+  if (!(Number.isInteger(wakeBytes) && wakeBytes >= 1)) throw new RangeError(`queue.wakeBytes must be an integer >= 1 (got ${wakeBytes})`);
+  if (!(ticketTtlMs.defaultMs >= 1 && ticketTtlMs.defaultMs <= ticketTtlMs.maxMs)) {
+    throw new RangeError(`queue.ticketTtlMs must satisfy 1 <= defaultMs <= maxMs (got ${JSON.stringify(ticketTtlMs)})`);
+  }
 }

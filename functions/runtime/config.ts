@@ -19,6 +19,8 @@ export interface FunctionConfig {
   /** Upper bound for `waitMs`: what fits in the function timeout after the last attempt. */
   maxWaitMs: number;
   sweep: { batchSize: number; maxBatches: number };
+  /** The bounds of one lock's queue (QUEUE_MAX_TICKETS, QUEUE_WAKE_BYTES): tickets per lock, and bytes of a wake channel. */
+  queue: { maxTickets: number; wakeBytes: number };
   tokenSigningKey?: Uint8Array;
   tokenSigningKeyParameter?: string;
   functionTimeoutMs?: number;
@@ -64,6 +66,10 @@ const envSchema = z
     MAX_CLOCK_SKEW_MS: optional(integer(0, 60_000)),
     SWEEP_BATCH_SIZE: optional(integer(1, 10_000)),
     SWEEP_MAX_BATCHES: optional(integer(1, 1_000)),
+    // A ticket takes up to a wake channel plus about 300 bytes of the lock document: 10,000 of the
+    // largest wake channels (8 KiB) still stay well under what a request to the store may carry.
+    QUEUE_MAX_TICKETS: optional(integer(1, 10_000)),
+    QUEUE_WAKE_BYTES: optional(integer(1, 8_192)),
     LOCK_TOKEN_SIGNING_KEY: optional(z.string()),
     LOCK_TOKEN_SIGNING_KEY_PARAMETER: optional(z.string()),
     LOCK_ENSURE_INDEX: optional(z.enum(['true', 'false'])),
@@ -138,6 +144,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     maxClockSkewMs: e.MAX_CLOCK_SKEW_MS ?? defaults.maxClockSkewMs,
     maxWaitMs,
     sweep: { batchSize: e.SWEEP_BATCH_SIZE ?? defaults.sweep.batchSize, maxBatches: e.SWEEP_MAX_BATCHES ?? defaults.sweep.maxBatches },
+    queue: { maxTickets: e.QUEUE_MAX_TICKETS ?? defaults.queue.maxTickets, wakeBytes: e.QUEUE_WAKE_BYTES ?? defaults.queue.wakeBytes },
     ...(tokenSigningKey ? { tokenSigningKey } : {}),
     ...(e.LOCK_TOKEN_SIGNING_KEY_PARAMETER ? { tokenSigningKeyParameter: e.LOCK_TOKEN_SIGNING_KEY_PARAMETER } : {}),
     ...(functionTimeoutMs !== undefined ? { functionTimeoutMs } : {}),

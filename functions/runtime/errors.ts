@@ -13,6 +13,7 @@ import {
   LockHeldError,
   LockOutcomeUnknownError,
   PermitLimitMismatchError,
+  QueueFullError,
   QuotaExceededError,
   StoreRejectedError,
   StoreUnavailableError,
@@ -66,6 +67,10 @@ function detailsOf(error: unknown): { fields: Partial<ErrorBody>; headers: Recor
       headers: { 'Retry-After': retryAfterSeconds(error.retryAfterMs) },
       fields: { retryAfterMs: error.retryAfterMs, conflicts: presentConflicts(error.conflicts), ...(error.waitedMs > 0 ? { waitedMs: error.waitedMs } : {}) },
     };
+  }
+  if (error instanceof QueueFullError) {
+    const { key, limit, queued, retryAfterMs } = error;
+    return { fields: { key, limit, queued, retryAfterMs }, headers: { 'Retry-After': retryAfterSeconds(retryAfterMs) } };
   }
   if (error instanceof LeaseLostError) return { fields: { lostKeys: error.lostKeys }, headers: {} };
   if (error instanceof WorkInProgressError) {

@@ -82,6 +82,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     maxClockSkewMs: config.maxClockSkewMs,
     maxWaitMs: config.maxWaitMs,
     sweep: config.sweep,
+    queue: config.queue,
     limits: { idsPerRequest: config.maxIdsPerRequest },
   };
   const settings = resolveSettings(overrides);

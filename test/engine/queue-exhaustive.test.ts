@@ -135,7 +135,7 @@ function moves(state: State): Array<[string, (next: State) => void]> {
           me.attempts++;
           me.lease = `${me.name}${me.attempts}`;
           const decision = decideAcquire(next.doc, key(me.mode), claimOf(me, me.lease, next.now), next.now, timing);
-          if (decision.kind === 'conflict' || decision.kind === 'permits-mismatch') return;
+          if (decision.kind === 'conflict' || decision.kind === 'permits-mismatch' || decision.kind === 'queue-full') return;
           if (decision.kind === 'already-held') return;
           if (decision.op) apply(next, decision.op, me);
           me.phase = decision.kind === 'queued' ? 'queued' : 'holding';

@@ -25,6 +25,7 @@ describe('readConfig', () => {
       maxClockSkewMs: 500,
       maxWaitMs: 60_000,
       sweep: { batchSize: 500, maxBatches: 20 },
+      queue: { maxTickets: 1_000, wakeBytes: 2_048 },
       ensureIndex: false,
     });
     expect(config.tokenSigningKey).toBeUndefined();
@@ -42,6 +43,8 @@ describe('readConfig', () => {
       LOCK_TTL_MAX_MS: '60000',
       MAX_CLOCK_SKEW_MS: '250',
       SWEEP_BATCH_SIZE: '100',
+      QUEUE_MAX_TICKETS: '50',
+      QUEUE_WAKE_BYTES: '1024',
       LOCK_TOKEN_SIGNING_KEY: Buffer.alloc(16, 1).toString('base64'),
       FUNCTION_TIMEOUT_MS: '29000',
       LOCK_ENSURE_INDEX: 'true',
@@ -52,6 +55,7 @@ describe('readConfig', () => {
       ttl: { defaultMs: 10_000, minMs: 2_000, maxMs: 60_000 },
       maxClockSkewMs: 250,
       sweep: { batchSize: 100 },
+      queue: { maxTickets: 50, wakeBytes: 1_024 },
       ensureIndex: true,
       // The longest wait that leaves room for the last attempt inside the function timeout.
       maxWaitMs: 29_000 - 2 * 3_000 - 1_000,
@@ -83,6 +87,8 @@ describe('readConfig', () => {
   it('names every problem at once', () => {
     expect(problems({ ES_URL: 'not a url' })).toEqual([expect.stringContaining('ES_URL')]);
     expect(problems({ LOCK_TTL_MIN_MS: '5000', LOCK_TTL_DEFAULT_MS: '1000' })).toEqual([expect.stringContaining('LOCK_TTL')]);
+    expect(problems({ QUEUE_MAX_TICKETS: '0' })).toEqual([expect.stringContaining('QUEUE_MAX_TICKETS')]);
+    expect(problems({ QUEUE_WAKE_BYTES: '9000' })).toEqual([expect.stringContaining('QUEUE_WAKE_BYTES')]);
     expect(problems({ LOCK_TOKEN_SIGNING_KEY: Buffer.alloc(8).toString('base64') })).toEqual([expect.stringContaining('at least 16 bytes')]);
     expect(problems({ LOCK_TOKEN_SIGNING_KEY: 'not base64!' })).toEqual([expect.stringContaining('base64')]);
     expect(problems({ ES_REQUEST_TIMEOUT_MS: '9500', FUNCTION_TIMEOUT_MS: '10000' })).toEqual([expect.stringContaining('below FUNCTION_TIMEOUT_MS')]);

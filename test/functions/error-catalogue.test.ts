@@ -15,6 +15,7 @@ import {
   LockOutcomeUnknownError,
   LockWaitExpiredError,
   PermitLimitMismatchError,
+  QueueFullError,
   QuotaExceededError,
   StoreRejectedError,
   StoreUnavailableError,
@@ -39,6 +40,7 @@ const engineErrors: LockError[] = [
   new AccessDeniedError(undefined, { action: 'acquire', reason: 'not_allowed', namespace: 'orders', principal: 'direct' }),
   new QuotaExceededError(undefined, { per: 'owner', subject: 'o', limit: 2, held: 2, requested: 1 }),
   new WorkInProgressError(undefined, { keyHash: 'h', owner: 'o', retryAfterMs: 1_000 }),
+  new QueueFullError(undefined, { key: 'jobs', limit: 1_000, queued: 1_000, retryAfterMs: 1_000 }),
 ];
 
 it('every catalogue name but InternalError is an engine error above', () => {
@@ -59,6 +61,21 @@ describe('the error catalogue', () => {
   it('a retryable store answer carries Retry-After; a held lock says when it may be free', () => {
     expect(errorReply(new StoreUnavailableError('down', { operation: 'acquire' })).headers['Retry-After']).toBe('1');
     expect(errorReply(new LockHeldError(undefined, { conflicts: [], retryAfterMs: 2_500 })).headers['Retry-After']).toBe('3');
+  });
+
+  it('a full queue is a 429 naming the lock, the limit and the setting, with Retry-After', () => {
+    const reply = errorReply(new QueueFullError(undefined, { key: 'jobs', limit: 1_000, queued: 1_000, retryAfterMs: 1_000 }));
+    expect(reply.statusCode).toBe(429);
+    expect(reply.headers['Retry-After']).toBe('1');
+    expect(reply.body).toEqual({
+      error: 'QueueFullError',
+      message: 'the queue of lock jobs is full (1000 tickets, queue.maxTickets); nothing was written',
+      retryable: true,
+      key: 'jobs',
+      limit: 1_000,
+      queued: 1_000,
+      retryAfterMs: 1_000,
+    });
   });
 
   it('a store refusal the caller cannot act on, or anything unexpected, is an InternalError without internals', () => {

@@ -22,7 +22,7 @@ const POLICY = {
   ],
 };
 
-const { handlers } = await functionsUnderTest({ label: 'operator', env: { LOCK_POLICY: JSON.stringify(POLICY) } });
+const { handlers, client, index } = await functionsUnderTest({ label: 'operator', env: { LOCK_POLICY: JSON.stringify(POLICY) } });
 
 const ROUTE: Record<string, [keyof Handlers, 'GET' | 'POST']> = {
   '/acquire': ['acquire', 'POST'],
@@ -83,6 +83,8 @@ describe('POST /drain', () => {
 
 describe('GET /status', () => {
   it('answers a caller who may list every namespace, and refuses one who may not', async () => {
+    // Status scans by search: what the revokes above wrote is there once the index has refreshed.
+    await client.indices.refresh({ index });
     const status = await call(ADMIN, '/status');
     expect(status.statusCode).toBe(200);
     expect(status.body).toMatchObject({ complete: true, shards: { primaries: 1 } });

@@ -7,7 +7,7 @@
  */
 import { hash } from 'node:crypto';
 import { allExclusive } from '../compatibility.js';
-import { FencingRangeError, LockHeldError, LockOutcomeUnknownError, PermitLimitMismatchError, StoreUnavailableError } from '../errors.js';
+import { FencingRangeError, LockHeldError, LockOutcomeUnknownError, PermitLimitMismatchError, QueueFullError, StoreUnavailableError } from '../errors.js';
 import { encodable, maxFencingToken } from '../fencing.js';
 import { describeTarget, rulesFor } from '../granularity/index.js';
 import { lockDocId } from '../keys.js';
@@ -282,6 +282,12 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
         const { requestedLimit, heldLimit } = decision;
         throw new PermitLimitMismatchError(undefined, { key: decision.key, requestedLimit, heldLimit });
       }
+      // Not a conflict the call waits out either: a waiter in the call would hold a ticket beyond the
+      // bound the whole time. Refused at once, in the call as through a channel; nothing was written.
+      if (decision.kind === 'queue-full') {
+        const { key: full, limit, queued } = decision;
+        throw new QueueFullError(undefined, { key: full, limit, queued, retryAfterMs: settings.maxRetryAfterMs });
+      }
       const op = this.note(key, decision);
       if (op) writes.push({ item: key, op });
     }
@@ -293,7 +299,7 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
   }
 
   /** What a decision tells about a key; the write it needs, if any. */
-  private note(key: PlannedKey, decision: Exclude<Decision, { kind: 'conflict' | 'permits-mismatch' }>): WriteOp | undefined {
+  private note(key: PlannedKey, decision: Exclude<Decision, { kind: 'conflict' | 'permits-mismatch' | 'queue-full' }>): WriteOp | undefined {
     if (decision.kind === 'already-held') {
       this.hold(key, decision.lock, false);
       return undefined;

@@ -23,13 +23,24 @@ export async function revoke(context: EngineContext, request: AdminRequest): Pro
   await attempt.takeHolders();
   const alsoReleased = await attempt.releaseElsewhere();
   const { target, by, reason, at } = record;
-  return { target, by, reason, at, revoked: attempt.revoked, fencingToken: attempt.fencingToken(), handedOver: attempt.handedOver, alsoReleased };
+  return {
+    target,
+    by,
+    reason,
+    at,
+    revoked: attempt.revoked,
+    fencingToken: attempt.fencingToken(),
+    keys: attempt.written,
+    handedOver: attempt.handedOver,
+    alsoReleased,
+  };
 }
 
 class RevokeAttempt {
   readonly revoked: RevokedHolder[] = [];
+  /** The keys written, each with its write's token. */
+  readonly written: Array<{ key: string; fencingToken: FencingToken }> = [];
   handedOver = 0;
-  private readonly tokens: FencingToken[] = [];
   /** The target's own keys (the lock on it, not the intentions above). */
   private readonly docIds: string[];
   private readonly leases = new Map<string, StoredHolder>();
@@ -59,7 +70,7 @@ class RevokeAttempt {
         }),
       applied: (lock, outcome, op) => {
         this.handedOver += op.queueEffects?.reserved.length ?? 0;
-        this.tokens.push(tokenAt(outcome));
+        this.written.push({ key: lock.body.key, fencingToken: tokenAt(outcome) });
         for (const holder of taken.get(lock.docId) ?? []) this.noteRevoked(lock, holder);
       },
       reread: async (changed) => {
@@ -104,6 +115,6 @@ class RevokeAttempt {
   }
 
   fencingToken(): FencingToken | null {
-    return this.tokens.length > 0 ? maxFencingToken(this.tokens) : null;
+    return this.written.length > 0 ? maxFencingToken(this.written.map((key) => key.fencingToken)) : null;
   }
 }

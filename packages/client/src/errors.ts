@@ -100,6 +100,23 @@ export class PermitLimitMismatchError extends LockServiceError {
   }
 }
 
+/** The lock's queue is full: this waiter did not join, nothing was written. Retryable after `retryAfterMs`. */
+export class QueueFullError extends LockServiceError {
+  readonly key: string | undefined;
+  /** The queue's limit (the service's queue.maxTickets). */
+  readonly limit: number | undefined;
+  /** Live tickets in the queue when it refused. */
+  readonly queued: number | undefined;
+  readonly retryAfterMs: number;
+  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
+    super('QueueFullError', message, details, options);
+    this.key = typeof details.key === 'string' ? details.key : undefined;
+    this.limit = typeof details.limit === 'number' ? details.limit : undefined;
+    this.queued = typeof details.queued === 'number' ? details.queued : undefined;
+    this.retryAfterMs = details.retryAfterMs ?? 1_000;
+  }
+}
+
 /** The lease exists but the token's secret does not match it. */
 export class LeaseTokenMismatchError extends LockServiceError {
   constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
@@ -187,6 +204,7 @@ const CLASSES: { readonly [Name in ErrorName]: ErrorClass } = {
   QuotaExceededError,
   LockHeldError,
   PermitLimitMismatchError,
+  QueueFullError,
   LeaseTokenMismatchError,
   LeaseLostError,
   LockWaitExpiredError,

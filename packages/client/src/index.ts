@@ -25,6 +25,7 @@ export {
   LockWaitExpiredError,
   lockError,
   PermitLimitMismatchError,
+  QueueFullError,
   QuotaExceededError,
   StoreRejectedError,
   StoreUnavailableError,

@@ -235,8 +235,10 @@ export interface RevocationBody {
   reason: string;
   at: number;
   revoked: Array<{ key: string; leaseId: string; owner: string; mode: HolderMode; fencingToken: string; expiresAt: number }>;
-  /** The revoke's own fencing token: above every revoked holder's, below every later grant's; null when nothing was held. */
+  /** The largest token of the revoke's writes: above every revoked holder's; null when nothing was held. */
   fencingToken: string | null;
+  /** Each key the revoke wrote, with its write's token: every later grant on that key carries a larger one. */
+  keys: Array<{ key: string; fencingToken: string }>;
   handedOver: number;
   /** Keys outside the target the revoked leases were taken off too (intentions above, a document lease's other ids). */
   alsoReleased: string[];
@@ -300,10 +302,13 @@ export interface ErrorBody {
   lostKeys?: string[];
   requestId?: string;
   mayHoldUntil?: string;
-  /** PermitLimitMismatchError: the key, and the limits (null: a plain lock). */
+  /** PermitLimitMismatchError, QueueFullError: the key (document id or tree path). PermitLimitMismatchError: the limits (null: a plain lock). */
   key?: string;
   requestedLimit?: number | null;
   heldLimit?: number | null;
+  /** QueueFullError: the key (also above), the queue's limit, and the live tickets in it. */
+  limit?: number;
+  queued?: number;
   [field: string]: unknown;
 }
 
@@ -344,6 +349,8 @@ export const ERRORS = {
   QuotaExceededError: { status: 429, retryable: true, metric: 'QuotaExceeded', level: 'info' },
   /** The key is in use as a semaphore of another limit, or as a plain lock when permits were asked (or the other way round); nothing is held. */
   PermitLimitMismatchError: { status: 409, retryable: false, metric: 'PermitLimitMismatch', level: 'info' },
+  /** The lock's queue is full (the service's queue.maxTickets): this waiter did not join, nothing was written. Try again once waiters ahead are served. */
+  QueueFullError: { status: 429, retryable: true, metric: 'QueueFull', level: 'info' },
   /** An incompatible holder has a key; this call holds nothing. */
   LockHeldError: { status: 409, retryable: true, metric: 'LockConflict', level: 'info' },
   /** The work an idempotency key names is being done by another delivery; this call holds nothing. Try later: you then get its recorded result, or take it on. */
