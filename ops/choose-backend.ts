@@ -54,6 +54,9 @@ export function chooseBackend(command: string, flags: Flags, env: Env = process.
   }
   if (flags.unsigned && !stage) throw new UsageError("--unsigned: only with --url (it is about the stage's HTTP API)");
   if (sweeper) return () => sweeperBackend(sweeper);
+  if (stage && command === 'sweep') {
+    throw new UsageError('--stage or --sweeper-function: sweep on a stage invokes its sweeper function (the HTTP API has no sweep route)');
+  }
   if (stage) {
     for (const flag of ['store', 'index'])
       if (flags[flag] !== undefined) throw new UsageError(`--${flag}: not with ${stage.source} (that is for the cluster backend)`);

@@ -104,6 +104,13 @@ describe('bad arguments: exit 2, one line naming the argument', () => {
     [['sweep', '--stage', 'prod', 'x'], /^error: x: unexpected argument \(sweep takes flags only\)/],
     [['list', '--stage', 'prod'], /^error: --stage: only for sweep/],
     [['list', '--url', 'not a url'], /^error: --url: must be the API's http\(s\) URL/],
+    [['list', '--unsigned'], /^error: --unsigned: only with --url/],
+    [['status', '--region', 'eu-west-1'], /^error: --region: only with --url, --stage or --sweeper-function/],
+    [
+      ['sweep', '--url', 'https://abc.execute-api.eu-west-1.amazonaws.com'],
+      /^error: --stage or --sweeper-function: sweep on a stage invokes its sweeper function/,
+    ],
+    [['sweep', '--stage', 'prod', '--sweeper-function', 'f'], /^error: --stage and --sweeper-function: give one/],
   ])('%j', async (argv, message) => {
     const run = await ops([...argv, ...target]);
     expect(run.code).toBe(2);
@@ -111,6 +118,14 @@ describe('bad arguments: exit 2, one line naming the argument', () => {
     expect(run.err).toMatch(message);
     expect(run.err).toMatch(/\(see --help\)$/);
     expect(run.out).toBe('');
+  });
+
+  it('LOCKS_URL is checked like --url', async () => {
+    const run = await ops(['list'], { LOCKS_URL: 'ftp://example.com' });
+    expect(run).toMatchObject({ code: 2, out: '' });
+    expect(run.err).toBe(
+      'error: LOCKS_URL: must be the API\'s http(s) URL, e.g. https://abc123.execute-api.eu-west-1.amazonaws.com (got "ftp://example.com") (see --help)',
+    );
   });
 
   it("the service's own rule (a namespace it does not take) is a usage mistake too", async () => {
