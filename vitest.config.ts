@@ -30,7 +30,14 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'opensearch',
-          include: ['test/engine/**/*.test.ts', 'test/store/**/*.test.ts', 'test/functions/**/*.test.ts', 'test/examples/**/*.test.ts'],
+          include: [
+            'test/engine/**/*.test.ts',
+            'test/store/**/*.test.ts',
+            'test/functions/**/*.test.ts',
+            'test/examples/**/*.test.ts',
+            'test/ops/cluster.test.ts',
+            'test/ops/operator-operations.test.ts',
+          ],
           // The wake-up notifier talks to an AWS emulator, never to the store.
           exclude: [
             'test/store/client-module-copies.test.ts',

@@ -12,10 +12,11 @@ import { TEST_CREDENTIALS } from '../support/client-stack.js';
 import { type Recorded, type RecordingProxy, recordingProxy } from '../support/recording-proxy.js';
 import { lockCycle } from './lock-cycle.js';
 
-const AUTHORIZATION = /^AWS4-HMAC-SHA256 Credential=(\w+)\/(\d{8})\/([\w-]+)\/([\w-]+)\/aws4_request, SignedHeaders=([\w;-]+), Signature=([0-9a-f]{64})$/;
+export const AUTHORIZATION =
+  /^AWS4-HMAC-SHA256 Credential=(\w+)\/(\d{8})\/([\w-]+)\/([\w-]+)\/aws4_request, SignedHeaders=([\w;-]+), Signature=([0-9a-f]{64})$/;
 
 /** The signature the request should carry, computed again from what reached the proxy, with the same credentials and date. */
-async function expectedSignature(request: Recorded, proxyUrl: string, region: string, service: string): Promise<string> {
+export async function expectedSignature(request: Recorded, proxyUrl: string, region: string, service: string): Promise<string> {
   const [, , , , , signedHeaders] = AUTHORIZATION.exec(String(request.headers.authorization))!;
   const url = new URL(request.path, proxyUrl);
   const headers = Object.fromEntries(signedHeaders!.split(';').map((name) => [name, String(request.headers[name])]));
