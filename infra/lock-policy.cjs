@@ -61,4 +61,3 @@ module.exports = async ({ resolveVariable }) => {
   }
   return compact;
 };
-

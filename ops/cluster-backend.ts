@@ -7,6 +7,7 @@ import { hostname, userInfo } from 'node:os';
 import { lockDocId } from '../functions/core/keys.js';
 import type { LockState } from '../functions/core/model.js';
 import { parseRequest } from '../functions/core/requests.js';
+import { createWakeNotifier } from '../functions/runtime/wake/index.js';
 import { createLockEngine, type SearchProduct } from '../functions/store/index.js';
 import { givenStore, type StoreEndpoint, storeAt, storeDistribution } from '../infra/lib/store-target.js';
 import type { LockStateBody } from '../packages/client/src/wire.js';
@@ -52,7 +53,12 @@ export function stateBody(state: LockState): LockStateBody {
 }
 
 export function clusterBackend(endpoint: StoreEndpoint, index: string): OpsBackend {
-  const { engine, store, client } = createLockEngine({ connection: endpoint.connection({ requestTimeoutMs: 15_000 }), index });
+  // Waiters with a wake channel are told of a drain, and woken by a revoke's hand-over, with the caller's AWS credentials.
+  const { engine, store, client } = createLockEngine({
+    connection: endpoint.connection({ requestTimeoutMs: 15_000 }),
+    index,
+    settings: { notifier: createWakeNotifier() },
+  });
 
   /** The states with each lock's queue length, read from the lock documents themselves (the API does not show queues). */
   const withWaiters = async (states: LockState[]): Promise<LockView[]> => {

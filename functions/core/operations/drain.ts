@@ -22,10 +22,8 @@ export async function drain(context: EngineContext, request: AdminRequest): Prom
   for (const { key, ticket } of dropped) {
     if (!ticket.wake) continue;
     const why = `Ticket ${ticket.ticket} for ${key} was drained by ${request.by} (${request.reason}); nothing is held`;
-    await tellFailure(context, ticket, new LockWaitExpiredError(why, { ticket: ticket.ticket, key })).then(
-      () => told++,
-      () => undefined,
-    );
+    const sent = await tellFailure(context, ticket, new LockWaitExpiredError(why, { ticket: ticket.ticket, key })).catch(() => false);
+    if (sent) told++;
   }
   const { target, by, reason, at } = record;
   return { target, by, reason, at, dropped: dropped.map(({ key, ticket }) => ({ key, ticket: ticket.ticket, owner: ticket.owner })), told };

@@ -42,11 +42,13 @@ export async function tellWaiters(context: EngineContext, written: readonly Writ
   }
 }
 
-export async function tellFailure(context: EngineContext, ticket: StoredTicket, error: { name: string; message: string }): Promise<void> {
+/** Whether a message went out (none without a notifier or a channel). */
+export async function tellFailure(context: EngineContext, ticket: StoredTicket, error: { name: string; message: string }): Promise<boolean> {
   const { notifier } = context.settings;
-  if (!notifier || !ticket.wake) return;
+  if (!notifier || !ticket.wake) return false;
   const message: WakeMessage = { outcome: 'failed', ticket: ticket.ticket, error: error.name, message: error.message };
   await notifier.notify(ticket.wake, message);
+  return true;
 }
 
 /**
