@@ -15,13 +15,15 @@ import type { Interrupt } from './interrupt.js';
 import { describeK6Exit, K6_ABORTED, K6_THRESHOLDS_FAILED, runK6 } from './k6-process.js';
 import { log } from './log.js';
 import { extractResult, readK6Summary, type StageStats, type StrategyResult } from './summary.js';
-import { DEFAULT_WARMUP, warmUp } from './warmup.js';
+import { DEFAULT_WARMUP, warmUp, warmupNamespace } from './warmup.js';
 
 export interface RunContext {
   config: LoadtestConfig;
   k6: string;
   runId: string;
   baseUrl: string;
+  /** What is tested, when baseUrl is the signing proxy in front of it. */
+  targetUrl?: string;
   outDir: string;
   interrupt: Interrupt;
   /** The lock layer alone, on the same lock store (absent: not measured). */
@@ -40,7 +42,7 @@ export interface StrategyOutcome {
 export async function warmFunctions(ctx: RunContext): Promise<void> {
   const concurrency = warmupConcurrency(ctx.config);
   if (concurrency === 0) return;
-  const warm = await warmUp(ctx.baseUrl, `lt-warmup-${ctx.runId}`, { ...DEFAULT_WARMUP, concurrency });
+  const warm = await warmUp(ctx.baseUrl, warmupNamespace(ctx.runId), { ...DEFAULT_WARMUP, concurrency });
   log(
     `warm-up: ${warm.rounds} round(s) of up to ${concurrency} concurrent acquire+release, last round ${warm.lastRoundMs} ms` +
       (warm.warm ? '' : ' (still slow; early numbers may include cold starts)') +
@@ -67,6 +69,7 @@ export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, str
     k6Config,
     stem,
     baseUrl: ctx.baseUrl,
+    ...(ctx.targetUrl ? { targetUrl: ctx.targetUrl } : {}),
     outDir: ctx.outDir,
     scheduledS: strategySeconds(config.schedule),
     interrupt: ctx.interrupt,
@@ -172,6 +175,7 @@ export async function runProbe(ctx: RunContext, workload: WorkloadConfig, strate
     k6Config,
     stem,
     baseUrl: ctx.baseUrl,
+    ...(ctx.targetUrl ? { targetUrl: ctx.targetUrl } : {}),
     outDir: probeDir,
     scheduledS: strategySeconds(schedule),
     interrupt: ctx.interrupt,
