@@ -5,10 +5,11 @@
  * signature differs, or that carries none, is refused with 403 as API Gateway would. `refuse` answers
  * chosen routes with a canned refusal instead (the kit's fast-failing check).
  */
+
+import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { createServer, type IncomingMessage, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 
 const AUTHORIZATION = /^AWS4-HMAC-SHA256 Credential=([\w]+)\/(\d{8})\/([\w-]+)\/([\w-]+)\/aws4_request, SignedHeaders=([\w;-]+), Signature=([0-9a-f]{64})$/;
 

@@ -40,11 +40,15 @@ async function main(argv: string[]): Promise<number> {
   const given = givenStore(config.store);
   if (given && !config.target) await given.check();
   const run = nameRun(config.resultsDir);
+  const { objective } = config.capacity;
   const interrupt = new Interrupt();
   interrupt.install();
   phase(
     `load test ${run.runId}: ${config.strategies.join(', ')} x ${config.workloads.length} workload(s) x ${config.trials} trial(s), ` +
-      `about ${formatSeconds(plannedSeconds(config))} of k6 plus the stack's start${config.smoke ? ' [smoke]' : ''}`,
+      `about ${formatSeconds(plannedSeconds(config))} of k6 plus the stack's start${config.smoke ? ' [smoke]' : ''}; ` +
+      `${config.schedule.steady.rate} ops/s for ${config.schedule.steady.durationS} s each` +
+      (config.capacity.enabled ? `, then the capacity search (p99 <= ${objective.p99Ms} ms, goodput >= ${objective.goodputRatio * 100}%)` : '') +
+      '; one line per run and probe',
   );
   // The user's paths and trace go to the results folder; paths from an index once the lock store answers.
   mkdirSync(run.outDir, { recursive: true });
