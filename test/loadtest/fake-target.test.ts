@@ -67,6 +67,8 @@ describe('load-test kit against faults', () => {
         '--no-sign',
         '--strategies',
         'document',
+        '--trials',
+        '1',
         '--rate',
         '10',
         '--duration',
@@ -84,7 +86,9 @@ describe('load-test kit against faults', () => {
     expect(run.output).toMatch(/missed the objective at the expected rate \(k6 thresholds acquire_latency\{stage:steady\}: p\(99\)<=100\)/);
     expect(run.output).not.toMatch(/k6 exited 99/);
     // The expected-rate run: one line of the kit's own, carrying its figures, safety, dashboard, finding and warm-up.
-    const runLines = run.output.split('\n').filter((line) => /\[document\] steady|safety document|warm-up|dashboard|missed the objective/.test(line));
+    const runLines = run.output
+      .split('\n')
+      .filter((line) => line.startsWith('[loadtest]') && /\[document\] steady|safety document|warm-up|dashboard|missed the objective/.test(line));
     expect(runLines, run.output).toHaveLength(1);
     expect(runLines[0]).toMatch(
       /^\[loadtest\] \[1\/1\] \[document\] steady 10\/s for 2s: goodput \d+ of \d+ offered, .*; safety document\/default: OK, \d+ critical sections; dashboard k6-dashboard-default-document\.html; missed the objective at the expected rate .*; warm-up \d+ round/,
