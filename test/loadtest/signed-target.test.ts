@@ -4,17 +4,20 @@
  * unsigned or wrongly signed request fails the run), and the check before any k6 run failing fast,
  * in one line, when the stage refuses the kit or does not answer.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { deleteLockIndex } from '../../functions/store/index.js';
+import { ensureK6 } from '../../loadtests/runner/k6-binary.js';
+import { K6_ABORTED } from '../../loadtests/runner/k6-process.js';
 import { type Stack, startStack } from '../../scripts/stack.js';
 import { freePort } from '../client/support/client-stack.js';
 import { closeTestClient, testClient } from '../support/engine.js';
 import { FakeLockService } from './fake-lock-service.js';
-import { runLoadtest } from './run.js';
+import { ROOT, runLoadtest } from './run.js';
 import { type VerifyingProxy, verifyingProxy } from './verifying-proxy.js';
 
 /** Fake static credentials: the default chain reads the environment first. */
@@ -82,9 +85,12 @@ describe('loadtest --target: the stage refuses the kit, or does not answer', () 
   const service = new FakeLockService();
   let proxy: VerifyingProxy | undefined;
 
+  let k6: string | undefined;
+
   beforeAll(async () => {
     proxy = await verifyingProxy(await service.start(), SIGNER);
-  });
+    k6 = await ensureK6();
+  }, 600_000);
 
   afterAll(async () => {
     await proxy?.close();
@@ -140,6 +146,40 @@ describe('loadtest --target: the stage refuses the kit, or does not answer', () 
         : undefined,
     );
     expect(line).toMatch(/^error: the namespace policy does not allow arn:aws:iam::123456789012:role\/loadtest-kit to acquire in lt-warmup-x /);
+  }, 120_000);
+
+  it("k6's setup() says the same when it meets the refusal (a k6 run by hand, or one the check did not precede)", async () => {
+    const resource = `arn:aws:execute-api:${REGION}:123456789012:abc123/$default/GET/health`;
+    proxy!.refuse = (route) =>
+      route === 'GET /health'
+        ? {
+            status: 403,
+            body: { message: `User: arn:aws:sts::123456789012:assumed-role/k/s is not authorized to perform: execute-api:Invoke on resource: ${resource}` },
+          }
+        : undefined;
+    try {
+      const args = [
+        'run',
+        '--quiet',
+        '--no-usage-report',
+        '-e',
+        `BASE_URL=${proxy!.url}`,
+        '-e',
+        'RATE=5',
+        '-e',
+        'DURATION=1',
+        join(ROOT, 'loadtests', 'k6', 'locks.ts'),
+      ];
+      const run = await new Promise<{ code: number | null; output: string }>((resolve) => {
+        execFile(k6!, args, { cwd: ROOT, timeout: 60_000, env: { ...process.env, K6_NO_USAGE_REPORT: 'true' } }, (error, stdout, stderr) =>
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, output: `${stdout}${stderr}` }),
+        );
+      });
+      expect(run.code, run.output).toBe(K6_ABORTED);
+      expect(run.output).toContain(`the kit's role (arn:aws:sts::123456789012:assumed-role/k/s) lacks execute-api:Invoke on ${resource}`);
+    } finally {
+      proxy!.refuse = () => undefined;
+    }
   }, 120_000);
 
   it('says in one line that the stage does not answer', async () => {
