@@ -145,7 +145,8 @@ export function setup(): { startedAt: number } {
     health = api.health();
   }
   const refusal = explainRefusal({ method: 'GET', path: '/health', status: health.status, body: health.body, target: TARGET_URL });
-  if (refusal) exec.test.abort(`${refusal}${TARGET_URL === BASE_URL ? '' : ` (through the signing proxy ${BASE_URL})`}; is the service up?`);
+  const through = TARGET_URL === BASE_URL ? '' : ` (through the signing proxy ${BASE_URL})`;
+  if (refusal) exec.test.abort(`${refusal}${through}${health.status === 0 ? '; is the service up?' : ''}`);
   return { startedAt: Date.now() };
 }
 

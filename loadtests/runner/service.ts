@@ -38,8 +38,13 @@ export async function openService(
   if (!config.target) return startLocal(config, run, beforeSeed);
   const service = await openTarget(config, run.runId);
   if (beforeSeed) {
-    if (!service.store) throw new ConfigError(`--from-index with --target: set ${storeUrlVariable(config.store)} to the cluster that holds the index`);
-    service.notes.push(...(await beforeSeed(service.store)));
+    try {
+      if (!service.store) throw new ConfigError(`--from-index with --target: set ${storeUrlVariable(config.store)} to the cluster that holds the index`);
+      service.notes.push(...(await beforeSeed(service.store)));
+    } catch (error) {
+      await service.close();
+      throw error;
+    }
   }
   return service;
 }
