@@ -83,7 +83,9 @@ export class LockApi implements LockDriver {
   health(): { status: number; body: string } {
     const response = http.get(`${this.baseUrl}/health`, { timeout: '10s', tags: { name: 'health' } });
     check(response, { [CHECKS.health]: (r) => r.status === 200 }, { ...this.tags, name: 'health' });
-    return { status: response.status, body: snippet(response) };
+    // The whole body when there is one: a refusal is explained from its JSON (shared/access-refusal.ts).
+    const text = typeof response.body === 'string' ? response.body : '';
+    return { status: response.status, body: response.error || !text ? snippet(response) : text.slice(0, 2000) };
   }
 
   async acquire(request: AcquireRequest, tags: OpTags): Promise<AcquireAnswer> {

@@ -18,6 +18,7 @@
 import { sleep } from 'k6';
 import exec from 'k6/execution';
 import { Trend } from 'k6/metrics';
+import { explainRefusal } from '../shared/access-refusal.ts';
 import { defaultRetry, defaultSchedule, defaultWorkload, runConfig } from '../shared/defaults.ts';
 import { type IterationPlan, runIteration } from '../shared/iteration.ts';
 import { DEFAULT_OBJECTIVE, objectiveThresholds } from '../shared/objective.ts';
@@ -51,6 +52,8 @@ function loadConfig(): K6RunConfig {
 
 const cfg = loadConfig();
 const BASE_URL = (__ENV.BASE_URL ?? 'http://localhost:3000').replace(/\/+$/, '');
+/** What is tested, when BASE_URL is the kit's signing proxy in front of it (the refusals name it). */
+const TARGET_URL = (__ENV.TARGET_URL || BASE_URL).replace(/\/+$/, '');
 const api = new LockApi(BASE_URL, { strategy: cfg.strategy });
 /** The user's tree and trace, when given (files the orchestrator wrote and validated). */
 const user = userWorkloadOf(cfg.workload, (file) => open(file));
@@ -141,9 +144,9 @@ export function setup(): { startedAt: number } {
     sleep(1);
     health = api.health();
   }
-  if (health.status !== 200) {
-    exec.test.abort(`GET ${BASE_URL}/health answered ${health.status || 'nothing'} ${health.body}; is the stack up?`);
-  }
+  const refusal = explainRefusal({ method: 'GET', path: '/health', status: health.status, body: health.body, target: TARGET_URL });
+  const through = TARGET_URL === BASE_URL ? '' : ` (through the signing proxy ${BASE_URL})`;
+  if (refusal) exec.test.abort(`${refusal}${through}${health.status === 0 ? '; is the service up?' : ''}`);
   return { startedAt: Date.now() };
 }
 

@@ -25,7 +25,11 @@ serverless-offline. The defaults take about 8 minutes here.
 
   --config FILE        JSON file with any of: strategies, workload, workloads[], steady, ramp, vus,
                        retry, ttlMs, target, resultsDir, seed, port, warmup (flags override it)
-  --target URL         run against a deployed stage; start nothing
+  --target URL         run against a deployed stage; start nothing. Every request is signed with SigV4
+                       (execute-api) from your AWS credential chain, through a local signing proxy;
+                       reachability and permissions are checked before any k6 run
+  --region R           the region to sign for (default: the target's execute-api.<region> host, else AWS_REGION)
+  --no-sign            send plain HTTP to the target (a stage without IAM authorization)
   --store S            ${STORE_RULE}
   --smoke              a few seconds per strategy (what CI runs)
   --strategies LIST    e.g. global,document,tree
@@ -157,6 +161,8 @@ const flagsSchema = z
   .strictObject({
     config: z.string(),
     target: targetSchema,
+    region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, { error: 'expected an AWS region such as eu-central-1' }),
+    'no-sign': z.boolean(),
     store: z.string(),
     smoke: z.boolean(),
     strategies: z
@@ -209,7 +215,7 @@ const flagsSchema = z
   .partial();
 type Flags = z.infer<typeof flagsSchema>;
 
-const BOOLEAN_FLAGS = new Set(['smoke', 'no-seed', 'no-search', 'no-engine', 'help', 'verbose']);
+const BOOLEAN_FLAGS = new Set(['smoke', 'no-sign', 'no-seed', 'no-search', 'no-engine', 'help', 'verbose']);
 
 function readFlags(argv: string[]): Flags {
   let values: unknown;
@@ -231,6 +237,8 @@ function applyFlags(base: LoadtestConfig, flags: Flags): LoadtestConfig {
   const config = structuredClone(base);
   const { schedule } = config;
   if (flags.target !== undefined) config.target = flags.target;
+  if (flags.region !== undefined) config.region = flags.region;
+  if (flags['no-sign']) config.sign = false;
   config.store = chooseStore(flags.store);
   if (flags.strategies !== undefined) config.strategies = flags.strategies;
   if (flags.rate !== undefined) schedule.steady.rate = flags.rate;

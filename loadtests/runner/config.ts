@@ -33,6 +33,10 @@ export interface LoadtestConfig {
   ttlMs: number;
   /** Base URL of a deployed stage; when set nothing is started locally. */
   target?: string;
+  /** Sign every request to the target with SigV4 through the kit's signing proxy (--no-sign: plain HTTP). */
+  sign: boolean;
+  /** The region requests to the target are signed for (--region); default: the target's host, else AWS_REGION. */
+  region?: string;
   /** The server of the lock index (--store): the one the local stack starts, or the one ES_URL / OPENSEARCH_URL names with --target. */
   store: SearchProduct;
   /** Results go to <resultsDir>/<timestamp>/. */
@@ -64,6 +68,7 @@ export function defaultConfig(): LoadtestConfig {
     deployment: { functions: 50, nodes: 3, shards: 1, replicas: 1, hopMs: 1 },
     retry: defaultRetry(),
     ttlMs: 15_000,
+    sign: true,
     store: 'elasticsearch',
     resultsDir: 'results',
     smoke: false,
@@ -130,6 +135,8 @@ export function validateConfig(config: LoadtestConfig): string[] {
   if (!Number.isInteger(config.ttlMs) || config.ttlMs < 1000 || config.ttlMs > 900_000) problems.push(`ttlMs must be in 1000..900000 (got ${config.ttlMs})`);
   if (config.warmup !== undefined && (!Number.isInteger(config.warmup) || config.warmup < 0 || config.warmup > 500))
     problems.push(`warmup must be 0..500 (got ${config.warmup})`);
+  if (config.target === undefined && config.region !== undefined)
+    problems.push('--region: only with --target (it is the region requests to the stage are signed for)');
   if (config.target !== undefined && !/^https?:\/\/\S+$/.test(config.target)) problems.push(`--target "${config.target}" is not an http(s) URL`);
   return problems;
 }

@@ -81,6 +81,8 @@ export function runK6(args: {
   k6Config: K6RunConfig;
   stem: string;
   baseUrl: string;
+  /** What is tested when baseUrl is the signing proxy in front of it (k6's setup names it in a refusal). */
+  targetUrl?: string;
   outDir: string;
   scheduledS: number;
   interrupt: Interrupt;
@@ -113,6 +115,8 @@ export function runK6(args: {
     `LT_CONFIG=${JSON.stringify(args.k6Config)}`,
     '-e',
     `BASE_URL=${args.baseUrl}`,
+    '-e',
+    `TARGET_URL=${args.targetUrl ?? args.baseUrl}`,
     // Quiet: our JSON and one line from handleSummary. Otherwise k6 prints its own end-of-test summary
     // (into the log) and exports its JSON (handleSummary returns nothing without SUMMARY_PATH).
     ...(args.quiet ? ['-e', `SUMMARY_PATH=${summaryPath}`] : ['-e', 'SUMMARY_PATH=', `--summary-export=${summaryPath}`]),

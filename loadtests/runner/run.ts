@@ -7,7 +7,7 @@
 
 import { type Bracket, searchCapacity } from './capacity.js';
 import { expectedProbes, K6_RUN_OVERHEAD_S, type LoadtestConfig, plannedEngineSearchSeconds, runsEngineSearch, strategySeconds } from './config.js';
-import { log, phase } from './log.js';
+import { log } from './log.js';
 import { formatSeconds } from './render/format.js';
 import { type RunContext, runProbe, runStrategy, warmFunctions } from './strategy-run.js';
 import { type StrategyResult, saturationOf } from './summary.js';
@@ -85,22 +85,19 @@ export async function runAll(ctx: RunContext): Promise<RunOutcome> {
   const outcome: RunOutcome = { results: [], notes: [], failures: 0 };
   const brackets = new Map<string, Bracket>();
   const clock = new Clock(config, ctx.engine !== undefined);
-  const { objective } = config.capacity;
   for (const [index, step] of plan.entries()) {
     if (interrupt.interrupted) break;
     const { trial, workload, strategy } = step;
     const later = plan.slice(index + 1);
-    phase(
-      `[${index + 1}/${plan.length}] ${strategy} on workload ${workload.name}${config.trials > 1 ? `, trial ${trial}/${config.trials}` : ''}: ` +
-        `${config.schedule.steady.rate} ops/s for ${config.schedule.steady.durationS} s` +
-        (config.capacity.enabled ? `, then the capacity search (p99 <= ${objective.p99Ms} ms, goodput >= ${objective.goodputRatio * 100}%)` : '') +
-        ` (${clock.left(later, clock.probesFor(config, trial), config, clock.engineSearchIn(config, trial))})`,
-    );
-    await warmFunctions(ctx);
+    // One line per step's expected-rate run (after it): where it is in the plan, its figures, what is left.
+    const where = `[${index + 1}/${plan.length}]${config.workloads.length > 1 ? ` ${workload.name}` : ''}${config.trials > 1 ? ` trial ${trial}/${config.trials}` : ''}`;
+    const warm = await warmFunctions(ctx);
     if (interrupt.interrupted) break;
     const steadyStarted = Date.now();
     const run = await runStrategy(ctx, workload, strategy, trial);
     clock.steady.took((Date.now() - steadyStarted) / 1000);
+    const left = clock.left(later, run.result && config.capacity.enabled ? clock.probesFor(config, trial) : 0, config, clock.engineSearchIn(config, trial));
+    log(`${where} ${[...run.figures, ...(warm ? [warm] : [])].join('; ')} (${left})`);
     outcome.notes.push(...run.notes);
     outcome.failures += run.failures;
     if (run.stop || !run.result) {
@@ -132,7 +129,7 @@ export async function runAll(ctx: RunContext): Promise<RunOutcome> {
         }
         const { verdict } = probe;
         log(
-          `probe ${rate} ops/s: ${verdict.good ? 'met the objective' : `missed it (${verdict.reasons.join(', ')})`}; ` +
+          `${where} [${strategy}] probe ${rate} ops/s: ${verdict.good ? 'met the objective' : `missed it (${verdict.reasons.join(', ')})`}; ` +
             `goodput ${verdict.goodputRate.toFixed(1)}, acquire p99 ${Math.round(verdict.acquireP99)} ms ` +
             `(${clock.left(later, Math.max(0, clock.probesFor(config, trial) - probesRun), config, clock.engineSearchIn(config, trial))})`,
         );
@@ -155,6 +152,12 @@ export async function runAll(ctx: RunContext): Promise<RunOutcome> {
       result.saturation = saturationOf(result.ramp);
     }
     if (!brackets.has(key)) brackets.set(key, { good: search.capacity, bad: search.failedAt });
+    // The search's conclusion, and the engine-only search's when it runs: one line.
+    let capacityLine =
+      `${where} [${strategy}] capacity ${search.capacity} ops/s` +
+      (search.failedAt !== null ? `, missed the objective at ${search.failedAt} ops/s` : ', the search maximum') +
+      (search.truncated ? ' (stopped at the probe limit)' : '') +
+      ` after ${search.probes.length} probe(s)`;
     if (ctx.engine && clock.engineSearchIn(config, trial) && !interrupt.interrupted) {
       const engineStarted = Date.now();
       const engine = await ctx.engine.searchCapacity(workload, strategy, trial, {
@@ -165,19 +168,13 @@ export async function runAll(ctx: RunContext): Promise<RunOutcome> {
       clock.engine.took((Date.now() - engineStarted) / 1000);
       result.engine = engine;
       if (!engine.safetyOk) outcome.failures++;
-      log(
-        `${strategy} on the engine alone (trial ${trial}): ${engine.capacity.capacity} ops/s` +
-          (engine.capacity.failedAt !== null ? `, missed at ${engine.capacity.failedAt}` : '') +
-          `, ${engine.requestsPerOp.toFixed(1)} requests to the lock store per operation` +
-          (engine.safetyOk ? '' : `, SAFETY VIOLATED (${engine.violationCount})`),
-      );
+      capacityLine +=
+        `; on the engine alone ${engine.capacity.capacity} ops/s` +
+        (engine.capacity.failedAt !== null ? `, missed at ${engine.capacity.failedAt}` : '') +
+        `, ${engine.requestsPerOp.toFixed(1)} requests to the lock store per operation` +
+        (engine.safetyOk ? '' : `, SAFETY VIOLATED (${engine.violationCount})`);
     }
-    log(
-      `${strategy} capacity (trial ${trial}): ${search.capacity} ops/s` +
-        (search.failedAt !== null ? `, missed the objective at ${search.failedAt} ops/s` : ', the search maximum') +
-        (search.truncated ? ' (stopped at the probe limit)' : '') +
-        ` after ${search.probes.length} probe(s)`,
-    );
+    log(capacityLine);
   }
   if (interrupt.interrupted) {
     outcome.notes.push('interrupted before all runs finished; numbers cover the completed runs only');

@@ -5,17 +5,21 @@
  */
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ServiceError } from '../../infra/lib/cli.js';
-import { answers200 } from '../../infra/lib/http-probe.js';
 import { givenStore, type StoreEndpoint, storeLogTag, storeUrlVariable } from '../../infra/lib/store-target.js';
 import type { LoadtestConfig } from './config.js';
 import { ConfigError } from './config-error.js';
 import type { Interrupt } from './interrupt.js';
 import { log, phase, warn } from './log.js';
 import { dropSeedIndex, seedIndexName, seedTree } from './seed.js';
+import { startSigningProxy } from './signing-proxy.js';
+import { checkTargetAccess } from './target-check.js';
+import { warmupNamespace } from './warmup.js';
 
 export interface Service {
+  /** Where the kit sends its requests: the service itself, or the signing proxy in front of a deployed stage. */
   baseUrl: string;
+  /** What is tested, as the reports name it (the target, not the proxy). */
+  shownUrl: string;
   /** The lock store the functions use, when known here (the local stack's, or ES_URL / OPENSEARCH_URL with --target): the engine-only layer runs on it. */
   store?: StoreEndpoint;
   /** What the report should say about the service (e.g. the seeded index). */
@@ -32,26 +36,41 @@ export async function openService(
   beforeSeed?: BeforeSeed,
 ): Promise<Service> {
   if (!config.target) return startLocal(config, run, beforeSeed);
-  const service = await checkTarget(config.target, givenStore(config.store));
+  const service = await openTarget(config, run.runId);
   if (beforeSeed) {
-    if (!service.store) throw new ConfigError(`--from-index with --target: set ${storeUrlVariable(config.store)} to the cluster that holds the index`);
-    service.notes.push(...(await beforeSeed(service.store)));
+    try {
+      if (!service.store) throw new ConfigError(`--from-index with --target: set ${storeUrlVariable(config.store)} to the cluster that holds the index`);
+      service.notes.push(...(await beforeSeed(service.store)));
+    } catch (error) {
+      await service.close();
+      throw error;
+    }
   }
   return service;
 }
 
-async function checkTarget(baseUrl: string, store: StoreEndpoint | undefined): Promise<Service> {
-  phase(`target ${baseUrl}: nothing is started locally`);
-  const health = await answers200(`${baseUrl}/health`);
-  if (health !== true) {
-    throw new ServiceError({
-      headline: `the service at ${baseUrl} is not healthy`,
-      tried: `GET ${baseUrl}/health`,
-      failed: `GET ${baseUrl}/health answered ${health}`,
-      fix: ['check --target: is the stage deployed, and reachable from here?'],
-    });
+/**
+ * A deployed stage: requests go through the signing proxy (unless --no-sign), and the stage is
+ * checked for reachability and the kit's permissions before anything runs.
+ */
+async function openTarget(config: LoadtestConfig, runId: string): Promise<Service> {
+  const target = config.target!;
+  const proxy = config.sign ? await startSigningProxy(target, config.region ? { region: config.region } : {}) : undefined;
+  phase(
+    `target ${target}: nothing is started locally${proxy ? `; requests signed (SigV4, execute-api, ${proxy.region}) through ${proxy.url}` : ', requests unsigned'}`,
+  );
+  const baseUrl = proxy?.url ?? target;
+  const close = async (): Promise<void> => proxy?.close();
+  try {
+    // The warm-up's namespace: the first the kit locks in.
+    await checkTargetAccess(baseUrl, target, warmupNamespace(runId));
+  } catch (error) {
+    await close();
+    throw error;
   }
-  return { baseUrl, ...(store ? { store } : {}), notes: [], close: async () => {} };
+  log(`target answers /health and grants and releases a lock in ${warmupNamespace(runId)}`);
+  const store = givenStore(config.store);
+  return { baseUrl, shownUrl: target, ...(store ? { store } : {}), notes: [], close };
 }
 
 /** The stack's module is loaded only here, so --target runs without serverless-offline and the Elasticsearch client installed. */
@@ -107,5 +126,5 @@ async function startLocal(config: LoadtestConfig, run: { runId: string; outDir: 
     await close();
     throw error;
   }
-  return { baseUrl, store: stack.store, notes, close };
+  return { baseUrl, shownUrl: baseUrl, store: stack.store, notes, close };
 }

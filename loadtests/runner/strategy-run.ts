@@ -15,13 +15,15 @@ import type { Interrupt } from './interrupt.js';
 import { describeK6Exit, K6_ABORTED, K6_THRESHOLDS_FAILED, runK6 } from './k6-process.js';
 import { log } from './log.js';
 import { extractResult, readK6Summary, type StageStats, type StrategyResult } from './summary.js';
-import { DEFAULT_WARMUP, warmUp } from './warmup.js';
+import { DEFAULT_WARMUP, warmUp, warmupNamespace } from './warmup.js';
 
 export interface RunContext {
   config: LoadtestConfig;
   k6: string;
   runId: string;
   baseUrl: string;
+  /** What is tested, when baseUrl is the signing proxy in front of it. */
+  targetUrl?: string;
   outDir: string;
   interrupt: Interrupt;
   /** The lock layer alone, on the same lock store (absent: not measured). */
@@ -35,16 +37,19 @@ export interface StrategyOutcome {
   failures: number;
   /** No further run can succeed (the service failed k6's health check), or the user interrupted. */
   stop: boolean;
+  /** What the run's one progress line says, in parts (figures, safety, dashboard, findings); run.ts joins them. */
+  figures: string[];
 }
 
-export async function warmFunctions(ctx: RunContext): Promise<void> {
+/** Warms the functions; returns what the run's progress line says about it (nothing when disabled). */
+export async function warmFunctions(ctx: RunContext): Promise<string | undefined> {
   const concurrency = warmupConcurrency(ctx.config);
-  if (concurrency === 0) return;
-  const warm = await warmUp(ctx.baseUrl, `lt-warmup-${ctx.runId}`, { ...DEFAULT_WARMUP, concurrency });
-  log(
-    `warm-up: ${warm.rounds} round(s) of up to ${concurrency} concurrent acquire+release, last round ${warm.lastRoundMs} ms` +
-      (warm.warm ? '' : ' (still slow; early numbers may include cold starts)') +
-      (warm.failures ? `, ${warm.failures} failed: ${warm.sample}` : ''),
+  if (concurrency === 0) return undefined;
+  const warm = await warmUp(ctx.baseUrl, warmupNamespace(ctx.runId), { ...DEFAULT_WARMUP, concurrency });
+  return (
+    `warm-up ${warm.rounds} round(s) of up to ${concurrency}, last ${warm.lastRoundMs} ms` +
+    (warm.warm ? '' : ' (still slow; early numbers may include cold starts)') +
+    (warm.failures ? `, ${warm.failures} failed: ${warm.sample}` : '')
   );
 }
 
@@ -67,23 +72,28 @@ export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, str
     k6Config,
     stem,
     baseUrl: ctx.baseUrl,
+    ...(ctx.targetUrl ? { targetUrl: ctx.targetUrl } : {}),
     outDir: ctx.outDir,
     scheduledS: strategySeconds(config.schedule),
     interrupt: ctx.interrupt,
     dashboard: true,
     verbose: config.verbose ?? false,
   });
-  const outcome: StrategyOutcome = { notes: [], failures: 0, stop: false };
+  const outcome: StrategyOutcome = { notes: [], failures: 0, stop: false, figures: [] };
   /** k6 failed, unless it exited 99 (thresholds) for the objective's thresholds alone: a finding, not a failure. */
   const k6Failed = (objectiveOnly: boolean): void => {
     if (run.exitCode === 0 || (objectiveOnly && run.exitCode === K6_THRESHOLDS_FAILED)) return;
     outcome.failures++;
     // A crash or a setup failure was reported with the end of its log (k6-process.ts).
-    if (run.exitCode === K6_THRESHOLDS_FAILED || ctx.interrupt.interrupted) log(describeK6Exit(run.exitCode));
+    if (run.exitCode === K6_THRESHOLDS_FAILED || ctx.interrupt.interrupted) outcome.figures.push(describeK6Exit(run.exitCode));
   };
   const safety = checkSafety(ctx.outDir, stem, `${strategy}/${workload.name}`, run.holdsPath);
   if (!safety.ok) outcome.failures++;
+  const safetyFigure = `safety ${strategy}/${workload.name}: ${safety.ok ? `OK, ${safety.holds} critical sections` : `VIOLATED (${safety.violationCount})`}${
+    safety.phantomCount > 0 ? `, ${safety.phantomCount} semantic conflict(s)` : ''
+  }`;
   if (!existsSync(run.summaryPath)) {
+    outcome.figures.push(`[${strategy}] k6 wrote no summary (exit ${run.exitCode})`, safetyFigure);
     k6Failed(false);
     outcome.notes.push(`${strategy} on ${workload.name}: k6 wrote no summary (exit ${run.exitCode})`);
     if (run.exitCode === K6_ABORTED) {
@@ -102,7 +112,7 @@ export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, str
   }
   const summary = readK6Summary(run.summaryPath);
   // Ours (k6's own end-of-test summary is in its log, and on the terminal with --verbose).
-  log(summaryLine(strategy, k6Config.steady, summary));
+  outcome.figures.push(summaryLine(strategy, k6Config.steady, summary), safetyFigure);
   outcome.result = extractResult({
     summary,
     workload: workload.name,
@@ -115,12 +125,14 @@ export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, str
   });
   if (run.dashboardPath) {
     outcome.result.k6Dashboard = basename(run.dashboardPath);
-    log(`k6 web dashboard saved as ${outcome.result.k6Dashboard} in the results folder`);
+    outcome.figures.push(`dashboard ${outcome.result.k6Dashboard}`);
   }
   k6Failed(outcome.result.thresholdsOk);
-  if (!outcome.result.thresholdsOk) log(`thresholds failed: ${outcome.result.failedThresholds.join('; ')}`);
+  if (!outcome.result.thresholdsOk) outcome.figures.push(`thresholds failed: ${outcome.result.failedThresholds.join(', ')}`);
   if (outcome.result.missedObjective.length > 0) {
-    log(`missed the objective at the expected rate (k6 thresholds ${outcome.result.missedObjective.join('; ')}): the rate is beyond what ${strategy} sustains`);
+    outcome.figures.push(
+      `missed the objective at the expected rate (k6 thresholds ${outcome.result.missedObjective.join(', ')}): the rate is beyond what ${strategy} sustains`,
+    );
   }
   return outcome;
 }
@@ -172,6 +184,7 @@ export async function runProbe(ctx: RunContext, workload: WorkloadConfig, strate
     k6Config,
     stem,
     baseUrl: ctx.baseUrl,
+    ...(ctx.targetUrl ? { targetUrl: ctx.targetUrl } : {}),
     outDir: probeDir,
     scheduledS: strategySeconds(schedule),
     interrupt: ctx.interrupt,
@@ -227,14 +240,17 @@ function emptyStage(rate: number): StageStats {
   };
 }
 
-/** Checks the hold log k6 wrote, saves the verdict as safety-<stem>.json and prints it (quiet: only when violated). */
+/**
+ * Checks the hold log k6 wrote and saves the verdict as safety-<stem>.json. Prints only what went
+ * wrong (violations, error samples): an OK verdict goes into the run's one line.
+ */
 function checkSafety(outDir: string, stem: string, label: string, holdsPath: string, quiet = false): SafetyReport {
   const parsed = parseHoldLog(existsSync(holdsPath) ? readFileSync(holdsPath, 'utf8') : '');
   const safety = checkHolds(parsed.holds);
   const safetyFile = `safety-${stem}.json`;
   writeFileSync(join(outDir, safetyFile), `${JSON.stringify({ ...safety, malformed: parsed.malformed, errorSamples: parsed.errors.slice(0, 20) }, null, 2)}\n`);
-  if (quiet && safety.ok) return safety;
-  (safety.ok ? log : console.error)(formatSafety(label, safety, parsed.malformed, safetyFile));
-  for (const sample of parsed.errors.slice(0, 3)) log(`error sample: ${sample}`);
+  if (!safety.ok) console.error(formatSafety(label, safety, parsed.malformed, safetyFile));
+  // Problems, not progress: shown for the expected-rate run, and for a probe only beside its violations.
+  if (!quiet || !safety.ok) for (const sample of parsed.errors.slice(0, 3)) log(`error sample: ${sample}`);
   return safety;
 }

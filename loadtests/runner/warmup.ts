@@ -6,6 +6,9 @@
  * their own until a full-concurrency round is fast.
  */
 
+/** The namespace the warm-up locks in (a kit namespace like the runs': lt-*). */
+export const warmupNamespace = (runId: string): string => `lt-warmup-${runId}`;
+
 export interface WarmupOptions {
   concurrency: number;
   /** A round at full concurrency whose slowest pair takes less than this ends the warm-up. */

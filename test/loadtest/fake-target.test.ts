@@ -61,12 +61,38 @@ describe('load-test kit against faults', () => {
 
   it('reports a missed objective at the expected rate without failing the run (the rate is beyond the capacity, a finding)', async () => {
     const run = await runLoadtest(
-      ['--target', slowUrl, '--strategies', 'document', '--rate', '10', '--duration', '2', '--levels', 'none', '--no-seed', '--no-search', '--slo-p99', '100'],
+      [
+        '--target',
+        slowUrl,
+        '--no-sign',
+        '--strategies',
+        'document',
+        '--trials',
+        '1',
+        '--rate',
+        '10',
+        '--duration',
+        '2',
+        '--levels',
+        'none',
+        '--no-seed',
+        '--no-search',
+        '--slo-p99',
+        '100',
+      ],
       join(results, 'missed'),
     );
     expect(run.code, run.output).toBe(0);
     expect(run.output).toMatch(/missed the objective at the expected rate \(k6 thresholds acquire_latency\{stage:steady\}: p\(99\)<=100\)/);
     expect(run.output).not.toMatch(/k6 exited 99/);
+    // The expected-rate run: one line of the kit's own, carrying its figures, safety, dashboard, finding and warm-up.
+    const runLines = run.output
+      .split('\n')
+      .filter((line) => line.startsWith('[loadtest]') && /\[document\] steady|safety document|warm-up|dashboard|missed the objective/.test(line));
+    expect(runLines, run.output).toHaveLength(1);
+    expect(runLines[0]).toMatch(
+      /^\[loadtest\] \[1\/1\] \[document\] steady 10\/s for 2s: goodput \d+ of \d+ offered, .*; safety document\/default: OK, \d+ critical sections; dashboard k6-dashboard-default-document\.html; missed the objective at the expected rate .*; warm-up \d+ round/,
+    );
     expect(readFileSync(join(run.resultDir!, 'report.md'), 'utf8')).toContain(
       '- document: missed the objective at the expected rate (k6 thresholds acquire_latency{stage:steady}: p(99)<=100)',
     );
@@ -74,7 +100,7 @@ describe('load-test kit against faults', () => {
 
   it('fails with the violations printed when the service grants conflicting locks', async () => {
     const run = await runLoadtest(
-      ['--target', unsafeUrl, '--strategies', 'global', '--rate', '60', '--duration', '3', '--levels', 'none', '--cs-ms', '30', '--no-seed'],
+      ['--target', unsafeUrl, '--no-sign', '--strategies', 'global', '--rate', '60', '--duration', '3', '--levels', 'none', '--cs-ms', '30', '--no-seed'],
       join(results, 'unsafe'),
     );
     expect(run.code, run.output).toBe(1);
@@ -84,7 +110,7 @@ describe('load-test kit against faults', () => {
   }, 600_000);
 
   it('fails fast when the target is not healthy', async () => {
-    const run = await runLoadtest(['--target', 'http://127.0.0.1:9', '--smoke'], join(results, 'down'), {}, 120_000);
+    const run = await runLoadtest(['--target', 'http://127.0.0.1:9', '--no-sign', '--smoke'], join(results, 'down'), {}, 120_000);
     expect(run.code).toBe(1);
     expect(run.output).toMatch(/health answered nothing/);
   }, 600_000);

@@ -61,7 +61,8 @@ describe('npm run loadtest -- --smoke', () => {
       const dashboard = `k6-dashboard-default-${strategy}.html`;
       expect(existsSync(join(run.resultDir!, dashboard)), dashboard).toBe(true);
       expect(html).toContain(`href="${dashboard}"`);
-      expect(run.output).toContain(`k6 web dashboard saved as ${dashboard}`);
+      // The run's one line: its figures, its safety and its dashboard together.
+      expect(run.output).toMatch(new RegExp(`\\[${strategy}\\] steady \\d+/s for \\d+s: goodput .*; safety ${strategy}/default: OK.*; dashboard ${dashboard}`));
     }
     // Every probe in a namespace of its own: holders an overloaded run cut off keep their leases, and
     // in a shared namespace they made the next probes of global measure nothing.

@@ -27,6 +27,7 @@ import type { ReportInput, RunInfo } from '../render/report-input.js';
 import { nameRun, type RunName } from '../results-dir.js';
 import { type RunOutcome, runAll } from '../run.js';
 import { openService } from '../service.js';
+import { TargetAccessError } from '../target-check.js';
 import { applyUserWorkload, checkUserWorkload, readIndexPaths } from '../user-workload.js';
 
 async function main(argv: string[]): Promise<number> {
@@ -39,15 +40,16 @@ async function main(argv: string[]): Promise<number> {
   const given = givenStore(config.store);
   if (given && !config.target) await given.check();
   const run = nameRun(config.resultsDir);
+  const { objective } = config.capacity;
   const interrupt = new Interrupt();
   interrupt.install();
   phase(
     `load test ${run.runId}: ${config.strategies.join(', ')} x ${config.workloads.length} workload(s) x ${config.trials} trial(s), ` +
-      `about ${formatSeconds(plannedSeconds(config))} of k6 plus the stack's start${config.smoke ? ' [smoke]' : ''}`,
+      `about ${formatSeconds(plannedSeconds(config))} of k6 plus the stack's start${config.smoke ? ' [smoke]' : ''}; ` +
+      `${config.schedule.steady.rate} ops/s for ${config.schedule.steady.durationS} s each` +
+      (config.capacity.enabled ? `, then the capacity search (p99 <= ${objective.p99Ms} ms, goodput >= ${objective.goodputRatio * 100}%)` : '') +
+      '; one line per run and probe',
   );
-  const k6 = await ensureK6(log);
-  log(`k6 ${K6_VERSION}: ${k6}`);
-
   // The user's paths and trace go to the results folder; paths from an index once the lock store answers.
   mkdirSync(run.outDir, { recursive: true });
   const { user } = config;
@@ -64,25 +66,37 @@ async function main(argv: string[]): Promise<number> {
         return applyUserWorkload(config, user, run.outDir);
       }
     : undefined;
+  // The service first: a stage that refuses the kit fails here, before k6 is located (or built).
   const service = await openService(config, { runId: run.runId, outDir: run.outDir, interrupt }, fromIndex);
   service.notes.unshift(...userNotes);
   let outcome: RunOutcome;
   let engine: EngineLayer | undefined;
   let server: RunInfo['server'];
   try {
+    const k6 = await ensureK6(log);
+    log(`k6 ${K6_VERSION}: ${k6}`);
     server = service.store ? await describeStore(service.store) : undefined;
     if (server) log(`lock store: ${server.label} at ${server.url}`);
     mkdirSync(run.outDir, { recursive: true });
-    writeFileSync(join(run.outDir, 'config.json'), `${JSON.stringify({ runId: run.runId, baseUrl: service.baseUrl, server, ...config }, null, 2)}\n`);
+    writeFileSync(join(run.outDir, 'config.json'), `${JSON.stringify({ runId: run.runId, baseUrl: service.shownUrl, server, ...config }, null, 2)}\n`);
     engine = config.engine.enabled && service.store ? await openEngineLayer(service.store, run.runId, config) : undefined;
     if (config.engine.enabled && !engine)
       service.notes.push('the engine-only layer was not measured: set ES_URL or OPENSEARCH_URL to the cluster the stage uses');
-    outcome = await runAll({ config, k6, runId: run.runId, baseUrl: service.baseUrl, outDir: run.outDir, interrupt, ...(engine ? { engine } : {}) });
+    outcome = await runAll({
+      config,
+      k6,
+      runId: run.runId,
+      baseUrl: service.baseUrl,
+      targetUrl: service.shownUrl,
+      outDir: run.outDir,
+      interrupt,
+      ...(engine ? { engine } : {}),
+    });
   } finally {
     await engine?.close();
     await service.close();
   }
-  return report(config, run, { ...outcome, notes: [...service.notes, ...outcome.notes] }, service.baseUrl, server, interrupt.interrupted);
+  return report(config, run, { ...outcome, notes: [...service.notes, ...outcome.notes] }, service.shownUrl, server, interrupt.interrupted);
 }
 
 /** The server and version the report names: figures from another product or version are not comparable. */
@@ -124,4 +138,15 @@ function report(config: LoadtestConfig, run: RunName, outcome: RunOutcome, baseU
   return interrupted ? interruptedCode : outcome.failures > 0 ? 1 : 0;
 }
 
-runCli(main);
+/** A stage that refuses the kit or does not answer: its one line, exit 1 (no stack trace, no hint to read one). */
+async function mainOrRefusal(argv: string[]): Promise<number> {
+  try {
+    return await main(argv);
+  } catch (error) {
+    if (!(error instanceof TargetAccessError)) throw error;
+    console.error(`error: ${error.message}`);
+    return 1;
+  }
+}
+
+runCli(mainOrRefusal);
