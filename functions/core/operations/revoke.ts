@@ -3,9 +3,9 @@
  * then one conditional write per key of the target that removes its holders (the same write hands the
  * lock to the next waiter), then the revoked leases leave their other keys (intentions above, the
  * other ids of a document lease), best effort. A revoked holder's next renew answers LeaseLostError;
- * every later grant's fencing token is above the revoke's, which is above every revoked holder's.
+ * on each key, every later grant's fencing token is above the revoke's write there, which is above
+ * every revoked holder's.
  */
-
 import { maxFencingToken, tokenAt } from '../fencing.js';
 import { planKeys } from '../keys.js';
 import { fenceOf, revokeOp } from '../lock-document.js';
