@@ -13,6 +13,8 @@ export default defineConfig({
   // The rest as vitest's own default: vite's server conditions without `module` (ESM builds that only bundlers can load).
   ssr: { resolve: { conditions: ['@es-lease-locks/source', ...defaultServerConditions.filter((condition) => condition !== 'module')] } },
   test: {
+    // The default report, then the ten slowest files (where the suite's minutes go).
+    reporters: ['default', './test/support/slowest-files.ts'],
     testTimeout: 60_000,
     hookTimeout: 180_000,
     pool: 'forks',
