@@ -104,15 +104,16 @@ describe('state machine structure', () => {
     }
   });
 
-  it('acquire retries on LockHeldError with exponential backoff, and on WorkInProgressError the same way, both ending LockBusy', () => {
+  it('acquire retries on LockHeldError with exponential backoff, and on WorkInProgressError and QueueFullError the same way, all ending LockBusy', () => {
     const retry = (acquire.Retry as Array<{ ErrorEquals: string[]; BackoffRate: number; MaxAttempts: number }>).find((rule) =>
       rule.ErrorEquals.includes('LockHeldError'),
     );
     expect(retry?.BackoffRate).toBeGreaterThan(1);
     expect(retry?.MaxAttempts).toBeGreaterThan(1);
     expect(retry?.ErrorEquals).toContain('WorkInProgressError');
+    expect(retry?.ErrorEquals).toContain('QueueFullError');
     const busy = (acquire.Catch as Array<{ ErrorEquals: string[]; Next: string }>).find((rule) => rule.Next === 'LockBusy');
-    expect(busy?.ErrorEquals.sort()).toEqual(['LockHeldError', 'WorkInProgressError']);
+    expect(busy?.ErrorEquals.sort()).toEqual(['LockHeldError', 'QueueFullError', 'WorkInProgressError']);
   });
 
   it('Retry and Catch match only error names the functions throw (or Step Functions / Lambda ones)', () => {
