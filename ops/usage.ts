@@ -12,7 +12,7 @@ Commands:
                       break glass: every holder of the target loses its lease (its renew fails with
                       LeaseLostError), the next write takes a fencing token above theirs, waiters are served
   drain <target> --reason TEXT [--by NAME]
-                      tell every waiter queued for the target, then clear its queue
+                      clear the target's queue, then tell each waiter it held that its wait failed
   sweep [--batch-size N] [--max-batches N]
                       run a sweep now and print its report
   status              the lock index: incarnation, epoch, shards, counts, the oldest lease
