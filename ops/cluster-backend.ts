@@ -7,10 +7,10 @@ import { hostname, userInfo } from 'node:os';
 import { lockDocId } from '../functions/core/keys.js';
 import type { LockState } from '../functions/core/model.js';
 import { parseRequest } from '../functions/core/requests.js';
+import { presentState } from '../functions/runtime/present.js';
 import { createWakeNotifier } from '../functions/runtime/wake/index.js';
 import { createLockEngine, type SearchProduct } from '../functions/store/index.js';
 import { givenStore, type StoreEndpoint, storeAt, storeDistribution } from '../infra/lib/store-target.js';
-import type { LockStateBody } from '../packages/client/src/wire.js';
 import type { LockView, OpsBackend } from './backend.js';
 
 /** The server of `product` that the environment names, else the project's own node of it (not started here). */
@@ -33,25 +33,6 @@ function operatorName(): string {
   }
 }
 
-/** A lock state as the HTTP API answers it. */
-export function stateBody(state: LockState): LockStateBody {
-  return {
-    key: state.key,
-    namespace: state.namespace,
-    granularity: state.granularity,
-    holders: state.holders.map((holder) => ({
-      owner: holder.owner,
-      mode: holder.mode,
-      fencingToken: holder.fencingToken,
-      expiresAt: new Date(holder.expiresAt).toISOString(),
-      expiresAtMs: holder.expiresAt,
-      expired: holder.expired,
-      ...(holder.permits !== undefined ? { permits: holder.permits } : {}),
-    })),
-    ...(state.permitLimit !== undefined ? { permitLimit: state.permitLimit } : {}),
-  };
-}
-
 export function clusterBackend(endpoint: StoreEndpoint, index: string): OpsBackend {
   // Waiters with a wake channel are told of a drain, and woken by a revoke's hand-over, with the caller's AWS credentials.
   const { engine, store, client } = createLockEngine({
@@ -64,7 +45,7 @@ export function clusterBackend(endpoint: StoreEndpoint, index: string): OpsBacke
   const withWaiters = async (states: LockState[]): Promise<LockView[]> => {
     const docIds = states.map((state) => lockDocId(state.namespace, state.granularity, state.key));
     const documents = docIds.length > 0 ? await store.read(docIds) : new Map();
-    return states.map((state, i) => ({ ...stateBody(state), waiters: documents.get(docIds[i]!)?.body.queue?.length ?? 0 }));
+    return states.map((state, i) => ({ ...presentState(state), waiters: documents.get(docIds[i]!)?.body.queue?.length ?? 0 }));
   };
 
   return {

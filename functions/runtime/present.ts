@@ -5,6 +5,7 @@ import type {
   DrainedBody,
   GrantBody,
   LockIndexStatusBody,
+  LockStateBody,
   LockStatesBody,
   QueuedBody,
   ReleaseResultBody,
@@ -110,22 +111,24 @@ export function presentRelease(release: Release): ReleaseResultBody {
 }
 
 export function presentStates(states: LockState[]): LockStatesBody {
+  return { locks: states.map(presentState) };
+}
+
+export function presentState(state: LockState): LockStateBody {
   return {
-    locks: states.map((state) => ({
-      key: state.key,
-      namespace: state.namespace,
-      granularity: state.granularity,
-      holders: state.holders.map((holder) => ({
-        owner: holder.owner,
-        mode: holder.mode,
-        fencingToken: holder.fencingToken,
-        expiresAt: iso(holder.expiresAt),
-        expiresAtMs: holder.expiresAt,
-        expired: holder.expired,
-        ...(holder.permits !== undefined ? { permits: holder.permits } : {}),
-      })),
-      ...(state.permitLimit !== undefined ? { permitLimit: state.permitLimit } : {}),
+    key: state.key,
+    namespace: state.namespace,
+    granularity: state.granularity,
+    holders: state.holders.map((holder) => ({
+      owner: holder.owner,
+      mode: holder.mode,
+      fencingToken: holder.fencingToken,
+      expiresAt: iso(holder.expiresAt),
+      expiresAtMs: holder.expiresAt,
+      expired: holder.expired,
+      ...(holder.permits !== undefined ? { permits: holder.permits } : {}),
     })),
+    ...(state.permitLimit !== undefined ? { permitLimit: state.permitLimit } : {}),
   };
 }
 

@@ -9,6 +9,7 @@ import type { LockIndexFacts, StoredLock } from '../core/store.js';
 import { translateError } from './errors.js';
 import { epochOfIncarnation } from './incarnation.js';
 import { type SearchClient, serverName } from './search-client.js';
+import { storedFromHit } from './stored-hit.js';
 
 const PAGE = 1_000;
 const SCAN_LIMIT = 20_000;
@@ -45,16 +46,7 @@ async function scan(client: SearchClient, alias: string): Promise<{ documents: S
       ...(after ? { search_after: after } : {}),
     });
     const hits = response.hits.hits;
-    for (const hit of hits) {
-      documents.push({
-        docId: hit._id!,
-        seqNo: hit._seq_no!,
-        primaryTerm: hit._primary_term!,
-        index: hit._index,
-        epoch: epochOfIncarnation(hit._index),
-        body: hit._source!,
-      });
-    }
+    documents.push(...hits.map(storedFromHit));
     if (hits.length < PAGE) return { documents, complete: true };
     after = hits.at(-1)!.sort;
   }

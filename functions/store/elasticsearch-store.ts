@@ -9,6 +9,7 @@ import { isIndexNotFound, isNoCopyOnNode, missingLockIndex, responseFailure, tra
 import { epochOfIncarnation } from './incarnation.js';
 import { namespaceRouting, routingOf } from './routing.js';
 import { type SearchClient, serverName } from './search-client.js';
+import { storedFromHit } from './stored-hit.js';
 
 /** Writes are never resent by the client: a resent write is ambiguous, and the engine resolves that by reading back. */
 const writeOptions = () => ({ maxRetries: 0, ...opaqueIdOption() });
@@ -510,17 +511,7 @@ export class ElasticsearchLockStore implements LockStore {
   private async search(operation: string, request: Omit<estypes.SearchRequest, 'index'>): Promise<Array<{ lock: StoredLock; sort?: estypes.SortResults }>> {
     try {
       const response = await this.client.search<LockDocument>({ index: this.index, seq_no_primary_term: true, ...request }, readOptions());
-      return response.hits.hits.map((hit) => ({
-        lock: {
-          docId: hit._id!,
-          seqNo: hit._seq_no!,
-          primaryTerm: hit._primary_term!,
-          index: hit._index,
-          epoch: epochOfIncarnation(hit._index),
-          body: hit._source!,
-        },
-        ...(hit.sort ? { sort: hit.sort } : {}),
-      }));
+      return response.hits.hits.map((hit) => ({ lock: storedFromHit(hit), ...(hit.sort ? { sort: hit.sort } : {}) }));
     } catch (error) {
       throw this.translate(error, operation, this.index);
     }

@@ -1,0 +1,16 @@
+import type { estypes } from '@elastic/elasticsearch';
+import type { LockDocument } from '../core/model.js';
+import type { StoredLock } from '../core/store.js';
+import { epochOfIncarnation } from './incarnation.js';
+
+/** A search hit (asked with `seq_no_primary_term`) as the lock it shows. */
+export function storedFromHit(hit: estypes.SearchHit<LockDocument>): StoredLock {
+  return {
+    docId: hit._id!,
+    seqNo: hit._seq_no!,
+    primaryTerm: hit._primary_term!,
+    index: hit._index,
+    epoch: epochOfIncarnation(hit._index),
+    body: hit._source!,
+  };
+}
