@@ -1808,7 +1808,8 @@ describe('interleavings of concurrent calls', () => {
       if (WORK_RUNS >= 200) {
         expect(figures.runs).toBeGreaterThan(WORK_RUNS * 2);
         expect(figures.recordedCompleted).toBeGreaterThan(WORK_RUNS / 2);
-        expect(figures.checkedAgainstARecord).toBeGreaterThan(WORK_RUNS / 25);
+        // About one schedule in 15 (1,295 in a 20,000-schedule survey); 500 schedules once drew exactly 20.
+        expect(figures.checkedAgainstARecord).toBeGreaterThan(WORK_RUNS / 50);
         expect(figures.inProgress).toBeGreaterThan(0);
         expect(figures.notRecorded).toBeGreaterThan(0);
         expect(figures.recordedFailed).toBeGreaterThan(0);
