@@ -150,7 +150,7 @@ export function printCostTable(costs: readonly RowCosts[], raw: RowCosts): void 
   const format = (cells: readonly string[]) =>
     cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[0]!) : cell.padStart(widths[column]!))).join('  ');
   console.log(
-    `What each row costs: (ratio to ${raw.name}); "alone" is the requests of one cycle run by itself (acquire+release); acquire latency with cycles started at ${raw.atHalfRawCapacity.ratePerSecond.toFixed(0)}/s, half the raw row's capacity (p50 ratio)`,
+    `What a cycle costs, with the ratio to "${raw.name}" in brackets. "alone": the requests of one cycle run by itself (acquire+release). Acquire latency: cycles started at ${raw.atHalfRawCapacity.ratePerSecond.toFixed(0)}/s, half the raw row's capacity (the ratio is p50's).`,
   );
   console.log(format(header));
   for (const line of lines) console.log(format(line));
