@@ -10,14 +10,37 @@ import { createLockEngine, deleteLockIndex, ensureLockIndex } from '../functions
 import { numberFlag, parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
 import { describeServer, serverLabel } from '../infra/lib/server-info.js';
 import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE } from '../infra/lib/store-target.js';
-import { type Cycle, measure, rawLockDocument } from './lib/workers.js';
+import {
+  addTotals,
+  costsOf,
+  describeLatency,
+  type FixedRateLatency,
+  goalsOf,
+  latencyOf,
+  type Meters,
+  measureSlice,
+  noTotals,
+  type OneCycleRequests,
+  printCostTable,
+  printGoals,
+  type Row,
+  type RowCosts,
+  requestsOfOneCycle,
+} from './engine-costs.js';
+import { ClusterCpuMeter } from './lib/cluster-cpu.js';
+import { runAtFixedRate } from './lib/open-loop.js';
+import { RequestCounter } from './lib/request-counter.js';
+import { cycleOf, measure, rawLockDocument } from './lib/workers.js';
 import { seedsTreeRecipe } from './seeds-tree-recipe.js';
 
 const USAGE = `usage: npm run bench:engine [-- --store S] [--verbose]
 
 Lock cycles per second of the engine against the raw requests of its server (ES_URL, OPENSEARCH_URL,
-or the project's own node of that product), rows interleaved over rounds. Settings by environment:
-BENCH_CONCURRENCY (default 16 workers), BENCH_SECONDS (default 3 per slice), BENCH_ROUNDS (default 6).
+or the project's own node of that product), rows interleaved over rounds, with what each cycle costs:
+requests to the cluster, the cluster's CPU (its nodes' process counters), this process's CPU; then each
+row's acquire latency with cycles started at half the raw row's capacity. Settings by environment:
+BENCH_CONCURRENCY (default 16 workers), BENCH_SECONDS (default 3 per slice), BENCH_ROUNDS (default 6),
+BENCH_LATENCY_SECONDS (default 3 per row at the fixed rate).
 Writes results/bench/engine.{json,svg} (engine-opensearch.* on OpenSearch), naming the server's version.
   --store S    ${STORE_RULE}
 Exit codes: 0 done, 1 failed (e.g. the server unreachable), 2 a usage mistake.`;
@@ -26,6 +49,9 @@ const positiveInteger = { integer: true, min: 1 } as const;
 let CONCURRENCY = 16;
 let SECONDS_PER_SLICE = 3;
 let ROUNDS = 6;
+let LATENCY_SECONDS = 3;
+/** The fixed-rate phase lets this many cycles per worker of the rounds overlap: a row slower than the rate stops there, and says so. */
+const MAX_IN_FLIGHT_PER_WORKER = 4;
 
 async function main(argv: string[]): Promise<number | undefined> {
   const { values } = parseFlags(argv, STORE_FLAG);
@@ -34,6 +60,7 @@ async function main(argv: string[]): Promise<number | undefined> {
   CONCURRENCY = numberFlag('BENCH_CONCURRENCY', process.env.BENCH_CONCURRENCY, positiveInteger, CONCURRENCY);
   SECONDS_PER_SLICE = numberFlag('BENCH_SECONDS', process.env.BENCH_SECONDS, { min: 0, exclusiveMin: true }, SECONDS_PER_SLICE);
   ROUNDS = numberFlag('BENCH_ROUNDS', process.env.BENCH_ROUNDS, positiveInteger, ROUNDS);
+  LATENCY_SECONDS = numberFlag('BENCH_LATENCY_SECONDS', process.env.BENCH_LATENCY_SECONDS, { min: 0, exclusiveMin: true }, LATENCY_SECONDS);
   const store = await resolveStore(product, (line) => console.log(`[${product}] ${line}`));
   const client = store.client({ requestTimeoutMs: 30_000 });
   // Figures from two products, or two versions of one, are not comparable: the report names the one measured.
@@ -74,28 +101,34 @@ async function main(argv: string[]): Promise<number | undefined> {
   const recipe = seedsTreeRecipe(client, recipeIndex);
 
   const directoryLatencies = new Map<string, number[]>([0.02, 0.05].map((share) => [`engine tree, hot top directory, ${share * 100}% directory locks`, []]));
-  const rows: Array<{ name: string; cycle: Cycle }> = [
+  // Only the interleaved rounds' directory locks are reported: the warm-up's and the fixed-rate phase's would mix other loads in.
+  let recordingDirectoryLatencies = false;
+  const rows: Row[] = [
     {
       name: `${raw} create + delete (same lock document)`,
-      cycle: async (worker, i) => {
+      lock: async (worker, i) => {
         const id = `${worker}-${i % 50}`;
         await client.create({ index: rawIndex, id, document: rawLockDocument(id, worker) });
-        await client.delete({ index: rawIndex, id });
+        return async () => {
+          await client.delete({ index: rawIndex, id });
+        };
       },
     },
     {
       // What the engine asks of Elasticsearch, without the engine: its ids, a create, a conditional delete.
       name: `${raw} create + conditional delete, engine ids`,
-      cycle: async (worker, i) => {
+      lock: async (worker, i) => {
         const id = lockDocId('bench', 'document', `${worker}-${i % 50}`);
         const created = await client.create({ index: rawCondIndex, id, document: rawLockDocument(id, worker) }, { maxRetries: 0 });
-        await client.delete({ index: rawCondIndex, id, if_seq_no: created._seq_no, if_primary_term: created._primary_term }, { maxRetries: 0 });
+        return async () => {
+          await client.delete({ index: rawCondIndex, id, if_seq_no: created._seq_no, if_primary_term: created._primary_term }, { maxRetries: 0 });
+        };
       },
     },
     {
       // The same, with what nesting adds: the namespace's root read from the primary in the create's bulk.
       name: `${raw} create with a root read in its bulk + conditional delete, engine ids`,
-      cycle: async (worker, i) => {
+      lock: async (worker, i) => {
         const id = lockDocId('bench', 'document', `${worker}-${i % 50}`);
         const response = await client.bulk(
           {
@@ -106,26 +139,32 @@ async function main(argv: string[]): Promise<number | undefined> {
           { maxRetries: 0 },
         );
         const created = response.items[0]!.create!;
-        await client.delete({ index: rawNestIndex, id, if_seq_no: created._seq_no!, if_primary_term: created._primary_term! }, { maxRetries: 0 });
+        return async () => {
+          await client.delete({ index: rawNestIndex, id, if_seq_no: created._seq_no!, if_primary_term: created._primary_term! }, { maxRetries: 0 });
+        };
       },
     },
     {
       name: 'engine document acquire + release (signed tokens)',
-      cycle: async (worker, i) => {
+      lock: async (worker, i) => {
         const grant = await signed.acquire({ namespace: 'bench', granularity: 'document', ids: [`${worker}-${i % 50}`], owner: `w${worker}` });
-        await signed.release({ leaseToken: grant.leaseToken });
+        return async () => {
+          await signed.release({ leaseToken: grant.leaseToken });
+        };
       },
     },
     {
       name: 'engine document acquire + release (unsigned tokens)',
-      cycle: async (worker, i) => {
+      lock: async (worker, i) => {
         const grant = await unsigned.acquire({ namespace: 'bench', granularity: 'document', ids: [`${worker}-${i % 50}`], owner: `w${worker}` });
-        await unsigned.release({ leaseToken: grant.leaseToken });
+        return async () => {
+          await unsigned.release({ leaseToken: grant.leaseToken });
+        };
       },
     },
     {
       name: 'engine tree, distinct files under one hot top directory (depth 3)',
-      cycle: async (worker, i) => {
+      lock: async (worker, i) => {
         const grant = await hot.acquire({
           namespace: 'bench-hot',
           granularity: 'tree',
@@ -133,12 +172,14 @@ async function main(argv: string[]): Promise<number | undefined> {
           owner: `w${worker}`,
           waitMs: 5_000,
         });
-        await hot.release({ leaseToken: grant.leaseToken });
+        return async () => {
+          await hot.release({ leaseToken: grant.leaseToken });
+        };
       },
     },
     {
       name: 'engine tree, distinct files in distinct top directories (depth 3)',
-      cycle: async (worker, i) => {
+      lock: async (worker, i) => {
         const grant = await spread.acquire({
           namespace: 'bench-spread',
           granularity: 'tree',
@@ -146,71 +187,85 @@ async function main(argv: string[]): Promise<number | undefined> {
           owner: `w${worker}`,
           waitMs: 5_000,
         });
-        await spread.release({ leaseToken: grant.leaseToken });
+        return async () => {
+          await spread.release({ leaseToken: grant.leaseToken });
+        };
       },
     },
     mixedRow(0.02),
     mixedRow(0.05),
     {
       name: 'engine tree acquire + release, depth 4',
-      cycle: async (worker, i) => {
+      lock: async (worker, i) => {
         const grant = await tree.acquire({
           namespace: 'bench-tree',
           granularity: 'tree',
           path: `/w${worker}/projects/p${i % 5}/file${i % 50}`,
           owner: `w${worker}`,
         });
-        await tree.release({ leaseToken: grant.leaseToken });
+        return async () => {
+          await tree.release({ leaseToken: grant.leaseToken });
+        };
       },
     },
     {
       name: "seeds' tree recipe, depth 4 (one ancestor at a time)",
-      cycle: async (worker, i) => {
-        const release = await recipe.acquire(`/w${worker}/projects/p${i % 5}/file${i % 50}`);
-        await release();
-      },
+      lock: (worker, i) => recipe.acquire(`/w${worker}/projects/p${i % 5}/file${i % 50}`),
     },
   ];
 
   /** Files under one hot directory, with a share of the cycles locking one of its subdirectories exclusively (a rename). */
-  function mixedRow(share: number): { name: string; cycle: Cycle } {
+  function mixedRow(share: number): Row {
     const name = `engine tree, hot top directory, ${share * 100}% directory locks`;
     return {
       name,
-      cycle: async (worker, i) => {
+      lock: async (worker, i) => {
         const directory = Math.random() < share;
         const started = performance.now();
         const path = directory ? `/hot/d${i % 4}` : `/hot/d${worker % 4}/f${worker}-${i % 50}`;
         const engine = mixed.get(share)!;
         const grant = await engine.acquire({ namespace: 'bench-mixed', granularity: 'tree', path, owner: `w${worker}`, waitMs: 10_000 });
-        if (directory) directoryLatencies.get(name)!.push(performance.now() - started);
-        await engine.release({ leaseToken: grant.leaseToken });
+        if (directory && recordingDirectoryLatencies) directoryLatencies.get(name)!.push(performance.now() - started);
+        return async () => {
+          await engine.release({ leaseToken: grant.leaseToken });
+        };
       },
     };
   }
 
+  const meterClient = store.client({ requestTimeoutMs: 30_000 });
+  const meters: Meters = { requests: new RequestCounter(client), cluster: new ClusterCpuMeter(meterClient) };
+  const cycles = new Map(rows.map((row) => [row.name, cycleOf(row.lock)]));
+
   console.log(`Warming up (${CONCURRENCY} concurrent workers per row)...`);
-  for (const row of rows) await measure(row.cycle, 1, CONCURRENCY);
-  const totals = new Map(rows.map((row) => [row.name, 0]));
+  for (const row of rows) await measure(cycles.get(row.name)!, 1, CONCURRENCY);
+  console.log('Counting the requests of one cycle of each row, alone...');
+  const oneCycle = new Map<string, OneCycleRequests>();
+  for (const row of rows) oneCycle.set(row.name, await requestsOfOneCycle(row.lock, meters.requests));
   // This process's CPU per cycle: on this machine the client shares two cores with Elasticsearch,
-  // while deployed the engine runs in Lambda and only its requests reach the cluster.
-  const clientCpu = new Map(rows.map((row) => [row.name, 0]));
+  // while deployed the engine runs in Lambda and only its requests reach the cluster: there the
+  // cluster's CPU per cycle (from its nodes' counters) is what every caller shares.
+  const spent = new Map(rows.map((row) => [row.name, noTotals()]));
+  recordingDirectoryLatencies = true;
   for (let round = 1; round <= ROUNDS; round++) {
     // Every other round runs the rows backwards, so that no row always follows the same neighbour.
     for (const row of round % 2 === 1 ? rows : [...rows].reverse()) {
       process.stdout.write(`round ${round}/${ROUNDS}: ${row.name}... `);
-      const cpuBefore = process.cpuUsage();
-      const completed = await measure(row.cycle, SECONDS_PER_SLICE, CONCURRENCY);
-      const cpu = process.cpuUsage(cpuBefore);
-      clientCpu.set(row.name, clientCpu.get(row.name)! + cpu.user + cpu.system);
-      totals.set(row.name, totals.get(row.name)! + completed);
-      console.log(`${(completed / SECONDS_PER_SLICE).toFixed(0)} cycles/s`);
+      const slice = await measureSlice(cycles.get(row.name)!, SECONDS_PER_SLICE, CONCURRENCY, meters);
+      spent.set(row.name, addTotals(spent.get(row.name)!, slice));
+      console.log(
+        `${(slice.cycles / SECONDS_PER_SLICE).toFixed(0)} cycles/s, ${(slice.requests / slice.cycles).toFixed(2)} requests/cycle, cluster CPU ${((1_000 * slice.clusterCpuMillis) / slice.cycles).toFixed(0)} µs/cycle`,
+      );
     }
   }
+  recordingDirectoryLatencies = false;
+  const totals = new Map([...spent].map(([name, row]) => [name, row.cycles]));
+  const clientCpu = new Map([...spent].map(([name, row]) => [name, row.clientCpuMicros]));
   const seconds = ROUNDS * SECONDS_PER_SLICE;
   const rate = (name: string) => totals.get(name)! / seconds;
   const byName = (prefix: string): number => rate(rows.find((row) => row.name.startsWith(prefix))!.name);
   const rawRow = byName(`${raw} create + delete`);
+  const fixedRateLatencies = await latenciesAtHalfRawCapacity(rows, rawRow);
   const rawCond = byName(`${raw} create + conditional`);
   const rawNested = byName(`${raw} create with a root read`);
   const signedRow = byName('engine document acquire + release (signed');
@@ -256,6 +311,19 @@ async function main(argv: string[]): Promise<number | undefined> {
       `${`directory-lock acquire latency, ${name.replace('engine tree, ', '')}`.padEnd(68)} p50 ${at(0.5).toFixed(0)} ms, p95 ${at(0.95).toFixed(0)} ms, max ${at(1).toFixed(0)} ms (${sorted.length} locks)`,
     );
   }
+  const costs = rows.map((row) => costsOf(row.name, spent.get(row.name)!, seconds, oneCycle.get(row.name)!, fixedRateLatencies.get(row.name)!));
+  const costsOfRow = (prefix: string): RowCosts => costs.find((row) => row.name.startsWith(prefix))!;
+  const rawCosts = costsOfRow(`${raw} create + delete`);
+  console.log('');
+  printCostTable(costs, rawCosts);
+  const goals = goalsOf({
+    raw: rawCosts,
+    rawConditional: costsOfRow(`${raw} create + conditional`),
+    rawWithRootRead: costsOfRow(`${raw} create with a root read`),
+    document: costsOfRow('engine document acquire + release (signed'),
+  });
+  console.log('');
+  printGoals(goals);
   const outDir = join('results', 'bench');
   mkdirSync(outDir, { recursive: true });
   // Elasticsearch keeps the files' old names; another product's run sits beside them, not over them.
@@ -274,8 +342,9 @@ async function main(argv: string[]): Promise<number | undefined> {
         server: { ...server, url: store.url },
         concurrency: CONCURRENCY,
         seconds,
-        rows: rows.map((row) => ({ name: row.name, cyclesPerSecond: rate(row.name), clientCpuMicrosPerCycle: cpuPerCycle(row.name) })),
+        rows: costs,
         ratios,
+        goals,
         directoryLatencies: Object.fromEntries(directoryLatencies),
       },
       null,
@@ -286,8 +355,22 @@ async function main(argv: string[]): Promise<number | undefined> {
 
   for (const index of indices) await deleteLockIndex(client, index);
   await client.close();
+  await meterClient.close();
   await store.stop();
   return undefined;
+}
+
+/** Each row's cycles started at half the raw row's capacity, from this run: the latency a caller sees at a moderate load. */
+async function latenciesAtHalfRawCapacity(rows: readonly Row[], rawCyclesPerSecond: number): Promise<Map<string, FixedRateLatency>> {
+  const rate = rawCyclesPerSecond / 2;
+  const latencies = new Map<string, FixedRateLatency>();
+  for (const row of rows) {
+    process.stdout.write(`at ${rate.toFixed(0)} cycles/s for ${LATENCY_SECONDS} s: ${row.name}... `);
+    const latency = latencyOf(await runAtFixedRate(row.lock, rate, LATENCY_SECONDS, MAX_IN_FLIGHT_PER_WORKER * CONCURRENCY), rate);
+    latencies.set(row.name, latency);
+    console.log(describeLatency(latency));
+  }
+  return latencies;
 }
 
 function barChart(bars: Array<{ label: string; value: number }>, server: string): string {

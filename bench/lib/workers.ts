@@ -3,6 +3,20 @@ import { randomBytes } from 'node:crypto';
 
 export type Cycle = (worker: number, iteration: number) => Promise<void>;
 
+/** Undoes what a lock took (a release, a delete). */
+export type Release = () => Promise<void>;
+
+/** A cycle in two parts: its acquire, which latency is measured on, resolving to its release. */
+export type Lock = (worker: number, iteration: number) => Promise<Release>;
+
+/** The whole cycle of a lock: acquire, then release. */
+export const cycleOf =
+  (lock: Lock): Cycle =>
+  async (worker, iteration) => {
+    const release = await lock(worker, iteration);
+    await release();
+  };
+
 /** Cycles completed by `concurrency` workers running `cycle` back to back for `seconds`. */
 export async function measure(cycle: Cycle, seconds: number, concurrency: number): Promise<number> {
   let completed = 0;
