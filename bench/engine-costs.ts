@@ -1,7 +1,7 @@
 /**
  * What each bench:engine row costs in production terms, measured in the same run as its throughput:
  * requests to the cluster, the cluster's CPU (shared by every caller), the client's CPU (each Lambda's
- * own) and the acquire latency at a fixed moderate load; and issue 33's goals checked against them.
+ * own) and the acquire latency at a fixed moderate load; and the performance goals checked against them.
  */
 import type { ClusterCpuMeter } from './lib/cluster-cpu.js';
 import type { OpenLoopOutcome } from './lib/open-loop.js';
@@ -159,7 +159,7 @@ export function printCostTable(costs: readonly RowCosts[], raw: RowCosts): void 
   }
 }
 
-/** One of issue 33's goals, against this run's figure. */
+/** One of the performance goals, against this run's figure. */
 export interface Goal {
   label: string;
   value: number;
@@ -208,7 +208,7 @@ export function goalsOf({ raw, rawConditional, rawWithRootRead, document }: Goal
 }
 
 export function printGoals(goals: readonly Goal[]): void {
-  console.log("Issue 33's goals (document lock: signed tokens):");
+  console.log('The performance goals (document lock: signed tokens):');
   const width = Math.max(...goals.map((goal) => goal.label.length));
   for (const goal of goals) console.log(`  ${goal.label.padEnd(width)}  ${goal.shown}  (goal ${goal.goal}: ${goal.met ? 'met' : 'NOT met'})`);
 }
