@@ -4,7 +4,7 @@
  */
 
 import { UsageError } from '../infra/lib/cli.js';
-import { errorFromFunctionError } from '../packages/client/src/transport-invoke.js';
+import { errorFromFunctionError, parsePayload } from '../packages/client/src/transport-invoke.js';
 import type { SweepReportBody } from '../packages/client/src/wire.js';
 import type { OpsBackend, SweepOptions } from './backend.js';
 
@@ -49,16 +49,6 @@ function invokeFailure(error: unknown, functionName: string): unknown {
   const failure = new Error(`Invoke ${functionName}: ${name ?? 'Error'}${status ? ` (${status})` : ''}: ${message ?? ''}`, { cause: error });
   // Lambda's own refusal (no lambda:InvokeFunction) exits as refused; its status is in the message otherwise.
   return status === 403 ? Object.assign(failure, { status }) : failure;
-}
-
-function parsePayload(payload: Uint8Array | undefined): unknown {
-  if (!payload || payload.length === 0) return undefined;
-  const text = new TextDecoder().decode(payload);
-  try {
-    return JSON.parse(text);
-  } catch {
-    return { errorMessage: text.slice(0, 300) };
-  }
 }
 
 /** The third way, for sweep only: the sweeper function of a stage, invoked directly. */

@@ -103,7 +103,8 @@ export function invokeTransport(options: InvokeTransportOptions): InvokeTranspor
   return new InvokeTransport(options);
 }
 
-function parsePayload(payload: Uint8Array | undefined): unknown {
+/** An invocation's payload as JSON; text that is not JSON as an error message (cut short). */
+export function parsePayload(payload: Uint8Array | undefined): unknown {
   if (!payload || payload.length === 0) return undefined;
   const text = new TextDecoder().decode(payload);
   try {
