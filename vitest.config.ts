@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
 
@@ -18,6 +19,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 180_000,
     pool: 'forks',
+    // Most files wait on a node, a child process or a timer, not on this CPU: one worker more than the
+    // cores (vitest's default is one fewer, a single worker on 2 cores) took the suite from 968 s to 597 s here.
+    maxWorkers: availableParallelism() + 1,
+    minWorkers: 1,
     projects: [
       {
         extends: true,
