@@ -1,11 +1,12 @@
 /**
  * What a person sees when a command is called wrongly or a service does not answer: the real commands,
- * spawned. A usage mistake is one line naming the flag and the rule, exit 2; an unreachable
+ * spawned (the usage mistakes and --help all in one process: test/support/command-batch.ts, checked
+ * against commands spawned alone). A usage mistake is one line naming the flag and the rule, exit 2; an unreachable
  * Elasticsearch says where it was tried, what failed and what to do, exit 1; stack traces only with --verbose.
  */
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -28,6 +29,7 @@ import {
 import { describeServer } from '../../infra/lib/server-info.js';
 import { chooseStore, storeAt } from '../../infra/lib/store-target.js';
 import { ROOT } from '../loadtest/run.js';
+import type { BatchCase, BatchOutcome } from '../support/command-batch.js';
 
 const TSX = join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 
@@ -79,6 +81,42 @@ const securityAnswer = (status: number) => (_request: import('node:http').Incomi
 };
 
 const closeAll = (servers: Server[]) => Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+
+/** The commands whose --help is checked. */
+const HELP_CASES = [
+  ['loadtests/runner/commands/loadtest.ts'],
+  ['infra/index/cli.ts'],
+  ['infra/es/cli.ts'],
+  ['infra/es/cluster-cli.ts'],
+  ['faults/run.ts'],
+  ['bench/engine.ts'],
+  ['loadtests/runner/commands/loadtest-waiting.ts'],
+  ['scripts/cold-start.ts'],
+  ['scripts/dev.ts'],
+  ['loadtests/runner/commands/k6-install.ts'],
+  ['loadtests/runner/commands/loadtest-model.ts'],
+] as const;
+
+/** Runs `cases` in one spawned process (test/support/command-batch.ts), each in a new user's environment (USER_SETTINGS) with its `env` on top. */
+async function commandBatch(cases: Array<{ script: string; args: string[]; env?: Record<string, string> }>): Promise<BatchOutcome[]> {
+  const base = { ...process.env } as Record<string, string>;
+  for (const name of USER_SETTINGS) delete base[name];
+  const dir = mkdtempSync(join(tmpdir(), 'command-batch-'));
+  try {
+    const casesFile = join(dir, 'cases.json');
+    const outcomesFile = join(dir, 'outcomes.json');
+    const batch: BatchCase[] = cases.map(({ script, args, env }) => ({ script, args, env: { ...base, ...env } }));
+    writeFileSync(casesFile, JSON.stringify(batch));
+    await promisify(execFile)(process.execPath, [TSX, join(ROOT, 'test/support/command-batch.ts'), casesFile, outcomesFile], {
+      cwd: ROOT,
+      env: base,
+      timeout: 300_000,
+    });
+    return JSON.parse(readFileSync(outcomesFile, 'utf8')) as BatchOutcome[];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 describe('usage mistakes: one line naming the flag and the rule, exit 2', () => {
   const cases: Array<{ script: string; args: string[]; env?: Record<string, string>; says: RegExp }> = [
@@ -186,10 +224,14 @@ describe('usage mistakes: one line naming the flag and the rule, exit 2', () => 
       says: /^error: OPENSEARCH_URL: must be https:\/\/ with OPENSEARCH_AUTH=sigv4/,
     },
   ];
-  for (const { script, args, env, says } of cases) {
-    // Spawned without blocking: a minute of back-to-back spawnSync starves vitest's worker RPC (onTaskUpdate times out).
-    it(`${script} ${args.join(' ')}${env ? ` (${Object.entries(env).map(([k, v]) => `${k}=${v}`)})` : ''}`, async () => {
-      const run = await commandAsync(script, args, env);
+  // All in one process (test/support/command-batch.ts): the same checks, without seventy Node starts.
+  let outcomes: BatchOutcome[];
+  beforeAll(async () => {
+    outcomes = await commandBatch([...cases, ...HELP_CASES.map(([script]) => ({ script, args: ['--help'] }))]);
+  });
+  for (const [index, { script, args, env, says }] of cases.entries()) {
+    it(`${script} ${args.join(' ')}${env ? ` (${Object.entries(env).map(([k, v]) => `${k}=${v}`)})` : ''}`, () => {
+      const run = outcomes[index]!;
       expect(run.code, run.stderr).toBe(2);
       expect(run.stderr.trimEnd().split('\n'), run.stderr).toHaveLength(1);
       expect(run.stderr.trimEnd()).toMatch(says);
@@ -197,6 +239,14 @@ describe('usage mistakes: one line naming the flag and the rule, exit 2', () => 
       expect(run.stderr).not.toMatch(STACK_LINE);
     });
   }
+
+  it('the batch sees what a command spawned alone does: the same code, the same line', async () => {
+    for (const index of [0, cases.findIndex((entry) => entry.env !== undefined)]) {
+      const { script, args, env } = cases[index]!;
+      const alone = await commandAsync(script, args, env);
+      expect({ code: alone.code, stderr: alone.stderr }).toEqual({ code: outcomes[index]!.code, stderr: outcomes[index]!.stderr });
+    }
+  });
 
   it('prints the stack with --verbose or DEBUG', () => {
     for (const run of [command('infra/index/cli.ts', ['--bogus', '--verbose']), command('infra/index/cli.ts', ['--bogus'], { DEBUG: '1' })]) {
@@ -207,20 +257,8 @@ describe('usage mistakes: one line naming the flag and the rule, exit 2', () => 
   });
 
   it('--help prints the usage and exits 0', () => {
-    for (const [script, args] of [
-      ['loadtests/runner/commands/loadtest.ts', []],
-      ['infra/index/cli.ts', []],
-      ['infra/es/cli.ts', []],
-      ['infra/es/cluster-cli.ts', []],
-      ['faults/run.ts', []],
-      ['bench/engine.ts', []],
-      ['loadtests/runner/commands/loadtest-waiting.ts', []],
-      ['scripts/cold-start.ts', []],
-      ['scripts/dev.ts', []],
-      ['loadtests/runner/commands/k6-install.ts', []],
-      ['loadtests/runner/commands/loadtest-model.ts', []],
-    ] as const) {
-      const run = command(script, [...args, '--help']);
+    for (const [offset, [script]] of HELP_CASES.entries()) {
+      const run = outcomes[cases.length + offset]!;
       expect(run.code, `${script}: ${run.stderr}`).toBe(0);
       expect(run.stdout).toMatch(/^usage: /);
       expect(run.stdout).toMatch(/Exit codes/);
