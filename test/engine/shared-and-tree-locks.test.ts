@@ -80,9 +80,11 @@ describe('document sets', () => {
   it('never deadlock: overlapping sets requested in opposite orders end with each set granted whole or not at all', async () => {
     const forward = Array.from({ length: 20 }, (_, index) => `d-${index}`);
     for (let round = 0; round < 5; round++) {
+      // Waits long enough for one of them to get through on a loaded machine (two sets that back off
+      // from each other's partial writes may both run out of a short wait), short enough to end.
       const results = await Promise.allSettled([
-        engine.acquire({ ...ids(...forward), owner: 'forward', waitMs: 300 }),
-        engine.acquire({ ...ids(...[...forward].reverse()), owner: 'backward', waitMs: 300 }),
+        engine.acquire({ ...ids(...forward), owner: 'forward', waitMs: 3_000 }),
+        engine.acquire({ ...ids(...[...forward].reverse()), owner: 'backward', waitMs: 3_000 }),
       ]);
       const grants = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
       expect(grants.length).toBeGreaterThanOrEqual(1);
