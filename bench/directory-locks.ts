@@ -8,14 +8,27 @@
  * directory lock spent in its refresh and search below (the rest: waiting for its turn behind other
  * directory locks, for the files below to end, its writes and reads). A reference row of document
  * locks on distinct ids gives bench:engine's ratio; the file locks that meet a directory lock either
- * back off (the engine before settings.retry.watchAbove) or watch it.
+ * back off (the engine before settings.retry.watchAbove) or watch it. Every row also reports the
+ * cluster's CPU per cycle (its nodes' own counters).
+ *
+ * The striped rows price a design without the refresh: every file lock leaves a trace that a
+ * directory lock reads in real time, an entry in one of a few intention documents of each directory
+ * above it (a scripted update adding it after the grant, one taking it out before the release), and
+ * a directory lock reads its stripes with one realtime mget and the locks they name from the primary,
+ * instead of refreshing and searching (the store's search below is replaced by that read). A model of
+ * the design's costs and waits, not a safe implementation: a real one would write the trace in the
+ * acquire's own bulk, before the grant, and check it; here it costs two more round trips per file.
  */
 import { randomBytes } from 'node:crypto';
 import { interpose } from '../faults/interposed-store.js';
+import { lockDocId } from '../functions/core/doc-id.js';
 import { LockService } from '../functions/core/service.js';
+import type { BelowQuery, BelowResult } from '../functions/core/store.js';
 import { deleteLockIndex, ElasticsearchLockStore, ensureLockIndex } from '../functions/store/index.js';
+import type { SearchClient } from '../functions/store/search-client.js';
 import { numberFlag, parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
 import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE } from '../infra/lib/store-target.js';
+import { ClusterCpuMeter } from './lib/cluster-cpu.js';
 
 const USAGE = `usage: npm run bench:directories [-- --store S] [-- --verbose]
 
@@ -37,6 +50,10 @@ interface Design {
   backoffAbove?: boolean;
   /** The reference: the same workers on document locks of distinct ids (bench:engine's denominator). */
   documents?: boolean;
+  /** Striped intention documents per directory, written by every file lock and read by every directory lock. */
+  stripes?: number;
+  /** The share of directory locks, when not the run's (0: files only). */
+  share?: number;
 }
 
 const DESIGNS: Design[] = [
@@ -45,7 +62,51 @@ const DESIGNS: Design[] = [
   { name: 'forced refresh; files watch the directory lock (default)' },
   { name: 'scheduled refresh (index 50 ms); files back off', indexRefreshMs: 50, scheduled: true, backoffAbove: true },
   { name: 'scheduled refresh (index 50 ms); files watch', indexRefreshMs: 50, scheduled: true },
+  { name: 'striped intentions (4 per directory), read instead of searching', stripes: 4 },
+  { name: 'files only (no directory locks)', share: 0 },
+  { name: 'files only, writing striped intentions', share: 0, stripes: 4 },
 ];
+
+/** The directories above a file path, each with its intention stripes: `/hot/d0/f1` → `/hot`, `/hot/d0`. */
+const directoriesAbove = (path: string): string[] => {
+  const segments = path.slice(1).split('/');
+  return segments.slice(0, -1).map((_, index) => `/${segments.slice(0, index + 1).join('/')}`);
+};
+const stripeId = (directory: string, stripe: number): string => `bench|i|${directory}|${stripe}`;
+
+/** Adds (or with `remove`, takes out) a lease's entry in one stripe of each directory above `path`: one scripted update each, in one bulk. */
+function intentionWrites(index: string, path: string, stripe: number, lease: string, remove: boolean): object[] {
+  const script = remove
+    ? { source: 'ctx._source.entries.removeIf(e -> e.lease == params.lease)', params: { lease } }
+    : {
+        source: 'ctx._source.entries.removeIf(e -> e.lease == params.lease); ctx._source.entries.add(params.entry)',
+        params: { lease, entry: { lease, path, mode: 'IX' } },
+      };
+  return directoriesAbove(path).flatMap((directory) => [
+    { update: { _index: index, _id: stripeId(directory, stripe), retry_on_conflict: 10 } },
+    { script, upsert: { entries: remove ? [] : [{ lease, path, mode: 'IX' }] } },
+  ]);
+}
+
+/**
+ * The striped design's look below: the directory's stripes by one realtime mget, then the locks their
+ * entries name, with the directory's own document, from the primary.
+ */
+async function readStripes(client: SearchClient, store: ElasticsearchLockStore, intentions: string, stripes: number, query: BelowQuery): Promise<BelowResult> {
+  const answer = await client.mget<{ entries?: Array<{ path: string }> }>({
+    index: intentions,
+    ids: Array.from({ length: stripes }, (_, each) => stripeId(query.path!, each)),
+    realtime: true,
+  });
+  const paths = new Set(answer.docs.flatMap((doc) => ('_source' in doc ? (doc._source?.entries ?? []).map((entry) => entry.path) : [])));
+  const ids = [...paths].map((path) => lockDocId(query.namespace, 'tree', path));
+  const locks = await store.readPrimary([query.selfDocId, ...ids]);
+  const below = ids.flatMap((id) => {
+    const lock = locks.get(id);
+    return lock?.body.holders.some((holder) => holder.expiresAt > query.liveAfter) ? [lock] : [];
+  });
+  return { self: locks.get(query.selfDocId) ?? null, below };
+}
 
 async function main(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, { ...STORE_FLAG });
@@ -68,10 +129,12 @@ async function main(argv: string[]): Promise<number> {
       };
       // The search below (with the refresh or the wait for one before it), timed: the part of a directory lock's time the design changes.
       const timing = { recording: false, searchMs: 0, searches: 0 };
-      const store = interpose(new ElasticsearchLockStore(client, index), {
+      const intentions = `${index}-intentions`;
+      const inner = new ElasticsearchLockStore(client, index);
+      const store = interpose(inner, {
         async findLiveBelow(query, next) {
           const started = performance.now();
-          const found = await next(query);
+          const found = design.stripes ? await readStripes(client, inner, intentions, design.stripes, query) : await next(query);
           if (timing.recording) {
             timing.searchMs += performance.now() - started;
             timing.searches++;
@@ -79,17 +142,34 @@ async function main(argv: string[]): Promise<number> {
           return found;
         },
       });
-      return { design, index, engine: new LockService(store, settings), cycles: 0, directoryMs: [] as number[], timing };
+      if (design.stripes)
+        await client.indices.create({ index: intentions, settings: { number_of_shards: 1, auto_expand_replicas: '0-1' }, mappings: { dynamic: false } });
+      return {
+        design,
+        index,
+        intentions,
+        engine: new LockService(store, settings),
+        cycles: 0,
+        clusterCpuMs: 0,
+        directoryMs: [] as number[],
+        timing,
+      };
     }),
   );
   type Row = (typeof rows)[number];
+  const cluster = new ClusterCpuMeter(target.client({ requestTimeoutMs: 30_000 }));
+  /** The striped design's extra writes: a file's intention entries after its grant (or, with `remove`, before its release). */
+  const trace = async (row: Row, path: string, stripe: number, lease: string, remove: boolean): Promise<void> => {
+    if (row.design.stripes) await client.bulk({ operations: intentionWrites(row.intentions, path, stripe, lease, remove) });
+  };
   const slice = async (row: Row, sliceSeconds: number, record: boolean): Promise<void> => {
     const end = Date.now() + sliceSeconds * 1_000;
     row.timing.recording = record;
+    const cpuBefore = record ? await cluster.totalMillis() : 0;
     await Promise.all(
       Array.from({ length: concurrency }, async (_, worker) => {
         for (let iteration = 0; Date.now() < end; iteration++) {
-          const directory = !row.design.documents && Math.random() < share;
+          const directory = !row.design.documents && Math.random() < (row.design.share ?? share);
           const path = directory ? `/hot/d${iteration % 4}` : `/hot/d${worker % 4}/f${worker}-${iteration % 50}`;
           const started = performance.now();
           const owner = `w${worker}`;
@@ -99,11 +179,19 @@ async function main(argv: string[]): Promise<number> {
               : { namespace: 'bench', granularity: 'tree', path, owner, waitMs: 10_000 },
           );
           if (record && directory) row.directoryMs.push(performance.now() - started);
+          const stripe = worker % (row.design.stripes ?? 1);
+          const lease = grant.leaseToken.slice(-16);
+          // Nothing is done under the lock: the trace goes in after the grant and out before the release.
+          if (!directory) {
+            await trace(row, path, stripe, lease, false);
+            await trace(row, path, stripe, lease, true);
+          }
           await row.engine.release({ leaseToken: grant.leaseToken });
           if (record) row.cycles++;
         }
       }),
     );
+    if (record) row.clusterCpuMs += (await cluster.totalMillis()) - cpuBefore;
   };
   try {
     console.log(`${target.name}, ${concurrency} workers, ${share * 100} % directory locks; warming up...`);
@@ -125,13 +213,19 @@ async function main(argv: string[]): Promise<number> {
       const mean = sorted.length > 0 ? sorted.reduce((sum, ms) => sum + ms, 0) / sorted.length : 0;
       const searchPerLock = sorted.length > 0 ? row.timing.searchMs / sorted.length : 0;
       const searchShare = mean > 0 ? ` = ${Math.round((100 * searchPerLock) / mean)} % of their mean ${mean.toFixed(0)} ms` : '';
+      const cpuPerCycle = (row: Row): number => (1000 * row.clusterCpuMs) / Math.max(1, row.cycles);
       console.log(
-        `${row.design.name.padEnd(60)} ${(row.cycles / (rounds * seconds)).toFixed(0).padStart(5)} cycles/s  ${(row.cycles / documents).toFixed(2)} of documents, ${(row.cycles / baseline).toFixed(2)} of the first tree row  directory lock p50 ${at(0.5)} ms, p95 ${at(0.95)} ms (${sorted.length})` +
-          (sorted.length > 0 ? `; refresh + search ${searchPerLock.toFixed(0)} ms per directory lock${searchShare}` : ''),
+        `${row.design.name.padEnd(60)} ${(row.cycles / (rounds * seconds)).toFixed(0).padStart(5)} cycles/s  ${(row.cycles / documents).toFixed(2)} of documents, ${(row.cycles / baseline).toFixed(2)} of the first tree row; cluster CPU ${cpuPerCycle(row).toFixed(0)} µs/cycle (${(cpuPerCycle(row) / cpuPerCycle(rows[0]!)).toFixed(2)} of documents)  directory lock p50 ${at(0.5)} ms, p95 ${at(0.95)} ms (${sorted.length})` +
+          (sorted.length > 0
+            ? `; ${row.design.stripes ? 'stripes read' : 'refresh + search'} ${searchPerLock.toFixed(0)} ms per directory lock${searchShare}`
+            : ''),
       );
     }
   } finally {
-    for (const row of rows) await deleteLockIndex(client, row.index);
+    for (const row of rows) {
+      await deleteLockIndex(client, row.index);
+      if (row.design.stripes) await client.indices.delete({ index: row.intentions }, { ignore: [404] });
+    }
     await client.close();
     await target.stop();
   }
