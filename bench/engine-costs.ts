@@ -73,15 +73,31 @@ export interface FixedRateLatency {
   acquireP99Ms: number;
   /** The 99th percentile of how late cycles started: large, the client could not keep the schedule. */
   lateStartP99Ms: number;
+  /**
+   * The cluster's and this process's CPU per completed cycle at this rate. Every row runs at the same
+   * rate here, so the nodes' background work (refreshes, merges, stats) weighs the same per cycle in
+   * each, where at saturation it weighs more on the slower rows.
+   */
+  clusterCpuMicrosPerCycle: number;
+  clientCpuMicrosPerCycle: number;
   scheduled: number;
   skipped: number;
   failed: number;
   firstError?: string;
 }
 
-export function latencyOf(outcome: OpenLoopOutcome, ratePerSecond: number): FixedRateLatency {
+/** What a fixed-rate phase used: the cluster's CPU in ms, this process's in µs. */
+export interface PhaseCpu {
+  clusterCpuMillis: number;
+  clientCpuMicros: number;
+}
+
+export function latencyOf(outcome: OpenLoopOutcome, ratePerSecond: number, cpu: PhaseCpu): FixedRateLatency {
+  const completed = Math.max(1, outcome.scheduled - outcome.skipped - outcome.failed);
   return {
     ratePerSecond,
+    clusterCpuMicrosPerCycle: (1_000 * cpu.clusterCpuMillis) / completed,
+    clientCpuMicrosPerCycle: cpu.clientCpuMicros / completed,
     acquireP50Ms: percentile(outcome.acquireMs, 50),
     acquireP99Ms: percentile(outcome.acquireMs, 99),
     lateStartP99Ms: percentile(outcome.lateMs, 99),
@@ -132,7 +148,16 @@ export function costsOf(name: string, totals: RowTotals, seconds: number, oneCyc
 /** Each row's costs with their ratios to the raw row's, one line per row. */
 export function printCostTable(costs: readonly RowCosts[], raw: RowCosts): void {
   const ratio = (value: number, rawValue: number) => `(${(value / rawValue).toFixed(2)})`;
-  const header = ['row', 'cycles/s', 'requests/cycle', 'alone', 'cluster CPU µs/cycle', 'client CPU µs/cycle', 'acquire p50 / p99 ms'];
+  const header = [
+    'row',
+    'cycles/s',
+    'requests/cycle',
+    'alone',
+    'cluster CPU µs/cycle',
+    'client CPU µs/cycle',
+    'at half raw: cluster / client CPU µs/cycle',
+    'acquire p50 / p99 ms',
+  ];
   const lines = costs.map((row) => {
     const latency = row.atHalfRawCapacity;
     const mark = overCapacity(latency) || latency.failed > 0 ? ' *' : '';
@@ -143,6 +168,7 @@ export function printCostTable(costs: readonly RowCosts[], raw: RowCosts): void 
       `${row.oneCycleAlone.acquire}+${row.oneCycleAlone.release}`,
       `${row.clusterCpuMicrosPerCycle.toFixed(0)} ${ratio(row.clusterCpuMicrosPerCycle, raw.clusterCpuMicrosPerCycle)}`,
       `${row.clientCpuMicrosPerCycle.toFixed(0)} ${ratio(row.clientCpuMicrosPerCycle, raw.clientCpuMicrosPerCycle)}`,
+      `${latency.clusterCpuMicrosPerCycle.toFixed(0)} ${ratio(latency.clusterCpuMicrosPerCycle, raw.atHalfRawCapacity.clusterCpuMicrosPerCycle)} / ${latency.clientCpuMicrosPerCycle.toFixed(0)} ${ratio(latency.clientCpuMicrosPerCycle, raw.atHalfRawCapacity.clientCpuMicrosPerCycle)}`,
       `${latency.acquireP50Ms.toFixed(1)} / ${latency.acquireP99Ms.toFixed(1)} ${ratio(latency.acquireP50Ms, raw.atHalfRawCapacity.acquireP50Ms)}${mark}`,
     ];
   });
@@ -180,6 +206,10 @@ export interface GoalRows {
   document: RowCosts;
 }
 
+/** A row's CPU per cycle against raw's, both at half raw's capacity. */
+const sameRateRatio = (row: RowCosts, raw: RowCosts, measure: 'clusterCpuMicrosPerCycle' | 'clientCpuMicrosPerCycle'): number =>
+  row.atHalfRawCapacity[measure] / raw.atHalfRawCapacity[measure];
+
 export function goalsOf({ raw, rawConditional, rawWithRootRead, document }: GoalRows): Goal[] {
   const clusterRatio = document.clusterCpuMicrosPerCycle / raw.clusterCpuMicrosPerCycle;
   const alone = document.oneCycleAlone;
@@ -188,7 +218,13 @@ export function goalsOf({ raw, rawConditional, rawWithRootRead, document }: Goal
   const nestingShare = (rawWithRootRead.clusterCpuMicrosPerCycle - rawConditional.clusterCpuMicrosPerCycle) / document.clusterCpuMicrosPerCycle;
   const clientRatio = document.clientCpuMicrosPerCycle / raw.clientCpuMicrosPerCycle;
   return [
-    { label: 'document lock cluster CPU per cycle / raw', value: clusterRatio, shown: `${clusterRatio.toFixed(2)}×`, goal: '≤ 1.1×', met: clusterRatio <= 1.1 },
+    {
+      label: 'document lock cluster CPU per cycle / raw',
+      value: clusterRatio,
+      shown: `${clusterRatio.toFixed(2)}× (at half raw's rate: ${sameRateRatio(document, raw, 'clusterCpuMicrosPerCycle').toFixed(2)}×)`,
+      goal: '≤ 1.1×',
+      met: clusterRatio <= 1.1,
+    },
     {
       label: 'requests per uncontended exclusive document cycle',
       value: requests,
@@ -203,7 +239,13 @@ export function goalsOf({ raw, rawConditional, rawWithRootRead, document }: Goal
       goal: '≤ 5 %',
       met: nestingShare <= 0.05,
     },
-    { label: 'document lock client CPU per cycle / raw', value: clientRatio, shown: `${clientRatio.toFixed(2)}×`, goal: '≤ 1.5×', met: clientRatio <= 1.5 },
+    {
+      label: 'document lock client CPU per cycle / raw',
+      value: clientRatio,
+      shown: `${clientRatio.toFixed(2)}× (at half raw's rate: ${sameRateRatio(document, raw, 'clientCpuMicrosPerCycle').toFixed(2)}×)`,
+      goal: '≤ 1.5×',
+      met: clientRatio <= 1.5,
+    },
   ];
 }
 

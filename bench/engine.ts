@@ -265,7 +265,7 @@ async function main(argv: string[]): Promise<number | undefined> {
   const rate = (name: string) => totals.get(name)! / seconds;
   const byName = (prefix: string): number => rate(rows.find((row) => row.name.startsWith(prefix))!.name);
   const rawRow = byName(`${raw} create + delete`);
-  const fixedRateLatencies = await latenciesAtHalfRawCapacity(rows, rawRow);
+  const fixedRateLatencies = await latenciesAtHalfRawCapacity(rows, rawRow, meters.cluster);
   const rawCond = byName(`${raw} create + conditional`);
   const rawNested = byName(`${raw} create with a root read`);
   const signedRow = byName('engine document acquire + release (signed');
@@ -361,12 +361,17 @@ async function main(argv: string[]): Promise<number | undefined> {
 }
 
 /** Each row's cycles started at half the raw row's capacity, from this run: the latency a caller sees at a moderate load. */
-async function latenciesAtHalfRawCapacity(rows: readonly Row[], rawCyclesPerSecond: number): Promise<Map<string, FixedRateLatency>> {
+async function latenciesAtHalfRawCapacity(rows: readonly Row[], rawCyclesPerSecond: number, cluster: ClusterCpuMeter): Promise<Map<string, FixedRateLatency>> {
   const rate = rawCyclesPerSecond / 2;
   const latencies = new Map<string, FixedRateLatency>();
   for (const row of rows) {
     process.stdout.write(`at ${rate.toFixed(0)} cycles/s for ${LATENCY_SECONDS} s: ${row.name}... `);
-    const latency = latencyOf(await runAtFixedRate(row.lock, rate, LATENCY_SECONDS, MAX_IN_FLIGHT_PER_WORKER * CONCURRENCY), rate);
+    const clusterBefore = await cluster.totalMillis();
+    const clientBefore = process.cpuUsage();
+    const outcome = await runAtFixedRate(row.lock, rate, LATENCY_SECONDS, MAX_IN_FLIGHT_PER_WORKER * CONCURRENCY);
+    const client = process.cpuUsage(clientBefore);
+    const cpu = { clusterCpuMillis: (await cluster.totalMillis()) - clusterBefore, clientCpuMicros: client.user + client.system };
+    const latency = latencyOf(outcome, rate, cpu);
     latencies.set(row.name, latency);
     console.log(describeLatency(latency));
   }
