@@ -21,23 +21,22 @@ export interface ErrorCause {
 type Raised<Fields> = Fields & ErrorCause;
 
 export abstract class LockError<Fields extends object = object> extends Error {
+  /** Whether repeating the same call later can succeed: the catalogue's word for this name. */
+  declare readonly retryable: boolean;
   /** The error's own fields, as raised (its cause aside): the one place they live. */
   readonly context: Readonly<Fields>;
 
   constructor(raised: Raised<Fields>, message: string) {
     const { cause, ...fields } = raised;
     super(message, cause === undefined ? undefined : { cause });
+    // Own and enumerable like a plain field (loggers list an error's own fields), read once the subclass has set the name.
+    Object.defineProperty(this, 'retryable', { get: () => this.spec.retryable, enumerable: true });
     this.context = fields as Fields;
   }
 
   /** The catalogue's entry for this name (InternalError's for a name the wire does not know). */
   get spec(): ErrorSpec {
     return errorSpecOf(this.name);
-  }
-
-  /** Whether repeating the same call later can succeed. */
-  get retryable(): boolean {
-    return this.spec.retryable;
   }
 
   /** The error body an answer carries: name, message and retryability, then the error's own wire fields. */
