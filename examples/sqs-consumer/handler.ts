@@ -93,9 +93,9 @@ function readRecordBody(record: SQSRecord): RecordBody {
   try {
     json = JSON.parse(record.body);
   } catch {
-    throw new ValidationError(undefined, { fields: [{ field: 'body', rule: 'json', message: 'must be a JSON object' }] });
+    throw new ValidationError({ fields: [{ field: 'body', rule: 'json', message: 'must be a JSON object' }] });
   }
-  throw new ValidationError(undefined, { fields: toFieldIssues(new z.ZodError(issues as z.core.$ZodIssue[]), json) });
+  throw new ValidationError({ fields: toFieldIssues(new z.ZodError(issues as z.core.$ZodIssue[]), json) });
 }
 
 export function createSqsConsumer(options: SqsConsumerOptions): (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse> {

@@ -45,12 +45,12 @@ export class LockEngine {
   acquire(request: AcquireRequest): Promise<Grant> {
     if (request.wake) {
       return Promise.reject(
-        new ValidationError(undefined, { fields: [{ field: 'wake', rule: 'not_here', message: 'a waiter with a wake channel acquires with acquireOrQueue' }] }),
+        new ValidationError({ fields: [{ field: 'wake', rule: 'not_here', message: 'a waiter with a wake channel acquires with acquireOrQueue' }] }),
       );
     }
     if (request.work) {
       return Promise.reject(
-        new ValidationError(undefined, {
+        new ValidationError({
           fields: [{ field: 'idempotencyKey', rule: 'not_here', message: 'work with an idempotency key is acquired with acquireWork' }],
         }),
       );
@@ -125,6 +125,6 @@ export class LockEngine {
 }
 
 const wakeNotConfigured = (): ValidationError =>
-  new ValidationError(undefined, {
+  new ValidationError({
     fields: [{ field: 'wake', rule: 'not_configured', message: 'wake-ups are not configured on this deployment (no notifier): wait with waitMs instead' }],
   });

@@ -2,41 +2,85 @@
  * Every error the lock engine can raise. Handlers map these by `name` (HTTP status, or the error
  * name a Step Functions `Retry`/`Catch` matches), so names are part of the public contract.
  *
- * One constructor shape for all: `(message, details)`, where `details` carries the error's own
- * fields and an optional `cause`. A message left undefined is written from the details; the HTTP
- * client passes the server's message instead.
+ * Status, retryability, metric and log level are the wire catalogue's (ERRORS); a class adds only
+ * its own fields, kept in `context`, and how they read on the wire (`toWire`). One constructor shape
+ * for all: `(fields, message?)`, where `fields` may carry a `cause`; a message left out is written
+ * from the fields.
  */
+import { type ConflictBody, type ErrorBody, type ErrorSpec, errorSpecOf, type FieldIssueBody, isErrorName } from '../../packages/client/src/wire.js';
 import type { ConflictingKey } from './model.js';
 
-export interface FieldIssue {
-  /** Dotted path of the offending request field, e.g. `ids.3` or `path`. */
-  field: string;
-  /** Short machine-readable rule name, e.g. `too_long`, `absolute_path`. */
-  rule: string;
-  message: string;
-}
+/** A request field and the rule it broke: as the wire says it. */
+export type FieldIssue = FieldIssueBody;
 
 export interface ErrorCause {
   cause?: unknown;
 }
 
-export abstract class LockError extends Error {
-  /** Whether repeating the same call later can succeed. */
-  abstract readonly retryable: boolean;
+/** The fields an error is raised with, besides an optional cause. */
+type Raised<Fields> = Fields & ErrorCause;
 
-  constructor(message: string, details: ErrorCause) {
-    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+export abstract class LockError<Fields extends object = object> extends Error {
+  /** Whether repeating the same call later can succeed: the catalogue's word for this name. */
+  declare readonly retryable: boolean;
+  /** The error's own fields, as raised (its cause aside): the one place they live. */
+  readonly context: Readonly<Fields>;
+
+  constructor(raised: Raised<Fields>, message: string) {
+    const { cause, ...fields } = raised;
+    super(message, cause === undefined ? undefined : { cause });
+    // Own and enumerable like a plain field (loggers list an error's own fields), read once the subclass has set the name.
+    Object.defineProperty(this, 'retryable', { get: () => this.spec.retryable, enumerable: true });
+    this.context = fields as Fields;
+  }
+
+  /** The catalogue's entry for this name (InternalError's for a name the wire does not know). */
+  get spec(): ErrorSpec {
+    return errorSpecOf(this.name);
+  }
+
+  /** The error body an answer carries: name, message and retryability, then the error's own wire fields. */
+  toWire(): ErrorBody {
+    const error = isErrorName(this.name) ? this.name : 'InternalError';
+    return { error, message: this.wireMessage(), retryable: this.retryable, ...this.wireFields() };
+  }
+
+  /** The message a caller reads (by default the error's own). */
+  protected wireMessage(): string {
+    return this.message;
+  }
+
+  /** What the body carries besides name, message and retryability. */
+  protected wireFields(): Partial<ErrorBody> {
+    return {};
   }
 }
 
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** Conflicts as the wire says them (times as ISO strings and epoch ms). */
+export function presentConflicts(conflicts: ConflictingKey[]): ConflictBody[] {
+  return conflicts.map((conflict) => ({
+    key: conflict.key,
+    granularity: conflict.granularity,
+    requestedMode: conflict.requestedMode,
+    holders: conflict.holders.map((holder) => ({ owner: holder.owner, mode: holder.mode, expiresAt: iso(holder.expiresAt), expiresAtMs: holder.expiresAt })),
+    ...(conflict.reason ? { reason: conflict.reason } : {}),
+    ...(conflict.permits ? { permits: { ...conflict.permits } } : {}),
+  }));
+}
+
 /** Bad input. Nothing was read or written. */
-export class ValidationError extends LockError {
+export class ValidationError extends LockError<{ fields: FieldIssue[] }> {
   override readonly name = 'ValidationError';
-  readonly retryable = false;
-  readonly fields: FieldIssue[];
-  constructor(message: string | undefined, details: { fields: FieldIssue[] } & ErrorCause) {
-    super(message ?? `Invalid request: ${details.fields.map((issue) => `${issue.field}: ${issue.message}`).join('; ')}`, details);
-    this.fields = details.fields;
+  constructor(raised: Raised<{ fields: FieldIssue[] }>, message?: string) {
+    super(raised, message ?? `Invalid request: ${raised.fields.map((issue) => `${issue.field}: ${issue.message}`).join('; ')}`);
+  }
+  get fields(): FieldIssue[] {
+    return this.context.fields;
+  }
+  protected override wireFields(): Partial<ErrorBody> {
+    return { fields: this.fields };
   }
 }
 
@@ -55,20 +99,35 @@ export type AccessDeniedReason =
   /** A list without a namespace, by a caller who may list some namespaces but not every one. */
   | 'namespace_required';
 
+interface AccessDenied {
+  action: string;
+  reason: AccessDeniedReason;
+  namespace?: string;
+  principal?: string;
+}
+
 /**
  * The namespace policy does not let this caller do this in this namespace, or does not know the
  * caller. Nothing was read or written.
  */
-export class AccessDeniedError extends LockError {
+export class AccessDeniedError extends LockError<AccessDenied> {
   override readonly name = 'AccessDeniedError';
-  readonly retryable = false;
-  readonly context: { action: string; reason: AccessDeniedReason; namespace?: string; principal?: string };
-  constructor(message: string | undefined, details: { action: string; reason: AccessDeniedReason; namespace?: string; principal?: string } & ErrorCause) {
-    const who = details.principal ?? 'the caller';
-    super(message ?? `${who} may not ${details.action}${details.namespace ? ` in namespace ${details.namespace}` : ''} (${details.reason})`, details);
-    const { cause: _, ...context } = details;
-    this.context = context;
+  constructor(raised: Raised<AccessDenied>, message?: string) {
+    const { action, reason, namespace, principal } = raised;
+    super(raised, message ?? `${principal ?? 'the caller'} may not ${action}${namespace ? ` in namespace ${namespace}` : ''} (${reason})`);
   }
+  protected override wireFields(): Partial<ErrorBody> {
+    const { reason, action, namespace, principal } = this.context;
+    return { reason, action, ...(namespace ? { namespace } : {}), ...(principal ? { principal } : {}) };
+  }
+}
+
+interface Quota {
+  per: 'owner' | 'namespace';
+  subject: string;
+  limit: number;
+  held: number;
+  requested: number;
 }
 
 /**
@@ -76,43 +135,57 @@ export class AccessDeniedError extends LockError {
  * taken. The count behind it comes from search, about a second behind, so the limit is a guard rail
  * that can be passed by a few concurrent calls, never a safety property.
  */
-export class QuotaExceededError extends LockError {
+export class QuotaExceededError extends LockError<Quota> {
   override readonly name = 'QuotaExceededError';
-  readonly retryable = true;
-  readonly context: { per: 'owner' | 'namespace'; subject: string; limit: number; held: number; requested: number };
-  constructor(
-    message: string | undefined,
-    details: { per: 'owner' | 'namespace'; subject: string; limit: number; held: number; requested: number } & ErrorCause,
-  ) {
+  constructor(raised: Raised<Quota>, message?: string) {
+    const { per, subject, limit, held, requested } = raised;
     super(
+      raised,
       message ??
-        `Quota exceeded: ${details.per} ${details.subject} holds ${details.held} live lock${details.held === 1 ? '' : 's'} (limit ${details.limit} per ${details.per}); this call asks for ${details.requested} more`,
-      details,
+        `Quota exceeded: ${per} ${subject} holds ${held} live lock${held === 1 ? '' : 's'} (limit ${limit} per ${per}); this call asks for ${requested} more`,
     );
-    const { cause: _, ...context } = details;
-    this.context = context;
+  }
+  protected override wireFields(): Partial<ErrorBody> {
+    return { quota: { ...this.context } };
   }
 }
 
-/** Someone else holds an incompatible lock on at least one key; this call holds nothing. */
-export class LockHeldError extends LockError {
-  override readonly name = 'LockHeldError';
-  readonly retryable = true;
-  readonly conflicts: ConflictingKey[];
+interface Held {
+  conflicts: ConflictingKey[];
   /** A suggested delay before trying again. */
-  readonly retryAfterMs: number;
-  /** How long the call waited (`waitMs`) before giving up; 0 when it did not wait. */
-  readonly waitedMs: number;
-  constructor(message: string | undefined, details: { conflicts: ConflictingKey[]; retryAfterMs: number; waitedMs?: number } & ErrorCause) {
-    const held = details.conflicts.map((conflict) => {
+  retryAfterMs: number;
+  /** How long the call waited (`waitMs`) before giving up; 0 (or left out) when it did not wait. */
+  waitedMs?: number;
+}
+
+/** Someone else holds an incompatible lock on at least one key; this call holds nothing. */
+export class LockHeldError extends LockError<Held> {
+  override readonly name = 'LockHeldError';
+  constructor(raised: Raised<Held>, message?: string) {
+    const held = raised.conflicts.map((conflict) => {
       const holders = conflict.holders.map((holder) => `${holder.mode} by ${holder.owner}`).join(', ');
       return `${conflict.key} (${conflict.permits ? `${conflict.permits.taken} of ${conflict.permits.limit} permits taken: ` : ''}${holders})`;
     });
-    super(message ?? `Lock held: ${held.join('; ')}`, details);
-    this.conflicts = details.conflicts;
-    this.retryAfterMs = details.retryAfterMs;
-    this.waitedMs = details.waitedMs ?? 0;
+    super(raised, message ?? `Lock held: ${held.join('; ')}`);
   }
+  get conflicts(): ConflictingKey[] {
+    return this.context.conflicts;
+  }
+  get retryAfterMs(): number {
+    return this.context.retryAfterMs;
+  }
+  get waitedMs(): number {
+    return this.context.waitedMs ?? 0;
+  }
+  protected override wireFields(): Partial<ErrorBody> {
+    return { retryAfterMs: this.retryAfterMs, conflicts: presentConflicts(this.conflicts), ...(this.waitedMs > 0 ? { waitedMs: this.waitedMs } : {}) };
+  }
+}
+
+interface LimitMismatch {
+  key: string;
+  requestedLimit: number | null;
+  heldLimit: number | null;
 }
 
 /**
@@ -121,21 +194,35 @@ export class LockHeldError extends LockError {
  * lock, or a plain lock asked for with permits. A limit of null stands for a plain lock. Nothing is
  * held; waiting would not help while the document is in use (docs/permits.md).
  */
-export class PermitLimitMismatchError extends LockError {
+export class PermitLimitMismatchError extends LockError<LimitMismatch> {
   override readonly name = 'PermitLimitMismatchError';
-  readonly retryable = false;
-  readonly key: string;
-  readonly requestedLimit: number | null;
-  readonly heldLimit: number | null;
-  constructor(message: string | undefined, details: { key: string; requestedLimit: number | null; heldLimit: number | null } & ErrorCause) {
-    const { key, requestedLimit, heldLimit } = details;
+  constructor(raised: Raised<LimitMismatch>, message?: string) {
+    const { key, requestedLimit, heldLimit } = raised;
     const asked = requestedLimit === null ? 'a plain lock' : `permits of a limit of ${requestedLimit}`;
     const held = heldLimit === null ? 'held as a plain lock' : `a semaphore with a limit of ${heldLimit} permits`;
-    super(message ?? `${key} is ${held}; this acquire asks for ${asked}`, details);
-    this.key = key;
-    this.requestedLimit = requestedLimit;
-    this.heldLimit = heldLimit;
+    super(raised, message ?? `${key} is ${held}; this acquire asks for ${asked}`);
   }
+  get key(): string {
+    return this.context.key;
+  }
+  get requestedLimit(): number | null {
+    return this.context.requestedLimit;
+  }
+  get heldLimit(): number | null {
+    return this.context.heldLimit;
+  }
+  protected override wireFields(): Partial<ErrorBody> {
+    const { key, requestedLimit, heldLimit } = this.context;
+    return { key, requestedLimit, heldLimit };
+  }
+}
+
+interface QueueFull {
+  key: string;
+  limit: number;
+  queued: number;
+  /** A suggested delay before trying again. */
+  retryAfterMs: number;
 }
 
 /**
@@ -143,35 +230,51 @@ export class PermitLimitMismatchError extends LockError {
  * join, and nothing was written. A waiter already in the queue is never refused. Try again once
  * waiters ahead have been served.
  */
-export class QueueFullError extends LockError {
+export class QueueFullError extends LockError<QueueFull> {
   override readonly name = 'QueueFullError';
-  readonly retryable = true;
-  readonly key: string;
-  readonly limit: number;
-  readonly queued: number;
-  /** A suggested delay before trying again. */
-  readonly retryAfterMs: number;
-  constructor(message: string | undefined, details: { key: string; limit: number; queued: number; retryAfterMs: number } & ErrorCause) {
-    const { key, limit, queued, retryAfterMs } = details;
-    super(message ?? `the queue of lock ${key} is full (${limit} tickets, queue.maxTickets); nothing was written`, details);
-    this.key = key;
-    this.limit = limit;
-    this.queued = queued;
-    this.retryAfterMs = retryAfterMs;
+  constructor(raised: Raised<QueueFull>, message?: string) {
+    super(raised, message ?? `the queue of lock ${raised.key} is full (${raised.limit} tickets, queue.maxTickets); nothing was written`);
+  }
+  get key(): string {
+    return this.context.key;
+  }
+  get limit(): number {
+    return this.context.limit;
+  }
+  get queued(): number {
+    return this.context.queued;
+  }
+  get retryAfterMs(): number {
+    return this.context.retryAfterMs;
+  }
+  protected override wireFields(): Partial<ErrorBody> {
+    const { key, limit, queued, retryAfterMs } = this.context;
+    return { key, limit, queued, retryAfterMs };
   }
 }
 
 /** The lease this token names is gone: released, or expired and taken over or swept. */
-export class LeaseLostError extends LockError {
+export class LeaseLostError extends LockError<{ leaseId: string; lostKeys: string[] }> {
   override readonly name = 'LeaseLostError';
-  readonly retryable = false;
-  readonly leaseId: string;
-  readonly lostKeys: string[];
-  constructor(message: string | undefined, details: { leaseId: string; lostKeys: string[] } & ErrorCause) {
-    super(message ?? `Lease ${details.leaseId} is no longer held on ${details.lostKeys.join(', ')}`, details);
-    this.leaseId = details.leaseId;
-    this.lostKeys = details.lostKeys;
+  constructor(raised: Raised<{ leaseId: string; lostKeys: string[] }>, message?: string) {
+    super(raised, message ?? `Lease ${raised.leaseId} is no longer held on ${raised.lostKeys.join(', ')}`);
   }
+  get leaseId(): string {
+    return this.context.leaseId;
+  }
+  get lostKeys(): string[] {
+    return this.context.lostKeys;
+  }
+  protected override wireFields(): Partial<ErrorBody> {
+    return { lostKeys: this.lostKeys };
+  }
+}
+
+interface InProgress {
+  keyHash: string;
+  owner?: string;
+  since?: number;
+  retryAfterMs: number;
 }
 
 /**
@@ -179,26 +282,32 @@ export class LeaseLostError extends LockError {
  * may still): this call holds nothing. Try again later: it then gets the recorded result, or takes
  * the work on if that delivery failed or died.
  */
-export class WorkInProgressError extends LockError {
+export class WorkInProgressError extends LockError<InProgress> {
   override readonly name = 'WorkInProgressError';
-  readonly retryable = true;
-  readonly context: { keyHash: string; owner?: string; since?: number; retryAfterMs: number };
-  constructor(message: string | undefined, details: { keyHash: string; owner?: string; since?: number; retryAfterMs: number } & ErrorCause) {
-    super(message ?? `The work ${details.keyHash} is in progress${details.owner ? ` (taken on by ${details.owner})` : ''}; nothing is held`, details);
-    const { cause: _, ...context } = details;
-    this.context = context;
+  constructor(raised: Raised<InProgress>, message?: string) {
+    super(raised, message ?? `The work ${raised.keyHash} is in progress${raised.owner ? ` (taken on by ${raised.owner})` : ''}; nothing is held`);
+  }
+  protected override wireFields(): Partial<ErrorBody> {
+    const { keyHash, owner, retryAfterMs } = this.context;
+    return { keyHash, ...(owner ? { owner } : {}), retryAfterMs };
   }
 }
 
 /** The lease exists but the token's secret does not match it. Nothing was changed. */
-export class LeaseTokenMismatchError extends LockError {
+export class LeaseTokenMismatchError extends LockError<{ leaseId: string }> {
   override readonly name = 'LeaseTokenMismatchError';
-  readonly retryable = false;
-  readonly leaseId: string;
-  constructor(message: string | undefined, details: { leaseId: string } & ErrorCause) {
-    super(message ?? `The token does not own lease ${details.leaseId}`, details);
-    this.leaseId = details.leaseId;
+  constructor(raised: Raised<{ leaseId: string }>, message?: string) {
+    super(raised, message ?? `The token does not own lease ${raised.leaseId}`);
   }
+  get leaseId(): string {
+    return this.context.leaseId;
+  }
+}
+
+interface Unavailable {
+  operation: string;
+  statusCode?: number;
+  ambiguous?: boolean;
 }
 
 /**
@@ -206,27 +315,31 @@ export class LeaseTokenMismatchError extends LockError {
  * write may have applied: retry with the same requestId to get that grant back; otherwise it expires
  * with its lease.
  */
-export class StoreUnavailableError extends LockError {
+export class StoreUnavailableError extends LockError<Unavailable> {
   override readonly name = 'StoreUnavailableError';
-  readonly retryable = true;
-  readonly context: { operation: string; statusCode?: number; ambiguous?: boolean };
-  constructor(message: string, details: { operation: string; statusCode?: number; ambiguous?: boolean } & ErrorCause) {
-    super(message, details);
-    const { cause: _, ...context } = details;
-    this.context = context;
+  constructor(raised: Raised<Unavailable>, message = `The lock store is unavailable during ${raised.operation}`) {
+    super(raised, message);
+  }
+  // The store's own words stay in the logs; the caller is told what to do.
+  protected override wireMessage(): string {
+    return this.context.ambiguous
+      ? 'The lock store did not answer in time; the operation may have applied. Retry (with the same requestId for acquire).'
+      : 'The lock store is unavailable; retry later.';
   }
 }
 
 /** Elasticsearch refused a request in a way retrying will not fix (mapping, missing index, permissions). */
-export class StoreRejectedError extends LockError {
+export class StoreRejectedError extends LockError<{ operation: string; statusCode?: number; reason?: string }> {
   override readonly name = 'StoreRejectedError';
-  readonly retryable = false;
-  readonly context: { operation: string; statusCode?: number; reason?: string };
-  constructor(message: string, details: { operation: string; statusCode?: number; reason?: string } & ErrorCause) {
-    super(message, details);
-    const { cause: _, ...context } = details;
-    this.context = context;
+  constructor(raised: Raised<{ operation: string; statusCode?: number; reason?: string }>, message = `The lock store refused ${raised.operation}`) {
+    super(raised, message);
   }
+}
+
+interface OutcomeUnknown {
+  operation: string;
+  requestId?: string;
+  mayHoldUntil?: number;
 }
 
 /**
@@ -235,14 +348,14 @@ export class StoreRejectedError extends LockError {
  * over whatever this call left, under a new lease and a larger fencing token); without a requestId
  * the keys stay blocked until the lease ends (`mayHoldUntil`).
  */
-export class LockOutcomeUnknownError extends LockError {
+export class LockOutcomeUnknownError extends LockError<OutcomeUnknown> {
   override readonly name = 'LockOutcomeUnknownError';
-  readonly retryable = true;
-  readonly context: { operation: string; requestId?: string; mayHoldUntil?: number };
-  constructor(message: string, details: { operation: string; requestId?: string; mayHoldUntil?: number } & ErrorCause) {
-    super(message, details);
-    const { cause: _, ...context } = details;
-    this.context = context;
+  constructor(raised: Raised<OutcomeUnknown>, message = `The outcome of ${raised.operation} is unknown; it may hold keys until their lease ends`) {
+    super(raised, message);
+  }
+  protected override wireFields(): Partial<ErrorBody> {
+    const { requestId, mayHoldUntil } = this.context;
+    return { ...(requestId ? { requestId } : {}), ...(mayHoldUntil ? { mayHoldUntil: iso(mayHoldUntil) } : {}) };
   }
 }
 
@@ -250,42 +363,39 @@ export class LockOutcomeUnknownError extends LockError {
  * The lock index's (primary term, seq_no) left the range a fencing token can encode exactly. No
  * grant is made with an inexact token; create a new lock index (and reset the tokens stored downstream).
  */
-export class FencingRangeError extends LockError {
+export class FencingRangeError extends LockError<{ primaryTerm: number; seqNo: number }> {
   override readonly name = 'FencingRangeError';
-  readonly retryable = false;
-  readonly context: { primaryTerm: number; seqNo: number };
-  constructor(message: string, details: { primaryTerm: number; seqNo: number } & ErrorCause) {
-    super(message, details);
-    const { cause: _, ...context } = details;
-    this.context = context;
+  constructor(
+    raised: Raised<{ primaryTerm: number; seqNo: number }>,
+    message = `primary term ${raised.primaryTerm}, seq_no ${raised.seqNo} leave the fencing range`,
+  ) {
+    super(raised, message);
   }
 }
 
 /** Too many writers raced on the same lock documents for this call to finish its writes; retry. */
-export class LockContentionError extends LockError {
+export class LockContentionError extends LockError<{ keys: string[]; rounds: number }> {
   override readonly name = 'LockContentionError';
-  readonly retryable = true;
-  readonly keys: string[];
-  readonly rounds: number;
-  constructor(message: string | undefined, details: { keys: string[]; rounds: number } & ErrorCause) {
-    super(message ?? `Gave up after ${details.rounds} rounds of concurrent updates on ${details.keys.join(', ')}`, details);
-    this.keys = details.keys;
-    this.rounds = details.rounds;
+  constructor(raised: Raised<{ keys: string[]; rounds: number }>, message?: string) {
+    super(raised, message ?? `Gave up after ${raised.rounds} rounds of concurrent updates on ${raised.keys.join(', ')}`);
+  }
+  get keys(): string[] {
+    return this.context.keys;
+  }
+  get rounds(): number {
+    return this.context.rounds;
   }
 }
 
 /**
  * A write to a fenced resource carried a fencing token older than one the resource has already
- * seen: a later holder of the lock wrote first, so this holder's lease was taken over. Nothing was written.
+ * seen: a later holder of the lock wrote first, so this holder's lease was taken over. Nothing was
+ * written. Not a wire name: an answer says InternalError (and the catalogue's retryability of it).
  */
-export class StaleFencingTokenError extends LockError {
+export class StaleFencingTokenError extends LockError<{ index: string; id: string; fencingToken: string }> {
   override readonly name = 'StaleFencingTokenError';
-  readonly retryable = false;
-  readonly context: { index: string; id: string; fencingToken: string };
-  constructor(message: string | undefined, details: { index: string; id: string; fencingToken: string } & ErrorCause) {
-    super(message ?? `${details.index}/${details.id} was written under a newer fencing token than ${details.fencingToken}: this lease was taken over`, details);
-    const { cause: _, ...context } = details;
-    this.context = context;
+  constructor(raised: Raised<{ index: string; id: string; fencingToken: string }>, message?: string) {
+    super(raised, message ?? `${raised.index}/${raised.id} was written under a newer fencing token than ${raised.fencingToken}: this lease was taken over`);
   }
 }
 
@@ -293,12 +403,12 @@ export class StaleFencingTokenError extends LockError {
  * A queued waiter was not served before its ticket ran out (its `queueTtlMs`): told on its wake
  * channel. It holds nothing and is no longer in the queue.
  */
-export class LockWaitExpiredError extends LockError {
+export class LockWaitExpiredError extends LockError<{ ticket: string; key: string }> {
   override readonly name = 'LockWaitExpiredError';
-  readonly retryable = true;
-  readonly ticket: string;
-  constructor(message: string | undefined, details: { ticket: string; key: string } & ErrorCause) {
-    super(message ?? `Ticket ${details.ticket} for ${details.key} ran out before the lock was reserved for it; nothing is held`, details);
-    this.ticket = details.ticket;
+  constructor(raised: Raised<{ ticket: string; key: string }>, message?: string) {
+    super(raised, message ?? `Ticket ${raised.ticket} for ${raised.key} ran out before the lock was reserved for it; nothing is held`);
+  }
+  get ticket(): string {
+    return this.context.ticket;
   }
 }

@@ -39,13 +39,13 @@ const SAFE_TERM = Math.floor((Number.MAX_SAFE_INTEGER - MAX_SEQ_NO_NUMBER) / SEQ
 
 export function fencingToken(primaryTerm: number, seqNo: number, epoch = 0): FencingToken {
   if (!Number.isSafeInteger(epoch) || epoch < 0 || epoch > MAX_EPOCH) {
-    throw new FencingRangeError(`lock index epoch ${epoch} is outside the encodable range 0..${MAX_EPOCH}`, { primaryTerm, seqNo });
+    throw new FencingRangeError({ primaryTerm, seqNo }, `lock index epoch ${epoch} is outside the encodable range 0..${MAX_EPOCH}`);
   }
   if (!Number.isSafeInteger(primaryTerm) || primaryTerm < 1 || primaryTerm > MAX_PRIMARY_TERM) {
-    throw new FencingRangeError(`primary term ${primaryTerm} is outside the encodable range 1..${MAX_PRIMARY_TERM}`, { primaryTerm, seqNo });
+    throw new FencingRangeError({ primaryTerm, seqNo }, `primary term ${primaryTerm} is outside the encodable range 1..${MAX_PRIMARY_TERM}`);
   }
   if (!Number.isSafeInteger(seqNo) || seqNo < 0 || seqNo > MAX_SEQ_NO_NUMBER) {
-    throw new FencingRangeError(`sequence number ${seqNo} is outside the encodable range 0..${MAX_SEQ_NO}`, { primaryTerm, seqNo });
+    throw new FencingRangeError({ primaryTerm, seqNo }, `sequence number ${seqNo} is outside the encodable range 0..${MAX_SEQ_NO}`);
   }
   // Plain arithmetic is exact while the result stays below 2^53 (epoch 0, terms up to 900): the common case, and cheaper than BigInt.
   if (epoch === 0 && primaryTerm <= SAFE_TERM) return String(primaryTerm * SEQ_NO_SPAN_NUMBER + seqNo);

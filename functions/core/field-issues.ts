@@ -40,6 +40,6 @@ export function toFieldIssues(error: z.ZodError, input?: unknown): FieldIssue[] 
 
 export function parseWith<T>(schema: z.ZodType<T>, input: unknown): T {
   const result = schema.safeParse(input);
-  if (!result.success) throw new ValidationError(undefined, { fields: toFieldIssues(result.error, input) });
+  if (!result.success) throw new ValidationError({ fields: toFieldIssues(result.error, input) });
   return result.data;
 }

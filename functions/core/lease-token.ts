@@ -131,7 +131,7 @@ export function encodeToken(claims: LeaseClaims, secret: string, signingKey?: Ui
 }
 
 function malformed(reason: string): ValidationError {
-  return new ValidationError(undefined, {
+  return new ValidationError({
     fields: [{ field: 'leaseToken', rule: 'lease_token', message: `is not a lease token issued by this service (${reason})` }],
   });
 }

@@ -3,6 +3,7 @@
  * the tests): takes plain input, validates it once through the request boundary (requests.ts), and
  * hands the typed request to the engine. Same rules, same errors as the functions.
  */
+import type { AcquireBody, TargetBody } from '../../packages/client/src/wire.js';
 import { LockEngine } from './engine.js';
 import { ValidationError } from './errors.js';
 import type {
@@ -24,28 +25,14 @@ import { type LockRequests, lockRequests, parseRequest, targetFields } from './r
 import type { LockSettings, SettingsOverrides } from './settings.js';
 import type { LockStore } from './store.js';
 
-/** The acquire fields as the API takes them (see packages/client/src/wire.ts AcquireBody), or a target object with the same other fields. */
+/** The acquire fields as the API takes them (the wire's AcquireBody, its granularity not yet checked), or a target object with the same other fields. */
 export type AcquireInput =
-  | {
-      namespace: string;
-      granularity: string;
-      ids?: string[];
-      path?: string;
-      mode?: RequestedMode;
-      owner: string;
-      ttlMs?: number;
-      waitMs?: number;
-      requestId?: string;
-      permits?: { limit: number; count?: number };
-      wake?: { taskToken?: string; queueUrl?: string; eventBusName?: string };
-      queueTtlMs?: number;
-      idempotencyKey?: string | true;
-    }
+  | (Omit<AcquireBody, 'granularity'> & { granularity: string })
   | (Omit<AcquireRequest, 'waitMs' | 'ttlMs' | 'mode' | 'work'> & { mode?: RequestedMode; ttlMs?: number; waitMs?: number; idempotencyKey?: string | true });
 
 /** A revoke or a drain: the target (flat fields or a `target` object), why, and who asks. */
 export type AdminInput =
-  | { namespace: string; granularity: string; ids?: string[]; path?: string; reason: string; by?: string }
+  | (Omit<TargetBody, 'granularity'> & { granularity: string; reason: string; by?: string })
   | { target: LockTarget; reason: string; by?: string };
 
 export class LockService {
@@ -68,7 +55,7 @@ export class LockService {
   async acquireOrQueue(input: AcquireInput | unknown): Promise<Grant | Queued> {
     const request = parseRequest(this.requests.acquire, flatTarget(input));
     if (!request.wake) {
-      throw new ValidationError(undefined, { fields: [{ field: 'wake', rule: 'required', message: 'is required to queue without waiting in the call' }] });
+      throw new ValidationError({ fields: [{ field: 'wake', rule: 'required', message: 'is required to queue without waiting in the call' }] });
     }
     return this.engine.acquireOrQueue({ ...request, wake: request.wake });
   }
@@ -77,7 +64,7 @@ export class LockService {
   async acquireWork(input: AcquireInput | unknown): Promise<Grant | Queued | CompletedWork> {
     const request = parseRequest(this.requests.acquire, flatTarget(input));
     if (!request.work) {
-      throw new ValidationError(undefined, { fields: [{ field: 'idempotencyKey', rule: 'required', message: 'is required to run work once' }] });
+      throw new ValidationError({ fields: [{ field: 'idempotencyKey', rule: 'required', message: 'is required to run work once' }] });
     }
     return this.engine.acquireWork({ ...request, work: request.work });
   }

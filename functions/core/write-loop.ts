@@ -83,7 +83,7 @@ async function settle<T>(
   let contended = false;
   let lostAnswers = 0;
   for (let round = 0; pending.length > 0; round++) {
-    if (contended && settings.now() > giveUpAt) throw new LockContentionError(undefined, { keys: plan.keysOf(pending), rounds: round });
+    if (contended && settings.now() > giveUpAt) throw new LockContentionError({ keys: plan.keysOf(pending), rounds: round });
     const writes = await plan.decide(pending, settings.now());
     if (writes.length === 0) return;
     const { outcomes, lost, failure, read } = await writeAll(

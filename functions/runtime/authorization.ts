@@ -66,12 +66,15 @@ export function createAuthorization(
     const decision = decide(await policy(), principal, action, namespace);
     if (decision.allowed) return;
     const who = describePrincipal(principal);
-    throw new AccessDeniedError(refusal(decision, principal, action, operation, namespace), {
-      action: operation,
-      reason: decision.reason,
-      ...(namespace !== undefined ? { namespace } : {}),
-      ...(who !== undefined ? { principal: who } : {}),
-    });
+    throw new AccessDeniedError(
+      {
+        action: operation,
+        reason: decision.reason,
+        ...(namespace !== undefined ? { namespace } : {}),
+        ...(who !== undefined ? { principal: who } : {}),
+      },
+      refusal(decision, principal, action, operation, namespace),
+    );
   };
   return Object.assign(authorize, { policy });
 }

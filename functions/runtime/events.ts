@@ -87,7 +87,7 @@ export function inputReader<TSchema extends z.ZodType>(schema: TSchema, source: 
         return settled(parse(raw, undefined, schema, true), undefined, raw);
       }
       if (event.body === undefined || event.body === null || event.body === '') {
-        throw new ValidationError(undefined, { fields: [{ field: '(body)', rule: 'required', message: 'a JSON object body is required' }] });
+        throw new ValidationError({ fields: [{ field: '(body)', rule: 'required', message: 'a JSON object body is required' }] });
       }
       // The envelope reads `body` as text: a binary-flagged body is decoded first.
       const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
@@ -95,7 +95,7 @@ export function inputReader<TSchema extends z.ZodType>(schema: TSchema, source: 
       const result = parse(plain, undefined, httpBody, true);
       if (result.success) return (result.data as unknown as { body: z.output<TSchema> }).body;
       const json = parsedJson(text);
-      if (json === NOT_JSON) throw new ValidationError(undefined, { fields: [{ field: '(body)', rule: 'json', message: 'must be valid JSON' }] });
+      if (json === NOT_JSON) throw new ValidationError({ fields: [{ field: '(body)', rule: 'json', message: 'must be valid JSON' }] });
       return settled(result, 'body', json);
     },
   };
@@ -111,7 +111,7 @@ function settled<T>(result: Parsed, envelopeField: string | undefined, payload: 
     envelopeField !== undefined && issue.path[0] === envelopeField ? { ...issue, path: issue.path.slice(1) } : issue,
   );
   // The payload lets the core tell a missing field (required) from one of the wrong type.
-  throw new ValidationError(undefined, { fields: toFieldIssues(new z.ZodError(issues as z.core.$ZodIssue[]), payload) });
+  throw new ValidationError({ fields: toFieldIssues(new z.ZodError(issues as z.core.$ZodIssue[]), payload) });
 }
 
 const NOT_JSON = Symbol('not JSON');

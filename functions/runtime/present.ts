@@ -1,7 +1,6 @@
 /** Engine results as the JSON the functions answer (HTTP body and direct-invocation result alike): the wire contract's types. */
 import type {
   CompletedBody,
-  ConflictBody,
   DrainedBody,
   GrantBody,
   LockIndexStatusBody,
@@ -15,7 +14,6 @@ import type {
 } from '../../packages/client/src/wire.js';
 import type {
   CompletedWork,
-  ConflictingKey,
   Drained,
   Grant,
   LockIndexStatus,
@@ -130,17 +128,6 @@ export function presentState(state: LockState): LockStateBody {
     })),
     ...(state.permitLimit !== undefined ? { permitLimit: state.permitLimit } : {}),
   };
-}
-
-export function presentConflicts(conflicts: ConflictingKey[]): ConflictBody[] {
-  return conflicts.map((conflict) => ({
-    key: conflict.key,
-    granularity: conflict.granularity,
-    requestedMode: conflict.requestedMode,
-    holders: conflict.holders.map((holder) => ({ owner: holder.owner, mode: holder.mode, expiresAt: iso(holder.expiresAt), expiresAtMs: holder.expiresAt })),
-    ...(conflict.reason ? { reason: conflict.reason } : {}),
-    ...(conflict.permits ? { permits: { ...conflict.permits } } : {}),
-  }));
 }
 
 export function presentSweep(report: SweepReport): SweepReportBody {

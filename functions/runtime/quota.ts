@@ -41,10 +41,10 @@ export function createQuotaCheck(
       liveAfter: now(),
     });
     if (perOwner !== undefined && (counts.owner ?? 0) + keys > perOwner) {
-      throw new QuotaExceededError(undefined, { per: 'owner', subject: owner, limit: perOwner, held: counts.owner ?? 0, requested: keys });
+      throw new QuotaExceededError({ per: 'owner', subject: owner, limit: perOwner, held: counts.owner ?? 0, requested: keys });
     }
     if (perNamespace !== undefined && (counts.namespace ?? 0) + keys > perNamespace) {
-      throw new QuotaExceededError(undefined, { per: 'namespace', subject: namespace, limit: perNamespace, held: counts.namespace ?? 0, requested: keys });
+      throw new QuotaExceededError({ per: 'namespace', subject: namespace, limit: perNamespace, held: counts.namespace ?? 0, requested: keys });
     }
   };
 }

@@ -104,7 +104,7 @@ export class ElasticsearchLockStore implements LockStore {
         if (error)
           throw isIndexNotFound(error.type)
             ? missingLockIndex(this.index, 'read')
-            : new StoreRejectedError(`get ${docId} failed: ${error.type}`, { operation: 'read' });
+            : new StoreRejectedError({ operation: 'read' }, `get ${docId} failed: ${error.type}`);
         found.set(docId, this.toStored(response));
         return found;
       }
@@ -112,7 +112,7 @@ export class ElasticsearchLockStore implements LockStore {
       for (const doc of response.docs) {
         if ('error' in doc) {
           if (isIndexNotFound(doc.error.type)) throw missingLockIndex(this.index, 'read');
-          throw new StoreUnavailableError(`mget failed for ${doc._id}: ${doc.error.reason ?? doc.error.type}`, { operation: 'read' });
+          throw new StoreUnavailableError({ operation: 'read' }, `mget failed for ${doc._id}: ${doc.error.reason ?? doc.error.type}`);
         }
         found.set(doc._id, this.toStored(doc));
       }
@@ -306,11 +306,14 @@ export class ElasticsearchLockStore implements LockStore {
           ok: false,
           docId: op.docId,
           reason: 'error',
-          error: new StoreUnavailableError(`${this.server} did not acknowledge the ${op.kind} of ${op.docId}`, {
-            operation: op.kind,
-            statusCode: status,
-            ambiguous: true,
-          }),
+          error: new StoreUnavailableError(
+            {
+              operation: op.kind,
+              statusCode: status,
+              ambiguous: true,
+            },
+            `${this.server} did not acknowledge the ${op.kind} of ${op.docId}`,
+          ),
         };
       }
       return { ok: true, docId: op.docId, seqNo: result.seqNo, primaryTerm: result.primaryTerm, index: result.index, epoch: epochOfIncarnation(result.index) };
@@ -322,13 +325,16 @@ export class ElasticsearchLockStore implements LockStore {
     if (result.status === 404 && isIndexNotFound(result.errorType)) return missingLockIndex(this.index, operation);
     const detail = `${result.status} (${result.errorType ?? 'error'}${result.errorReason ? `: ${result.errorReason}` : ''})`;
     if (result.status === 429 || result.status >= 500) {
-      return new StoreUnavailableError(`${this.server} answered ${detail} to the ${operation} of ${docId}`, { operation, statusCode: result.status });
+      return new StoreUnavailableError({ operation, statusCode: result.status }, `${this.server} answered ${detail} to the ${operation} of ${docId}`);
     }
-    return new StoreRejectedError(`${this.server} refused the ${operation} of ${docId}: ${detail}`, {
-      operation,
-      statusCode: result.status,
-      ...(result.errorType ? { reason: result.errorType } : {}),
-    });
+    return new StoreRejectedError(
+      {
+        operation,
+        statusCode: result.status,
+        ...(result.errorType ? { reason: result.errorType } : {}),
+      },
+      `${this.server} refused the ${operation} of ${docId}: ${detail}`,
+    );
   }
 
   /** Every shard: the sweeper looks at every namespace. */
@@ -381,8 +387,8 @@ export class ElasticsearchLockStore implements LockStore {
         const pause = PRIMARY_SETTLE.pauseMs * 2 ** (attempt - 1) * (0.5 + Math.random() / 2);
         if (attempt >= PRIMARY_SETTLE.attempts || Date.now() + pause > giveUpAt) {
           throw new StoreUnavailableError(
-            `The lock index's primary shard did not settle in ${attempt} attempts of the search below ${query.path ?? query.namespace}: ${(error as Error).message}`,
             { operation: 'search below', cause: error },
+            `The lock index's primary shard did not settle in ${attempt} attempts of the search below ${query.path ?? query.namespace}: ${(error as Error).message}`,
           );
         }
         await new Promise((resolve) => setTimeout(resolve, pause));
@@ -422,9 +428,12 @@ export class ElasticsearchLockStore implements LockStore {
     if (this.knownPrimaries.size >= KNOWN_PRIMARIES) this.knownPrimaries.delete(this.knownPrimaries.keys().next().value!);
     this.knownPrimaries.set(routing, after);
     if (after.allocationId !== primary.allocationId) {
-      throw new PrimaryUnsettledError(`The lock index's primary shard moved during the search below ${query.path ?? query.namespace}`, {
-        operation: 'search below',
-      });
+      throw new PrimaryUnsettledError(
+        {
+          operation: 'search below',
+        },
+        `The lock index's primary shard moved during the search below ${query.path ?? query.namespace}`,
+      );
     }
     return result;
   }
@@ -444,15 +453,15 @@ export class ElasticsearchLockStore implements LockStore {
     const primaries = response.shards.length === 1 ? response.shards[0]!.filter((copy) => copy.primary) : [];
     if (primaries.length !== 1) {
       throw new StoreRejectedError(
-        `A namespace of the lock index must live on exactly one shard with one primary (found ${response.shards.length} shards, ${response.shards.flat().filter((copy) => copy.primary).length} primaries for routing "${routing}"): its writes must share one sequence`,
         { operation: 'search shards' },
+        `A namespace of the lock index must live on exactly one shard with one primary (found ${response.shards.length} shards, ${response.shards.flat().filter((copy) => copy.primary).length} primaries for routing "${routing}"): its writes must share one sequence`,
       );
     }
     const copy = primaries[0]!;
     const node = copy.node;
     const allocationId = copy.allocation_id?.id;
     if (copy.state !== 'STARTED' || !node || !allocationId) {
-      throw new PrimaryUnsettledError(`The lock index's primary shard is ${copy.state.toLowerCase()}`, { operation: 'search shards' });
+      throw new PrimaryUnsettledError({ operation: 'search shards' }, `The lock index's primary shard is ${copy.state.toLowerCase()}`);
     }
     return { node, allocationId };
   }
@@ -497,10 +506,10 @@ export class ElasticsearchLockStore implements LockStore {
       after = hits.at(-1)!.sort;
     }
     throw new StoreRejectedError(
-      `More than ${BELOW_PAGES * BELOW_PAGE_SIZE} live locks below ${query.path ?? `the root of ${query.namespace}`}: too many for a lock on it to wait for`,
       {
         operation: 'search below',
       },
+      `More than ${BELOW_PAGES * BELOW_PAGE_SIZE} live locks below ${query.path ?? `the root of ${query.namespace}`}: too many for a lock on it to wait for`,
     );
   }
 

@@ -72,8 +72,8 @@ export function isNoCopyOnNode(error: unknown): boolean {
  */
 export function missingLockIndex(index: string, operation: string): StoreRejectedError {
   return new StoreRejectedError(
-    `The lock index "${index}" does not exist (or is not an alias of a lock index). Create it with \`npm run index:create\` (LOCK_INDEX=${index}) or ensureLockIndex(); the functions never create it implicitly, so that fencing tokens cannot silently restart.`,
     { operation, statusCode: 404, reason: 'index_not_found_exception' },
+    `The lock index "${index}" does not exist (or is not an alias of a lock index). Create it with \`npm run index:create\` (LOCK_INDEX=${index}) or ensureLockIndex(); the functions never create it implicitly, so that fencing tokens cannot silently restart.`,
   );
 }
 
@@ -108,29 +108,35 @@ export function translateError(error: unknown, operation: string, lockIndex?: st
   const kind = clientErrorKind(error);
   const ambiguous = write && mayHaveApplied(error) ? { ambiguous: true } : {};
   if (kind === 'timeout' || kind === 'connection' || kind === 'no-connection') {
-    return new StoreUnavailableError(`${server} is unreachable during ${operation}: ${messageOf(error)}`, { operation, ...ambiguous, cause: error });
+    return new StoreUnavailableError({ operation, ...ambiguous, cause: error }, `${server} is unreachable during ${operation}: ${messageOf(error)}`);
   }
   const failure = responseFailure(error);
   if (failure) {
     const { statusCode, type, reason } = failure;
     if (lockIndex !== undefined && statusCode === 404 && isIndexNotFound(type)) return missingLockIndex(lockIndex, operation);
     if (isNoCopyOnNode(error)) {
-      return new StoreUnavailableError(`The shard copy searched during ${operation} left its node (a failover under way): ${reason}`, {
-        operation,
-        statusCode,
-        cause: error,
-      });
+      return new StoreUnavailableError(
+        {
+          operation,
+          statusCode,
+          cause: error,
+        },
+        `The shard copy searched during ${operation} left its node (a failover under way): ${reason}`,
+      );
     }
     if (RETRYABLE_STATUS.has(statusCode)) {
-      return new StoreUnavailableError(`${server} answered ${statusCode} during ${operation}`, { operation, statusCode, ...ambiguous, cause: error });
+      return new StoreUnavailableError({ operation, statusCode, ...ambiguous, cause: error }, `${server} answered ${statusCode} during ${operation}`);
     }
-    return new StoreRejectedError(`${server} refused ${operation}: ${statusCode} ${type ?? ''} ${reason ?? ''}`.trim(), {
-      operation,
-      statusCode,
-      ...(type ? { reason: type } : {}),
-      cause: error,
-    });
+    return new StoreRejectedError(
+      {
+        operation,
+        statusCode,
+        ...(type ? { reason: type } : {}),
+        cause: error,
+      },
+      `${server} refused ${operation}: ${statusCode} ${type ?? ''} ${reason ?? ''}`.trim(),
+    );
   }
-  if (kind === 'client') return new StoreRejectedError(`${server} client error during ${operation}: ${messageOf(error)}`, { operation, cause: error });
+  if (kind === 'client') return new StoreRejectedError({ operation, cause: error }, `${server} client error during ${operation}: ${messageOf(error)}`);
   return error instanceof Error ? error : new Error(String(error));
 }

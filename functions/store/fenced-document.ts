@@ -57,8 +57,7 @@ export async function writeFenced<T>(client: SearchClient, write: FencedWrite<T>
     });
     return { version: write.fencingToken };
   } catch (error) {
-    if (isVersionConflict(error))
-      throw new StaleFencingTokenError(undefined, { index: write.index, id: write.id, fencingToken: write.fencingToken, cause: error });
+    if (isVersionConflict(error)) throw new StaleFencingTokenError({ index: write.index, id: write.id, fencingToken: write.fencingToken, cause: error });
     throw translateError(error, `fenced write of ${write.index}/${write.id}`, undefined, true, serverName(client));
   }
 }
@@ -96,8 +95,7 @@ export async function deleteFenced(client: SearchClient, target: Omit<FencedWrit
     });
     return { deleted: response.result === 'updated' };
   } catch (error) {
-    if (isVersionConflict(error))
-      throw new StaleFencingTokenError(undefined, { index: target.index, id: target.id, fencingToken: target.fencingToken, cause: error });
+    if (isVersionConflict(error)) throw new StaleFencingTokenError({ index: target.index, id: target.id, fencingToken: target.fencingToken, cause: error });
     throw translateError(error, `fenced delete of ${target.index}/${target.id}`, undefined, true, serverName(client));
   }
 }

@@ -9,19 +9,11 @@
  *
  * Plain TypeScript with type imports only: k6 and Node load it alike.
  */
-import type { HoldRecord, LockMode, OpKind, Strategy } from './workload.ts';
+import type { AcquireBody } from '../../packages/client/src/wire.ts';
+import type { HoldRecord, OpKind } from './workload.ts';
 
-/** The body of an acquire request (the service's POST /acquire). */
-export interface AcquireRequest {
-  namespace: string;
-  granularity: Strategy;
-  ids?: string[];
-  path?: string;
-  mode: LockMode;
-  owner: string;
-  ttlMs: number;
-  requestId: string;
-}
+/** The body of an acquire request (the service's POST /acquire), with what the kit always sends. */
+export type AcquireRequest = AcquireBody & Required<Pick<AcquireBody, 'mode' | 'ttlMs' | 'requestId'>>;
 
 /** A grant, as the iteration keeps it. */
 export interface Grant {

@@ -6,13 +6,16 @@
  * file, edit a file, rename a directory) pick their targets with a configurable skew; each lock
  * strategy turns an operation into its own lock request.
  */
+import type { Granularity, LockMode } from '../../packages/client/src/wire.ts';
 import type { Objective } from './objective.ts';
 
-export type Strategy = 'global' | 'document' | 'tree';
+export type { LockMode } from '../../packages/client/src/wire.ts';
+
+/** A lock strategy is a granularity of the service's. */
+export type Strategy = Granularity;
 export const STRATEGIES: readonly Strategy[] = ['global', 'document', 'tree'];
 export type OpKind = 'read' | 'edit' | 'rename' | 'create' | 'delete';
 export const OP_KINDS: readonly OpKind[] = ['read', 'edit', 'rename', 'create', 'delete'];
-export type LockMode = 'exclusive' | 'shared';
 
 export interface TreeShape {
   /** Directory levels below the root (1 = only top-level directories). */

@@ -215,7 +215,7 @@ describe('a delivery of a call never leaves an earlier delivery believing it hol
   it('a chain of take-overs: a delivery that released, or gave up, is never given the key back, however deep its note (simulation seed 862121079)', async () => {
     const namespace = 'dup-chain';
     const request = docs(namespace, ['k'], 'pipeline', { requestId: 'exec-chain', ttlMs: 10_000 });
-    const unavailable = (): StoreUnavailableError => new StoreUnavailableError('connection refused (stand-in)', { operation: 'primary read' });
+    const unavailable = (): StoreUnavailableError => new StoreUnavailableError({ operation: 'primary read' }, 'connection refused (stand-in)');
     const first = await engine.acquire(request);
     // Stand-ins for deliveries failing at an exact point: each fails at the primary read that confirms
     // its take-over, and the third one takes over the second right before that read.

@@ -129,7 +129,7 @@ describe('when Elasticsearch is down or fails mid-write', () => {
       findExpired: (before, size, after) => store.findExpired(before, size, after),
       write: async (ops) => {
         const outcomes = await store.write(ops);
-        if (dropped++ === 0) throw new StoreUnavailableError('socket hang up (simulated)', { operation: 'write', ambiguous: true });
+        if (dropped++ === 0) throw new StoreUnavailableError({ operation: 'write', ambiguous: true }, 'socket hang up (simulated)');
         return outcomes;
       },
     };

@@ -64,7 +64,7 @@ async function owners(target: LockTarget, mode: 'exclusive' | 'shared' = 'exclus
     ]),
   );
 }
-const lostAnswer = (operation: string) => new StoreUnavailableError(`${operation}: socket hang up (simulated)`, { operation, ambiguous: true });
+const lostAnswer = (operation: string) => new StoreUnavailableError({ operation, ambiguous: true }, `${operation}: socket hang up (simulated)`);
 
 describe('a grant is never returned for a key the call may have lost', () => {
   it('a multi-round acquire that stalls past its lease while its first key is taken over fails and keeps nothing', async () => {
@@ -313,7 +313,7 @@ describe('timeouts and partial failures', () => {
   it('a lost answer with the store then down is reported as an unknown outcome, and a retry with the requestId gets the keys', async () => {
     const request = docs('unknown', ['a', 'b'], 'pipeline', { requestId: 'exec-9', ttlMs: 10_000 });
     const down = (): never => {
-      throw new StoreUnavailableError('connection refused (simulated)', { operation: 'read' });
+      throw new StoreUnavailableError({ operation: 'read' }, 'connection refused (simulated)');
     };
     const flaky = over({
       write: async (ops, next, call) => {

@@ -26,21 +26,21 @@ import { errorReply, InternalError, invocationError } from '../../functions/runt
 import { ERRORS, type ErrorName } from '../../packages/client/src/wire.js';
 
 const engineErrors: LockError[] = [
-  new ValidationError(undefined, { fields: [{ field: 'owner', rule: 'required', message: 'is required' }] }),
-  new LockHeldError(undefined, { conflicts: [], retryAfterMs: 2_500 }),
-  new PermitLimitMismatchError(undefined, { key: 'jobs', requestedLimit: 3, heldLimit: 5 }),
-  new LeaseLostError(undefined, { leaseId: 'l', lostKeys: ['a'] }),
-  new LeaseTokenMismatchError(undefined, { leaseId: 'l' }),
-  new LockWaitExpiredError(undefined, { ticket: 't', key: 'a' }),
-  new StoreUnavailableError('down', { operation: 'acquire' }),
-  new StoreRejectedError('no index', { operation: 'acquire', reason: 'index_not_found_exception' }),
-  new LockContentionError(undefined, { keys: ['a'], rounds: 9 }),
-  new LockOutcomeUnknownError('unknown', { operation: 'acquire', requestId: 'r-1', mayHoldUntil: 1_700_000_000_000 }),
-  new FencingRangeError('spent', { primaryTerm: 1_000, seqNo: 0 }),
-  new AccessDeniedError(undefined, { action: 'acquire', reason: 'not_allowed', namespace: 'orders', principal: 'direct' }),
-  new QuotaExceededError(undefined, { per: 'owner', subject: 'o', limit: 2, held: 2, requested: 1 }),
-  new WorkInProgressError(undefined, { keyHash: 'h', owner: 'o', retryAfterMs: 1_000 }),
-  new QueueFullError(undefined, { key: 'jobs', limit: 1_000, queued: 1_000, retryAfterMs: 1_000 }),
+  new ValidationError({ fields: [{ field: 'owner', rule: 'required', message: 'is required' }] }),
+  new LockHeldError({ conflicts: [], retryAfterMs: 2_500 }),
+  new PermitLimitMismatchError({ key: 'jobs', requestedLimit: 3, heldLimit: 5 }),
+  new LeaseLostError({ leaseId: 'l', lostKeys: ['a'] }),
+  new LeaseTokenMismatchError({ leaseId: 'l' }),
+  new LockWaitExpiredError({ ticket: 't', key: 'a' }),
+  new StoreUnavailableError({ operation: 'acquire' }, 'down'),
+  new StoreRejectedError({ operation: 'acquire', reason: 'index_not_found_exception' }, 'no index'),
+  new LockContentionError({ keys: ['a'], rounds: 9 }),
+  new LockOutcomeUnknownError({ operation: 'acquire', requestId: 'r-1', mayHoldUntil: 1_700_000_000_000 }, 'unknown'),
+  new FencingRangeError({ primaryTerm: 1_000, seqNo: 0 }, 'spent'),
+  new AccessDeniedError({ action: 'acquire', reason: 'not_allowed', namespace: 'orders', principal: 'direct' }),
+  new QuotaExceededError({ per: 'owner', subject: 'o', limit: 2, held: 2, requested: 1 }),
+  new WorkInProgressError({ keyHash: 'h', owner: 'o', retryAfterMs: 1_000 }),
+  new QueueFullError({ key: 'jobs', limit: 1_000, queued: 1_000, retryAfterMs: 1_000 }),
 ];
 
 it('every catalogue name but InternalError is an engine error above', () => {
@@ -59,12 +59,12 @@ describe('the error catalogue', () => {
   });
 
   it('a retryable store answer carries Retry-After; a held lock says when it may be free', () => {
-    expect(errorReply(new StoreUnavailableError('down', { operation: 'acquire' })).headers['Retry-After']).toBe('1');
-    expect(errorReply(new LockHeldError(undefined, { conflicts: [], retryAfterMs: 2_500 })).headers['Retry-After']).toBe('3');
+    expect(errorReply(new StoreUnavailableError({ operation: 'acquire' }, 'down')).headers['Retry-After']).toBe('1');
+    expect(errorReply(new LockHeldError({ conflicts: [], retryAfterMs: 2_500 })).headers['Retry-After']).toBe('3');
   });
 
   it('a full queue is a 429 naming the lock, the limit and the setting, with Retry-After', () => {
-    const reply = errorReply(new QueueFullError(undefined, { key: 'jobs', limit: 1_000, queued: 1_000, retryAfterMs: 1_000 }));
+    const reply = errorReply(new QueueFullError({ key: 'jobs', limit: 1_000, queued: 1_000, retryAfterMs: 1_000 }));
     expect(reply.statusCode).toBe(429);
     expect(reply.headers['Retry-After']).toBe('1');
     expect(reply.body).toEqual({
@@ -79,7 +79,7 @@ describe('the error catalogue', () => {
   });
 
   it('a store refusal the caller cannot act on, or anything unexpected, is an InternalError without internals', () => {
-    for (const error of [new StoreRejectedError('mapping [x] broke', { operation: 'acquire', reason: 'mapper_parsing_exception' }), new TypeError('boom')]) {
+    for (const error of [new StoreRejectedError({ operation: 'acquire', reason: 'mapper_parsing_exception' }, 'mapping [x] broke'), new TypeError('boom')]) {
       const reply = errorReply(error, 'corr-1');
       expect(reply.statusCode).toBe(ERRORS.InternalError.status);
       expect(reply.body.error).toBe('InternalError');

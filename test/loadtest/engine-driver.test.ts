@@ -126,10 +126,10 @@ describe('the engine driver', () => {
 
 describe('what an engine error means to the client (as k6/lock-api.ts reads the HTTP answer)', () => {
   it('a held lock or write contention is a conflict with a hint, a store outage is unavailable, the rest an error', () => {
-    expect(httpAnswer(new LockHeldError(undefined, { conflicts: [], retryAfterMs: 120 }))).toMatchObject({ kind: 'conflict', status: 409, retryAfterMs: 120 });
-    expect(httpAnswer(new LockContentionError(undefined, { keys: ['/a'], rounds: 3 }))).toMatchObject({ kind: 'conflict', status: 503, retryAfterMs: 1000 });
-    expect(httpAnswer(new StoreUnavailableError('down', { operation: 'acquire' }))).toMatchObject({ kind: 'unavailable', status: 503, retryAfterMs: 1000 });
-    expect(httpAnswer(new ValidationError(undefined, { fields: [] }))).toMatchObject({ kind: 'error', status: 400 });
+    expect(httpAnswer(new LockHeldError({ conflicts: [], retryAfterMs: 120 }))).toMatchObject({ kind: 'conflict', status: 409, retryAfterMs: 120 });
+    expect(httpAnswer(new LockContentionError({ keys: ['/a'], rounds: 3 }))).toMatchObject({ kind: 'conflict', status: 503, retryAfterMs: 1000 });
+    expect(httpAnswer(new StoreUnavailableError({ operation: 'acquire' }, 'down'))).toMatchObject({ kind: 'unavailable', status: 503, retryAfterMs: 1000 });
+    expect(httpAnswer(new ValidationError({ fields: [] }))).toMatchObject({ kind: 'error', status: 400 });
     expect(httpAnswer(new Error('boom'))).toMatchObject({ kind: 'error', status: 500, detail: 'Error: boom' });
   });
 

@@ -193,11 +193,14 @@ export class MemoryLockStore implements LockStore, LaggingCopy {
   }
 
   private missingIndex(operation: string): StoreRejectedError {
-    return new StoreRejectedError(`The lock index "${this.index}" does not exist; create it with \`npm run index:create\``, {
-      operation,
-      statusCode: 404,
-      reason: 'index_not_found_exception',
-    });
+    return new StoreRejectedError(
+      {
+        operation,
+        statusCode: 404,
+        reason: 'index_not_found_exception',
+      },
+      `The lock index "${this.index}" does not exist; create it with \`npm run index:create\``,
+    );
   }
 
   private stored(docId: string, entry: Entry): StoredLock {

@@ -153,7 +153,7 @@ export interface StoreFaults {
  * off, so a schedule without stale reads is the same as before they existed.
  */
 export function scheduledStore(store: LockStore & Partial<LaggingCopy>, scheduler: Scheduler, faults: StoreFaults): LockStore {
-  const fail = (operation: string): StoreUnavailableError => new StoreUnavailableError(`${operation}: connection refused (scheduled)`, { operation });
+  const fail = (operation: string): StoreUnavailableError => new StoreUnavailableError({ operation }, `${operation}: connection refused (scheduled)`);
   const staleRate = faults.staleReads ?? 0;
   if (staleRate > 0 && !(store.readFromCopy && store.findLiveBelowOnCopy)) throw new Error('staleReads needs a store with a lagging copy');
   // Drawn only when the copy lags: the other stale answers would be the primary's anyway.
@@ -208,14 +208,14 @@ export function scheduledStore(store: LockStore & Partial<LaggingCopy>, schedule
       task(`write ${ops.map((op) => `${op.kind}:${op.docId}`).join(' ')}`, async () => {
         if (scheduler.chance(faults.unavailable)) throw fail('write');
         const outcomes = await store.write(ops);
-        if (scheduler.chance(faults.lostAnswers)) throw new StoreUnavailableError('write: answer lost (scheduled)', { operation: 'write', ambiguous: true });
+        if (scheduler.chance(faults.lostAnswers)) throw new StoreUnavailableError({ operation: 'write', ambiguous: true }, 'write: answer lost (scheduled)');
         return outcomes;
       }),
     writeThenRead: (ops, ids) =>
       task(`write ${ops.map((op) => `${op.kind}:${op.docId}`).join(' ')} then read ${ids.join(' ')}`, async () => {
         if (scheduler.chance(faults.unavailable)) throw fail('write');
         const result = await store.writeThenRead(ops, ids);
-        if (scheduler.chance(faults.lostAnswers)) throw new StoreUnavailableError('write: answer lost (scheduled)', { operation: 'write', ambiguous: true });
+        if (scheduler.chance(faults.lostAnswers)) throw new StoreUnavailableError({ operation: 'write', ambiguous: true }, 'write: answer lost (scheduled)');
         return result;
       }),
     findExpired: (before, size, after) => task('findExpired', () => store.findExpired(before, size, after)),

@@ -109,9 +109,12 @@ export async function confirmScope(context: EngineContext, hold: ScopeHold): Pro
   let aboveRead = hold.aboveRead;
   for (let attempt = 0; ; attempt++) {
     if (attempt > 0 && settings.now() > giveUpAt) {
-      throw new StoreUnavailableError(`The acquire of ${hold.label} kept stalling past its own lease while checking around it. Retry.`, {
-        operation: 'acquire',
-      });
+      throw new StoreUnavailableError(
+        {
+          operation: 'acquire',
+        },
+        `The acquire of ${hold.label} kept stalling past its own lease while checking around it. Retry.`,
+      );
     }
     if (attempt > 0) locks = await rewriteAll(context, hold, locks, 'reissue');
     for (let round = 0; ; round++) {
@@ -120,7 +123,7 @@ export async function confirmScope(context: EngineContext, hold: ScopeHold): Pro
       const older = (lock: StoredLock): boolean =>
         newestAbove !== undefined && compareFencingTokens(fenceOf(ourHolder(lock, hold.leaseId), lock), newestAbove) <= 0;
       if (!locks.some(older)) break;
-      if (round > 0 && settings.now() > giveUpAt) throw new LockContentionError(undefined, { keys: hold.above.map((entry) => entry.key), rounds: round });
+      if (round > 0 && settings.now() > giveUpAt) throw new LockContentionError({ keys: hold.above.map((entry) => entry.key), rounds: round });
       locks = await Promise.all(locks.map((lock) => (older(lock) ? rewriteOurHolder(context, hold, lock, 'reissue') : lock)));
     }
     // Waiting ends with our own lease at the latest: we then insert ourselves again and look again.
@@ -143,7 +146,7 @@ const rewriteAll = (context: EngineContext, hold: ScopeHold, locks: StoredLock[]
 
 function ourHolder(lock: StoredLock, leaseId: string): StoredHolder {
   const mine = lock.body.holders.find((holder) => holder.lease === leaseId);
-  if (!mine) throw new StoreUnavailableError(`Our lease left ${lock.body.key} while the acquire was checking around it`, { operation: 'acquire' });
+  if (!mine) throw new StoreUnavailableError({ operation: 'acquire' }, `Our lease left ${lock.body.key} while the acquire was checking around it`);
   return mine;
 }
 
@@ -164,7 +167,7 @@ function conflictOf(
 function heldError(context: EngineContext, found: Array<{ conflict: ConflictingKey; clearsAt: number }>, now: number): LockHeldError {
   const { settings } = context;
   const clearsAt = Math.max(...found.map((entry) => entry.clearsAt));
-  return new LockHeldError(undefined, {
+  return new LockHeldError({
     conflicts: found.map((entry) => entry.conflict),
     retryAfterMs: Math.max(settings.retry.baseDelayMs, Math.min(settings.maxRetryAfterMs, clearsAt - now)),
   });
@@ -285,9 +288,12 @@ async function waitForLocksBelow(context: EngineContext, hold: ScopeHold, own: S
     else await contentionPause(settings, attempt - polls);
   }
   if (below === undefined) {
-    throw new StoreUnavailableError(`The search for locks below ${hold.label} kept answering from a copy that had not seen this acquire's write`, {
-      operation: 'acquire',
-    });
+    throw new StoreUnavailableError(
+      {
+        operation: 'acquire',
+      },
+      `The search for locks below ${hold.label} kept answering from a copy that had not seen this acquire's write`,
+    );
   }
   const searchedAt = settings.now();
   let blocking = below.filter((lock) => blockingIn(lock, searchedAt).length > 0);
@@ -352,7 +358,7 @@ async function rewriteOurHolder(context: EngineContext, hold: ScopeHold, known: 
     },
     reread: async (changed) => {
       const read = (await store.readPrimary(changed)).get(current.docId);
-      if (!read) throw new StoreUnavailableError(`${hold.label} was deleted while the acquire was taking it`, { operation: 'acquire' });
+      if (!read) throw new StoreUnavailableError({ operation: 'acquire' }, `${hold.label} was deleted while the acquire was taking it`);
       current = read;
       ourHolder(current, hold.leaseId);
       return changed;
@@ -361,7 +367,7 @@ async function rewriteOurHolder(context: EngineContext, hold: ScopeHold, known: 
     // shows as our holder inserted by the latest write (the caller compares again), an extension as its expiry.
     resolveLost: async (notApplied) => {
       const read = (await store.readPrimary(notApplied)).get(current.docId);
-      if (!read) throw new StoreUnavailableError(`${hold.label} was deleted while the acquire was taking it`, { operation: 'acquire' });
+      if (!read) throw new StoreUnavailableError({ operation: 'acquire' }, `${hold.label} was deleted while the acquire was taking it`);
       current = read;
       const mine = ourHolder(current, hold.leaseId);
       done = change === 'reissue' ? mine.fence === null && current.seqNo !== known.seqNo : mine.expiresAt - settings.now() >= hold.ttlMs / 2;

@@ -159,7 +159,7 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
         reason: 'duplicate_in_progress',
       });
     }
-    if (lost.length > 0) throw new LockHeldError(undefined, { conflicts: lost, retryAfterMs: settings.retry.baseDelayMs });
+    if (lost.length > 0) throw new LockHeldError({ conflicts: lost, retryAfterMs: settings.retry.baseDelayMs });
   }
 
   /**
@@ -172,8 +172,8 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
       const mine = lock.body.holders.find((holder) => holder.lease === this.lease.leaseId);
       if (mine?.fence === null && !encodable(lock)) {
         throw new FencingRangeError(
-          `the lock index's write position (term ${lock.primaryTerm}, seq_no ${lock.seqNo}) is beyond what a fencing token encodes; create a new lock index`,
           { primaryTerm: lock.primaryTerm, seqNo: lock.seqNo },
+          `the lock index's write position (term ${lock.primaryTerm}, seq_no ${lock.seqNo}) is beyond what a fencing token encodes; create a new lock index`,
         );
       }
     }
@@ -181,8 +181,8 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
     const left = grant.expiresAt - this.context.settings.now();
     if (left < this.request.ttlMs / 2) {
       throw new StoreUnavailableError(
-        `The acquire of ${describeTarget(this.request.target)} stalled (the lock store or this process): its lease would have had ${Math.max(0, left)} ms of ${this.request.ttlMs} left, so it was rolled back. Retry.`,
         { operation: 'acquire' },
+        `The acquire of ${describeTarget(this.request.target)} stalled (the lock store or this process): its lease would have had ${Math.max(0, left)} ms of ${this.request.ttlMs} left, so it was rolled back. Retry.`,
       );
     }
     return grant;
@@ -243,18 +243,21 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
     const clean = await rollback(this.context, locks, lease.leaseId);
     if (clean && !this.unresolved) {
       if (!(error instanceof StoreUnavailableError && error.context.ambiguous)) return error;
-      return new StoreUnavailableError(`The lock store failed twice during the acquire of ${describeTarget(request.target)}; nothing is held. Retry.`, {
-        operation: 'acquire',
-        cause: error,
-      });
+      return new StoreUnavailableError(
+        {
+          operation: 'acquire',
+          cause: error,
+        },
+        `The lock store failed twice during the acquire of ${describeTarget(request.target)}; nothing is held. Retry.`,
+      );
     }
     const mayHoldUntil = this.latestExpiry + this.context.settings.maxClockSkewMs;
     const retry = request.requestId
       ? `Retry with the same requestId (${request.requestId}) to get it back.`
       : `Without a requestId a retry cannot claim it: the keys stay blocked until ${new Date(mayHoldUntil).toISOString()}.`;
     return new LockOutcomeUnknownError(
-      `The acquire of ${describeTarget(request.target)} failed (${error.message}) and may still hold some of its keys. ${retry}`,
       { operation: 'acquire', ...(request.requestId ? { requestId: request.requestId } : {}), mayHoldUntil, cause: error },
+      `The acquire of ${describeTarget(request.target)} failed (${error.message}) and may still hold some of its keys. ${retry}`,
     );
   }
 
@@ -280,19 +283,19 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
       // Not a conflict that waiting ends: the request does not match what the document is (a semaphore of another limit, or a plain lock).
       if (decision.kind === 'permits-mismatch') {
         const { requestedLimit, heldLimit } = decision;
-        throw new PermitLimitMismatchError(undefined, { key: decision.key, requestedLimit, heldLimit });
+        throw new PermitLimitMismatchError({ key: decision.key, requestedLimit, heldLimit });
       }
       // Not a conflict the call waits out either: a waiter in the call would hold a ticket beyond the
       // bound the whole time. Refused at once, in the call as through a channel; nothing was written.
       if (decision.kind === 'queue-full') {
         const { key: full, limit, queued } = decision;
-        throw new QueueFullError(undefined, { key: full, limit, queued, retryAfterMs: settings.maxRetryAfterMs });
+        throw new QueueFullError({ key: full, limit, queued, retryAfterMs: settings.maxRetryAfterMs });
       }
       const op = this.note(key, decision);
       if (op) writes.push({ item: key, op });
     }
     if (conflicts.length > 0) {
-      throw new LockHeldError(undefined, { conflicts, retryAfterMs: Math.max(settings.retry.baseDelayMs, Math.min(settings.maxRetryAfterMs, clearsAt - now)) });
+      throw new LockHeldError({ conflicts, retryAfterMs: Math.max(settings.retry.baseDelayMs, Math.min(settings.maxRetryAfterMs, clearsAt - now)) });
     }
     if (writes.length > 0) this.latestExpiry = claim.expiresAt;
     return writes;

@@ -43,7 +43,7 @@ export async function acquireOrQueue(context: EngineContext, request: AcquireReq
       const remaining = deadline - settings.now();
       if (remaining <= 0) {
         if (error instanceof LockHeldError && request.waitMs > 0) {
-          throw new LockHeldError(undefined, {
+          throw new LockHeldError({
             conflicts: error.conflicts,
             retryAfterMs: error.retryAfterMs,
             waitedMs: settings.now() - started,

@@ -41,10 +41,10 @@ export async function recordAudit(context: EngineContext, action: RevocationReco
   if (!outcome?.ok) {
     if (outcome?.reason === 'error') throw outcome.error;
     throw new StoreUnavailableError(
-      `the audit record of the ${action} of ${describeTarget(request.target)} was not written (${outcome?.reason ?? 'no answer'}); nothing was changed`,
       {
         operation: `record the ${action}`,
       },
+      `the audit record of the ${action} of ${describeTarget(request.target)} was not written (${outcome?.reason ?? 'no answer'}); nothing was changed`,
     );
   }
   return record;

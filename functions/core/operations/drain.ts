@@ -22,7 +22,7 @@ export async function drain(context: EngineContext, request: AdminRequest): Prom
   for (const { key, ticket } of dropped) {
     if (!ticket.wake) continue;
     const why = `Ticket ${ticket.ticket} for ${key} was drained by ${request.by} (${request.reason}); nothing is held`;
-    const sent = await tellFailure(context, ticket, new LockWaitExpiredError(why, { ticket: ticket.ticket, key })).catch(() => false);
+    const sent = await tellFailure(context, ticket, new LockWaitExpiredError({ ticket: ticket.ticket, key }, why)).catch(() => false);
     if (sent) told++;
   }
   const { target, by, reason, at } = record;

@@ -40,11 +40,11 @@ export async function readOwned(
       // A later delivery of the call took the key over and would give it back to this lease: only the
       // lease's own secret may tell it not to.
       const note = lock?.body.holders.map((holder) => noteOf(holder.restores, token.leaseId)).find((found) => found !== undefined);
-      if (note && !proofMatches(note.proof, token.leaseId, token.secret)) throw new LeaseTokenMismatchError(undefined, { leaseId: token.leaseId });
+      if (note && !proofMatches(note.proof, token.leaseId, token.secret)) throw new LeaseTokenMismatchError({ leaseId: token.leaseId });
       if (lock && note) without.push(lock);
       continue;
     }
-    if (!proofMatches(mine.proof, token.leaseId, token.secret)) throw new LeaseTokenMismatchError(undefined, { leaseId: token.leaseId });
+    if (!proofMatches(mine.proof, token.leaseId, token.secret)) throw new LeaseTokenMismatchError({ leaseId: token.leaseId });
     owned.push(lock);
   }
   return { owned, missingKeys, without };

@@ -97,7 +97,7 @@ function stillWaiting(context: EngineContext, key: PlannedKey, lock: StoredLock 
     holders: holders.map(({ owner, mode, expiresAt }) => ({ owner, mode, expiresAt })),
     ...(holders.length === 0 ? { reason: 'queued_waiters' as const } : {}),
   };
-  return new LockHeldError(undefined, { conflicts: [conflict], retryAfterMs: context.settings.retry.baseDelayMs });
+  return new LockHeldError({ conflicts: [conflict], retryAfterMs: context.settings.retry.baseDelayMs });
 }
 
 /**

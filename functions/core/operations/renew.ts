@@ -22,7 +22,7 @@ export async function renew(context: EngineContext, token: OwnedToken, ttlMs: nu
   // Computed once: a key extended in an early round must not be reported as ending later than it does.
   const expiresAt = settings.now() + ttlMs;
   const first = await readOwned(context, token);
-  if (first.missingKeys.length > 0) throw new LeaseLostError(undefined, { leaseId: token.leaseId, lostKeys: first.missingKeys });
+  if (first.missingKeys.length > 0) throw new LeaseLostError({ leaseId: token.leaseId, lostKeys: first.missingKeys });
   const owned = await refuseIfRunOut(context, token, first.owned);
   const written = new Map<string, StoredLock>();
   const late: StoredLock[] = [];
@@ -50,7 +50,7 @@ export async function renew(context: EngineContext, token: OwnedToken, ttlMs: nu
         token.keys.filter((key) => docIds.has(key.docId)),
         true,
       );
-      if (again.missingKeys.length > 0) throw new LeaseLostError(undefined, { leaseId: token.leaseId, lostKeys: again.missingKeys });
+      if (again.missingKeys.length > 0) throw new LeaseLostError({ leaseId: token.leaseId, lostKeys: again.missingKeys });
       return refuseIfRunOut(context, token, again.owned);
     },
     keysOf: (pending) => pending.map((lock) => lock.body.key),
@@ -63,8 +63,8 @@ export async function renew(context: EngineContext, token: OwnedToken, ttlMs: nu
   const left = earliest - settings.now();
   if (left < ttlMs / 2) {
     throw new StoreUnavailableError(
-      `The renewal of lease ${token.leaseId} stalled (the lock store or this process): it would have had ${Math.max(0, left)} ms of ${ttlMs} left. Retry.`,
       { operation: 'renew' },
+      `The renewal of lease ${token.leaseId} stalled (the lock store or this process): it would have had ${Math.max(0, left)} ms of ${ttlMs} left. Retry.`,
     );
   }
   return {
@@ -122,5 +122,5 @@ async function refuseIfRunOut(context: EngineContext, token: OwnedToken, locks: 
 async function takeBack(context: EngineContext, token: OwnedToken, locks: StoredLock[], why: string): Promise<never> {
   await removeLease(context, locks, token.leaseId).catch(() => undefined);
   const lostKeys = locks.map((lock) => lock.body.key);
-  throw new LeaseLostError(`Lease ${token.leaseId} is lost on ${lostKeys.join(', ')}: ${why}`, { leaseId: token.leaseId, lostKeys });
+  throw new LeaseLostError({ leaseId: token.leaseId, lostKeys }, `Lease ${token.leaseId} is lost on ${lostKeys.join(', ')}: ${why}`);
 }

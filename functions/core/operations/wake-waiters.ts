@@ -37,7 +37,7 @@ export async function tellWaiters(context: EngineContext, written: readonly Writ
         ticket.reservedUntil !== undefined
           ? `The lock on ${key} was reserved for ticket ${ticket.ticket} until ${new Date(ticket.reservedUntil).toISOString()}, and it was not claimed in time; nothing is held`
           : undefined;
-      await tellFailure(context, ticket, new LockWaitExpiredError(why, { ticket: ticket.ticket, key })).catch(() => undefined);
+      await tellFailure(context, ticket, new LockWaitExpiredError({ ticket: ticket.ticket, key }, why)).catch(() => undefined);
     }
   }
 }

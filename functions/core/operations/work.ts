@@ -84,15 +84,18 @@ async function giveBack(context: EngineContext, request: WorkRequest, grant: Gra
   } catch (releaseError) {
     const mayHoldUntil = grant.expiresAt + context.settings.maxClockSkewMs;
     return new LockOutcomeUnknownError(
-      `Taking the work on failed (${error.message}) and the lock it was granted could not be given back: it stays held until ${new Date(mayHoldUntil).toISOString()} at most. Retry after that.`,
       { operation: 'acquire', ...(request.requestId ? { requestId: request.requestId } : {}), mayHoldUntil, cause: releaseError },
+      `Taking the work on failed (${error.message}) and the lock it was granted could not be given back: it stays held until ${new Date(mayHoldUntil).toISOString()} at most. Retry after that.`,
     );
   }
   if (error instanceof StoreUnavailableError && error.context.ambiguous) {
-    return new StoreUnavailableError('The lock store failed while the work was being taken on; nothing is held. Retry.', {
-      operation: 'acquire',
-      cause: error,
-    });
+    return new StoreUnavailableError(
+      {
+        operation: 'acquire',
+        cause: error,
+      },
+      'The lock store failed while the work was being taken on; nothing is held. Retry.',
+    );
   }
   return error;
 }
@@ -105,7 +108,7 @@ async function giveBack(context: EngineContext, request: WorkRequest, grant: Gra
  */
 export async function releaseWithRecord(context: EngineContext, token: OwnedToken, record: WorkRecord): Promise<Release> {
   if (!token.work) {
-    throw new ValidationError(undefined, {
+    throw new ValidationError({
       fields: [{ field: 'record', rule: 'needs_idempotency_key', message: 'records the outcome of work: acquire with an idempotencyKey first' }],
     });
   }
@@ -139,10 +142,13 @@ export async function releaseWithRecord(context: EngineContext, token: OwnedToke
 
 async function refuse(context: EngineContext, token: OwnedToken, lostKeys: string[], why: string): Promise<never> {
   await release(context, token).catch(() => undefined);
-  throw new LeaseLostError(`The outcome was not recorded: ${why}. Lease ${token.leaseId} is released; a later delivery may run the work again.`, {
-    leaseId: token.leaseId,
-    lostKeys,
-  });
+  throw new LeaseLostError(
+    {
+      leaseId: token.leaseId,
+      lostKeys,
+    },
+    `The outcome was not recorded: ${why}. Lease ${token.leaseId} is released; a later delivery may run the work again.`,
+  );
 }
 
 const readWork = async (context: EngineContext, request: WorkRequest): Promise<StoredLock | null> => {
@@ -157,7 +163,7 @@ function inProgress(
   since: number | undefined,
   cause?: LockHeldError,
 ): WorkInProgressError {
-  return new WorkInProgressError(undefined, {
+  return new WorkInProgressError({
     keyHash: request.work.keyHash,
     ...(owner !== undefined ? { owner } : {}),
     ...(since !== undefined ? { since } : {}),

@@ -1,7 +1,10 @@
 /**
  * The service's errors as classes, one per name of the wire catalogue (ERRORS in wire.ts), so that
  * callers can write `catch (e) { if (e instanceof LockHeldError) ... }` whatever the transport.
- * Status and retryability come from the catalogue; a class only adds the fields its name carries.
+ * Status and retryability come from the catalogue; an error's fields live in its `body` (the wire
+ * body it came as), and a class only reads the ones its name carries.
+ *
+ * One constructor shape for all: `new LockHeldError({ conflicts, retryAfterMs }, message?, { status, cause })`.
  */
 import { type ConflictBody, ERRORS, type ErrorBody, type ErrorName, type FieldIssueBody, isErrorName } from './wire.js';
 
@@ -27,18 +30,17 @@ export class LockServiceError extends Error {
   readonly status: number;
   /** Whether repeating the same call (with the same requestId for acquire) can succeed. */
   readonly retryable: boolean;
-  /** The error body as the service sent it (or as the client made it up). */
+  /** The error body as the service sent it (or as the client made it up): the error's fields. */
   readonly body: ErrorBody;
 
-  constructor(name: string, message: string | undefined, details: ErrorDetails = {}, options: ErrorOptions = {}) {
-    const text = message ?? `${name}`;
-    super(text, options.cause === undefined ? undefined : { cause: options.cause });
+  constructor(name: string, details: ErrorDetails = {}, message: string = name, options: ErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = name;
     const spec = isErrorName(name) ? ERRORS[name] : undefined;
     this.status = spec?.status ?? options.status ?? 500;
     // Unknown names: the body's own word, else what the HTTP status says (gateways answer 502/503/504 without a name).
     this.retryable = spec?.retryable ?? (typeof details.retryable === 'boolean' ? details.retryable : [429, 502, 503, 504].includes(this.status));
-    this.body = { ...details, error: name as ErrorName, message: text };
+    this.body = { ...details, error: name as ErrorName, message };
   }
 
   /** Retryable and on the service's side (5xx): worth repeating at once with backoff, unlike a held lock or a quota. */
@@ -47,155 +49,125 @@ export class LockServiceError extends Error {
   }
 }
 
+/** The base of the class of a catalogue name: the constructor every such class takes. */
+function named(name: ErrorName) {
+  return class extends LockServiceError {
+    constructor(details: ErrorDetails = {}, message?: string, options: ErrorOptions = {}) {
+      super(name, details, message, options);
+    }
+  };
+}
+
+const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+const count = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
+
 /** Bad input: nothing was read or written. */
-export class ValidationError extends LockServiceError {
-  readonly fields: FieldIssueBody[];
-  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
-    super('ValidationError', message, details, options);
-    this.fields = details.fields ?? [];
+export class ValidationError extends named('ValidationError') {
+  get fields(): FieldIssueBody[] {
+    return this.body.fields ?? [];
   }
 }
 
 /** The caller may not do this in this namespace. */
-export class AccessDeniedError extends LockServiceError {
-  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
-    super('AccessDeniedError', message, details, options);
-  }
-}
+export class AccessDeniedError extends named('AccessDeniedError') {}
 
 /** A limit on held locks would be exceeded; nothing was taken. */
-export class QuotaExceededError extends LockServiceError {
-  readonly retryAfterMs: number | undefined;
-  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
-    super('QuotaExceededError', message, details, options);
-    this.retryAfterMs = details.retryAfterMs;
+export class QuotaExceededError extends named('QuotaExceededError') {
+  get retryAfterMs(): number | undefined {
+    return this.body.retryAfterMs;
   }
 }
 
 /** An incompatible holder has a key; this call holds nothing. */
-export class LockHeldError extends LockServiceError {
-  readonly conflicts: ConflictBody[];
+export class LockHeldError extends named('LockHeldError') {
+  get conflicts(): ConflictBody[] {
+    return this.body.conflicts ?? [];
+  }
   /** When trying again may succeed (the holders' lease ends, bounded by the service). */
-  readonly retryAfterMs: number;
+  get retryAfterMs(): number {
+    return this.body.retryAfterMs ?? 1_000;
+  }
   /** How long the service waited (the acquire's waitMs) before refusing. */
-  readonly waitedMs: number;
-  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
-    super('LockHeldError', message, details, options);
-    this.conflicts = details.conflicts ?? [];
-    this.retryAfterMs = details.retryAfterMs ?? 1_000;
-    this.waitedMs = details.waitedMs ?? 0;
+  get waitedMs(): number {
+    return this.body.waitedMs ?? 0;
   }
 }
 
 /** The key is a semaphore of another limit, or a plain lock and a semaphore met on it (a limit of null: a plain lock); nothing is held. */
-export class PermitLimitMismatchError extends LockServiceError {
-  readonly key: string | undefined;
-  readonly requestedLimit: number | null;
-  readonly heldLimit: number | null;
-  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
-    super('PermitLimitMismatchError', message, details, options);
-    this.key = typeof details.key === 'string' ? details.key : undefined;
-    this.requestedLimit = typeof details.requestedLimit === 'number' ? details.requestedLimit : null;
-    this.heldLimit = typeof details.heldLimit === 'number' ? details.heldLimit : null;
+export class PermitLimitMismatchError extends named('PermitLimitMismatchError') {
+  get key(): string | undefined {
+    return text(this.body.key);
+  }
+  get requestedLimit(): number | null {
+    return count(this.body.requestedLimit) ?? null;
+  }
+  get heldLimit(): number | null {
+    return count(this.body.heldLimit) ?? null;
   }
 }
 
 /** The lock's queue is full: this waiter did not join, nothing was written. Retryable after `retryAfterMs`. */
-export class QueueFullError extends LockServiceError {
-  readonly key: string | undefined;
+export class QueueFullError extends named('QueueFullError') {
+  get key(): string | undefined {
+    return text(this.body.key);
+  }
   /** The queue's limit (the service's queue.maxTickets). */
-  readonly limit: number | undefined;
+  get limit(): number | undefined {
+    return count(this.body.limit);
+  }
   /** Live tickets in the queue when it refused. */
-  readonly queued: number | undefined;
-  readonly retryAfterMs: number;
-  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
-    super('QueueFullError', message, details, options);
-    this.key = typeof details.key === 'string' ? details.key : undefined;
-    this.limit = typeof details.limit === 'number' ? details.limit : undefined;
-    this.queued = typeof details.queued === 'number' ? details.queued : undefined;
-    this.retryAfterMs = details.retryAfterMs ?? 1_000;
+  get queued(): number | undefined {
+    return count(this.body.queued);
+  }
+  get retryAfterMs(): number {
+    return this.body.retryAfterMs ?? 1_000;
   }
 }
 
 /** The lease exists but the token's secret does not match it. */
-export class LeaseTokenMismatchError extends LockServiceError {
-  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
-    super('LeaseTokenMismatchError', message, details, options);
-  }
-}
+export class LeaseTokenMismatchError extends named('LeaseTokenMismatchError') {}
 
 /** The lease is gone (released, or expired and taken over or swept), or ran out by the caller's clock. */
-export class LeaseLostError extends LockServiceError {
-  readonly lostKeys: string[];
-  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
-    super('LeaseLostError', message, details, options);
-    this.lostKeys = details.lostKeys ?? [];
+export class LeaseLostError extends named('LeaseLostError') {
+  get lostKeys(): string[] {
+    return this.body.lostKeys ?? [];
   }
 }
 
 /** A queued waiter's ticket ran out before the lock was reserved for it, or its reservation lapsed unclaimed (told on its wake channel). It holds nothing. */
-export class LockWaitExpiredError extends LockServiceError {
-  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
-    super('LockWaitExpiredError', message, details, options);
-  }
-}
+export class LockWaitExpiredError extends named('LockWaitExpiredError') {}
 
 /** The work an idempotency key names is being done by another delivery; this call holds nothing. Try later. */
-export class WorkInProgressError extends LockServiceError {
-  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
-    super('WorkInProgressError', message, details, options);
-  }
-}
+export class WorkInProgressError extends named('WorkInProgressError') {}
 
 /** A write of this call may have applied (or no answer came back): retry with the same requestId. */
-export class LockOutcomeUnknownError extends LockServiceError {
-  readonly requestId: string | undefined;
+export class LockOutcomeUnknownError extends named('LockOutcomeUnknownError') {
+  get requestId(): string | undefined {
+    return this.body.requestId;
+  }
   /** Until when the keys may stay held if nobody retries (epoch ms). */
-  readonly mayHoldUntil: number | undefined;
-  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
-    super('LockOutcomeUnknownError', message, details, options);
-    this.requestId = details.requestId;
-    const until = details.mayHoldUntil === undefined ? Number.NaN : Date.parse(details.mayHoldUntil);
-    this.mayHoldUntil = Number.isNaN(until) ? undefined : until;
+  get mayHoldUntil(): number | undefined {
+    const until = this.body.mayHoldUntil === undefined ? Number.NaN : Date.parse(this.body.mayHoldUntil);
+    return Number.isNaN(until) ? undefined : until;
   }
 }
 
 /** The lock store could not be reached, timed out or pushed back. */
-export class StoreUnavailableError extends LockServiceError {
-  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
-    super('StoreUnavailableError', message, details, options);
-  }
-}
+export class StoreUnavailableError extends named('StoreUnavailableError') {}
 
 /** Too many writers raced on the same lock documents. */
-export class LockContentionError extends LockServiceError {
-  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
-    super('LockContentionError', message, details, options);
-  }
-}
+export class LockContentionError extends named('LockContentionError') {}
 
 /** The lock store refused in a way retrying will not fix (a missing lock index, permissions). */
-export class StoreRejectedError extends LockServiceError {
-  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
-    super('StoreRejectedError', message, details, options);
-  }
-}
+export class StoreRejectedError extends named('StoreRejectedError') {}
 
 /** The lock index's fencing range is spent. */
-export class FencingRangeError extends LockServiceError {
-  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
-    super('FencingRangeError', message, details, options);
-  }
-}
+export class FencingRangeError extends named('FencingRangeError') {}
 
 /** Anything else on the service's side; its logs have the details under the correlation id. */
-export class InternalError extends LockServiceError {
-  constructor(message?: string, details: ErrorDetails = {}, options: ErrorOptions = {}) {
-    super('InternalError', message, details, options);
-  }
-}
+export class InternalError extends named('InternalError') {}
 
-type ErrorClass = new (message?: string, details?: ErrorDetails, options?: ErrorOptions) => LockServiceError;
+type ErrorClass = ReturnType<typeof named>;
 
 /** A class for every name of the catalogue: a name added there without a class here does not compile. */
 const CLASSES: { readonly [Name in ErrorName]: ErrorClass } = {
@@ -224,15 +196,14 @@ const CLASSES: { readonly [Name in ErrorName]: ErrorClass } = {
 export function errorFromBody(body: unknown, options: ErrorOptions = {}): LockServiceError {
   const parsed = (typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {}) as Partial<ErrorBody>;
   const { error: name, message, ...details } = parsed;
-  const text = typeof message === 'string' ? message : undefined;
-  if (isErrorName(name)) return new CLASSES[name](text, details, options);
+  if (isErrorName(name)) return new CLASSES[name](details, text(message), options);
   const fallback = typeof name === 'string' && name !== '' ? name : `HTTP${options.status ?? 500}`;
-  return new LockServiceError(fallback, text ?? fallback, details, options);
+  return new LockServiceError(fallback, details, text(message) ?? fallback, options);
 }
 
 /** A new error of a catalogue name, made on the client's side (a lost answer, a lease run out by the local clock). */
 export function lockError(name: ErrorName, message: string, details: ErrorDetails = {}, options: ErrorOptions = {}): LockServiceError {
-  return new CLASSES[name](message, details, options);
+  return new CLASSES[name](details, message, options);
 }
 
 /**

@@ -154,7 +154,7 @@ export class Lock {
 
   private async renew(ttlMs: number, retry: boolean, options: CallOptions): Promise<RenewalBody> {
     if (this.lossReason) throw this.lossReason;
-    if (this.releasing !== undefined) throw new LeaseLostError('The lock was released: there is nothing to extend');
+    if (this.releasing !== undefined) throw new LeaseLostError({}, 'The lock was released: there is nothing to extend');
     const { transport, settings, remainingTimeMs } = this.init;
     const asked = remainingTimeMs ? fitRenewal(ttlMs, remainingTimeMs, settings) : ttlMs;
     const started = now();
@@ -195,7 +195,7 @@ export class Lock {
           return;
         }
         if (!isTransient(error)) {
-          this.lose(new LeaseLostError(`The renewal was refused: ${(error as Error).message}`, {}, { cause: error }));
+          this.lose(new LeaseLostError({}, `The renewal was refused: ${(error as Error).message}`, { cause: error }));
           return;
         }
         // While the lease may still be ours, try again: about four times before it runs out, at most once a second.
@@ -218,7 +218,7 @@ export class Lock {
         const message = this.outOfTime
           ? `The lease ran out: the function's remaining time left no room to renew it (${this.outOfTime.message})`
           : 'The lease ran out by the local clock (less the safety margin) before a renewal succeeded';
-        this.lose(new LeaseLostError(message, {}, this.outOfTime ? { cause: this.outOfTime } : {}));
+        this.lose(new LeaseLostError({}, message, this.outOfTime ? { cause: this.outOfTime } : {}));
       },
       Math.max(0, this.lossAt - now()),
     );

@@ -208,11 +208,14 @@ export class LocalLockTable {
       ];
     });
     const named = conflicts.map((conflict) => `${conflict.key} (${conflict.holders.map((holder) => `${holder.mode} by ${holder.owner}`).join(', ')})`);
-    return new LockHeldError(`Lock ${why}: ${named.join('; ') || keys.map((key) => key.key).join(', ')}`, {
-      conflicts,
-      retryAfterMs: this.settings.retryAfterMs,
-      ...(waitedMs > 0 ? { waitedMs: Math.round(waitedMs) } : {}),
-    });
+    return new LockHeldError(
+      {
+        conflicts,
+        retryAfterMs: this.settings.retryAfterMs,
+        ...(waitedMs > 0 ? { waitedMs: Math.round(waitedMs) } : {}),
+      },
+      `Lock ${why}: ${named.join('; ') || keys.map((key) => key.key).join(', ')}`,
+    );
   }
 
   private entry(key: LocalKey): Entry {

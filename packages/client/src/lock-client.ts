@@ -140,7 +140,7 @@ export class LockClient {
       if (now() >= lock.lossAt || signal?.aborted) {
         await lock.release().catch(() => {});
         signal?.throwIfAborted();
-        throw new LeaseLostError('The grant arrived after its lease had run out by the local clock; it was released');
+        throw new LeaseLostError({}, 'The grant arrived after its lease had run out by the local clock; it was released');
       }
       return { lock };
     } catch (error) {

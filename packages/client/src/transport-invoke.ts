@@ -153,7 +153,7 @@ function invokeFailure(error: unknown, call: { functionName: string; timeoutMs: 
   const what = name === 'TimeoutError' || name === 'AbortError' ? `no answer within ${call.timeoutMs} ms` : `${name ?? 'Error'}: ${message ?? error}`;
   const text = `Invoke ${call.functionName}: ${what}`;
   if (status !== undefined && status >= 400 && status < 500 && status !== 429)
-    return new LockServiceError(name ?? `HTTP${status}`, text, {}, { status, cause: error });
+    return new LockServiceError(name ?? `HTTP${status}`, {}, text, { status, cause: error });
   const details: ErrorDetails = call.requestId ? { requestId: call.requestId } : {};
   if (!call.write) return lockError('StoreUnavailableError', `${text}. Retry.`, {}, { cause: error });
   return lockError('LockOutcomeUnknownError', `${text}; the call may have applied. Retry${call.requestId ? ' with the same requestId' : ''}.`, details, {

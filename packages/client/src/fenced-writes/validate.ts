@@ -56,7 +56,7 @@ export class InputCheck {
   throwIfAny(): void {
     if (this.issues.length === 0) return;
     const summary = this.issues.map((issue) => `${issue.field}: ${issue.message}`).join('; ');
-    throw new ValidationError(`Invalid fenced write: ${summary}`, { fields: this.issues });
+    throw new ValidationError({ fields: this.issues }, `Invalid fenced write: ${summary}`);
   }
 }
 
