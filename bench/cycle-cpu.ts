@@ -29,7 +29,7 @@ import { basename, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { lockDocId } from '../functions/core/keys.js';
 import type { LockService } from '../functions/core/service.js';
-import { createElasticsearchClient, createLockEngine, deleteLockIndex, ensureLockIndex, lockIndexIncarnation } from '../functions/store/index.js';
+import { createElasticsearchClient, createLockService, deleteLockIndex, ensureLockIndex, lockIndexIncarnation } from '../functions/store/index.js';
 import type { SearchClient } from '../functions/store/search-client.js';
 import { resolveElasticsearch } from '../infra/es/target.js';
 import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../infra/lib/cli.js';
@@ -82,10 +82,10 @@ async function main(argv: string[]): Promise<number | undefined> {
   for (const index of indices) await ensureLockIndex(client, index);
   const sameIncarnation = (await lockIndexIncarnation(client, sameIndex))!;
   await client.index({ index: sameIndex, id: ROOT_ID, routing: 'bench', document: markedRoot(), refresh: true });
-  const engine = createLockEngine({ client, index: engineIndex, settings: { tokenSigningKey: randomBytes(32) } }).engine;
+  const engine = createLockService({ client, index: engineIndex, settings: { tokenSigningKey: randomBytes(32) } }).service;
   const sameCycle = sameRequestsCycle(client, sameIndex, sameIncarnation);
-  const stubEngine = createLockEngine({ client: stubSearchClient('cycle-cpu-stub'), index: 'cycle-cpu-stub', settings: { tokenSigningKey: randomBytes(32) } });
-  const stubEngineCycle = engineCycle(stubEngine.engine);
+  const stubEngine = createLockService({ client: stubSearchClient('cycle-cpu-stub'), index: 'cycle-cpu-stub', settings: { tokenSigningKey: randomBytes(32) } });
+  const stubEngineCycle = engineCycle(stubEngine.service);
 
   const rows: Row[] = [
     {
@@ -162,7 +162,7 @@ async function measureOffline(
   const sameClient = stubSearchClient('cycle-cpu-same');
   await sameClient.index({ index: 'cycle-cpu-same', id: ROOT_ID, document: markedRoot() });
   const engineClient = stubSearchClient('cycle-cpu-engine');
-  const engine = createLockEngine({ client: engineClient, index: 'cycle-cpu-engine', settings: { tokenSigningKey: randomBytes(32) } }).engine;
+  const engine = createLockService({ client: engineClient, index: 'cycle-cpu-engine', settings: { tokenSigningKey: randomBytes(32) } }).service;
   const rows: Row[] = [
     { name: "stub: raw, the engine's requests", slug: 'stub-same', cycle: sameRequestsCycle(sameClient, 'cycle-cpu-same', sameClient.incarnation) },
     ...baselines.map((baseline, position) => ({
@@ -218,7 +218,7 @@ async function loadBaseline(directory: string): Promise<Baseline> {
   const module = (await import(entry)) as typeof import('../functions/store/index.js');
   return {
     name: basename(resolve(directory)),
-    engine: (client, index) => module.createLockEngine({ client, index, settings: { tokenSigningKey: randomBytes(32) } }).engine,
+    engine: (client, index) => module.createLockService({ client, index, settings: { tokenSigningKey: randomBytes(32) } }).service,
   };
 }
 

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { lockDocId } from '../functions/core/keys.js';
-import { createLockEngine, deleteLockIndex, ensureLockIndex, lockIndexIncarnation, routingOf } from '../functions/store/index.js';
+import { createLockService, deleteLockIndex, ensureLockIndex, lockIndexIncarnation, routingOf } from '../functions/store/index.js';
 import type { SearchClient } from '../functions/store/search-client.js';
 import { clusterNodes } from '../infra/es/cluster.js';
 import { numberFlag, parseFlags, printHelp, runCli, ServiceError } from '../infra/lib/cli.js';
@@ -112,7 +112,7 @@ async function main(argv: string[]): Promise<number | undefined> {
 
   const signingKey = randomBytes(32);
   const engines = new Map(
-    layouts.map((count) => [count, createLockEngine({ client, index: engineIndex.get(count)!, settings: { tokenSigningKey: signingKey } }).engine]),
+    layouts.map((count) => [count, createLockService({ client, index: engineIndex.get(count)!, settings: { tokenSigningKey: signingKey } }).service]),
   );
   // Worker w's i-th cycle locks one of its own ids in one of K namespaces: no two workers contend, and the namespaces take turns.
   const namespaceOf = (worker: number, iteration: number): string => `ns${(worker * 7 + iteration) % namespaces}`;

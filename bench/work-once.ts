@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import type { Client } from '@elastic/elasticsearch';
 import type { CompletedWork, Grant } from '../functions/core/model.js';
 import { createElasticsearchClient } from '../functions/store/client.js';
-import { createLockEngine, deleteLockIndex, ensureLockIndex } from '../functions/store/index.js';
+import { createLockService, deleteLockIndex, ensureLockIndex } from '../functions/store/index.js';
 import type { SearchClient } from '../functions/store/search-client.js';
 import { numberFlag, parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
 import { describeServer, serverLabel } from '../infra/lib/server-info.js';
@@ -118,10 +118,10 @@ async function main(argv: string[]): Promise<number> {
     await own.cluster.health({ index: dataIndices, wait_for_status: 'green', timeout: '30s' });
     // Signed lease tokens, as deployed with LOCK_TOKEN_SIGNING_KEY: the release of an exclusive lease is one conditional delete.
     const settings = { tokenSigningKey: randomBytes(32) };
-    const [plainEngine, recordEngine, repeatEngine] = lockIndices.map((index) => createLockEngine({ client, index, settings }).engine) as [
-      ReturnType<typeof createLockEngine>['engine'],
-      ReturnType<typeof createLockEngine>['engine'],
-      ReturnType<typeof createLockEngine>['engine'],
+    const [plainEngine, recordEngine, repeatEngine] = lockIndices.map((index) => createLockService({ client, index, settings }).service) as [
+      ReturnType<typeof createLockService>['service'],
+      ReturnType<typeof createLockService>['service'],
+      ReturnType<typeof createLockService>['service'],
     ];
     const lock = (prefix: string, iteration: number) => ({
       namespace: 'bench',

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LockService } from '../functions/core/service.js';
-import { createLockEngine, createSearchClient, deleteLockIndex, ensureLockIndex } from '../functions/store/index.js';
+import { createLockService, createSearchClient, deleteLockIndex, ensureLockIndex } from '../functions/store/index.js';
 import { type ClusterNode, waitForNodes } from '../infra/es/cluster.js';
 import { behaviourOf, type Fault } from './catalog.js';
 import { checkHistory } from './checker.js';
@@ -83,7 +83,7 @@ export async function runFault(fault: Fault, settings: RunSettings, nodes: reado
   // Waiters woken by a channel, told through a notifier in memory that loses, repeats, throws and says gone;
   // the sweeper reserves for them, wakes again the reserved ones that did not claim, and tells the expired.
   const notifier = new FaultNotifier();
-  const { engine, store } = createLockEngine({
+  const { service: engine, store } = createLockService({
     client,
     index,
     settings: {

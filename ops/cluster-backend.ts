@@ -9,7 +9,7 @@ import type { LockState } from '../functions/core/model.js';
 import { parseRequest } from '../functions/core/requests.js';
 import { presentState } from '../functions/runtime/present.js';
 import { createWakeNotifier } from '../functions/runtime/wake/index.js';
-import { createLockEngine, type SearchProduct } from '../functions/store/index.js';
+import { createLockService, type SearchProduct } from '../functions/store/index.js';
 import { givenStore, type StoreEndpoint, storeAt, storeDistribution } from '../infra/lib/store-target.js';
 import type { LockView, OpsBackend } from './backend.js';
 
@@ -35,7 +35,11 @@ function operatorName(): string {
 
 export function clusterBackend(endpoint: StoreEndpoint, index: string): OpsBackend {
   // Waiters with a wake channel are told of a drain, and woken by a revoke's hand-over, with the caller's AWS credentials.
-  const { engine, store, client } = createLockEngine({
+  const {
+    service: engine,
+    store,
+    client,
+  } = createLockService({
     connection: endpoint.connection({ requestTimeoutMs: 15_000 }),
     index,
     settings: { notifier: createWakeNotifier() },

@@ -192,7 +192,7 @@ export const localTable = new LocalLockTable();
 
 export const handler = createSqsConsumer({
   store: async () => {
-    const { service, client } = await rt.store();
+    const { service, client } = await rt.engine();
     return { locker: engineLocker(service), client };
   },
   workIndex,

@@ -116,7 +116,7 @@ export function lockHandler<K extends OperationName, TResult, TBody>(runtime: Ru
     let engineMs: number | undefined;
     try {
       const input = reader.read(invocation);
-      const { engine, requests } = await runtime.store();
+      const { engine, requests } = await runtime.engine();
       // The store's own kind: its settings carry the token signing key a lease token is decoded with.
       const request = (requests[operation.name] as RequestKind<unknown, RequestOf<K>>).toRequest(input);
       scope = operation.describe?.(request) ?? {};

@@ -18,7 +18,7 @@ import {
 } from '../core/index.js';
 import type { WakeNotifier } from '../core/wake.js';
 import { translateError } from '../store/errors.js';
-import { createLockEngine, ensureLockIndex } from '../store/index.js';
+import { createLockService, ensureLockIndex } from '../store/index.js';
 import { countLiveLocks } from '../store/live-locks.js';
 import { createSearchClient, type SearchClient } from '../store/search-client.js';
 import { type Admit, createAdmission } from './admission.js';
@@ -32,7 +32,8 @@ import { createWakeNotifier } from './wake/index.js';
 export const SERVICE_NAME = 'es-lease-locks';
 export const METRICS_NAMESPACE = 'EsLeaseLocks';
 
-export interface Store {
+/** The engine connected to the lock index: what a handler calls. */
+export interface ConnectedEngine {
   engine: LockEngine;
   /** The typed requests under the engine's own settings (its token signing key decodes lease tokens). */
   requests: LockRequests;
@@ -51,7 +52,7 @@ export interface Runtime {
   readonly metrics: Metrics;
   readonly tracer: Tracer;
   /** The engine over a client whose secrets are resolved and whose lock index exists (first call per container does the work). */
-  store(): Promise<Store>;
+  engine(): Promise<ConnectedEngine>;
   /** For /health: resolves the client only (no index creation), so a missing secret or a down cluster answers 503. */
   client(): Promise<SearchClient>;
   /** The namespace policy and the quotas (admission.ts), before the engine runs: throws AccessDeniedError / QuotaExceededError. */
@@ -89,9 +90,9 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   // Builds no SDK client: each is loaded on the first wake-up of its channel.
   const notifier = options.notifier ?? createWakeNotifier({ metrics, logger });
 
-  const build = (apiKey: string | undefined, tokenSigningKey: Uint8Array | undefined): Store => {
+  const build = (apiKey: string | undefined, tokenSigningKey: Uint8Array | undefined): ConnectedEngine => {
     const client = createSearchClient(searchConnection(config.store, apiKey));
-    const { engine: service } = createLockEngine({
+    const { service } = createLockService({
       client,
       index: config.lockIndex,
       settings: { ...overrides, notifier, ...(tokenSigningKey ? { tokenSigningKey } : {}) },
@@ -103,9 +104,9 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const es = config.store.product === 'elasticsearch' ? config.store : undefined;
   // Without secrets to fetch, the client exists as soon as the module has loaded (during the init phase).
   const needsSecrets = Boolean(es?.apiKeyParameter || config.tokenSigningKeyParameter);
-  let built: Promise<Store> | undefined = needsSecrets ? undefined : Promise.resolve(build(es?.apiKey, config.tokenSigningKey));
+  let built: Promise<ConnectedEngine> | undefined = needsSecrets ? undefined : Promise.resolve(build(es?.apiKey, config.tokenSigningKey));
 
-  const connect = (): Promise<Store> => {
+  const connect = (): Promise<ConnectedEngine> => {
     built ??= (async () => {
       const [apiKey, signingKey] = await Promise.all([
         es?.apiKeyParameter ? fetchSecret(es.apiKeyParameter).then((raw) => pickSecret(raw, ['apiKey', 'api_key', 'encoded'])) : es?.apiKey,
@@ -125,8 +126,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     return built;
   };
 
-  let indexed: Promise<Store> | undefined;
-  const store = (): Promise<Store> => {
+  let indexed: Promise<ConnectedEngine> | undefined;
+  const engine = (): Promise<ConnectedEngine> => {
     indexed ??= connect()
       .then(async (ready) => {
         if (config.ensureIndex) {
@@ -150,7 +151,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   if (config.policyParameter) {
     authorization.policy().catch((error: unknown) => logger.error('namespace policy unusable: calls that need it are refused', { cause: error as Error }));
   }
-  const quota = createQuotaCheck(config.quota, async (query) => countLiveLocks((await store()).client, config.lockIndex, query));
+  const quota = createQuotaCheck(config.quota, async (query) => countLiveLocks((await engine()).client, config.lockIndex, query));
   const admit = createAdmission({ authorize: authorization, quota, logger });
 
   return {
@@ -160,7 +161,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     logger,
     metrics,
     tracer,
-    store,
+    engine,
     client: async () => (await connect()).client,
     admit,
     notifier,

@@ -46,12 +46,12 @@ export { adapt as adaptOpenSearchClient } from './opensearch-client.js';
 export { namespaceRouting, routingOf } from './routing.js';
 export { createSearchClient, productOf, SEARCH_PRODUCTS, type SearchClient, type SearchConnection, type SearchProduct } from './search-client.js';
 
-export function createLockEngine(options: { client?: SearchClient; connection?: SearchConnection; index: string; settings?: SettingsOverrides }): {
-  engine: LockService;
+export function createLockService(options: { client?: SearchClient; connection?: SearchConnection; index: string; settings?: SettingsOverrides }): {
+  service: LockService;
   client: SearchClient;
   store: ElasticsearchLockStore;
 } {
   const client = options.client ?? createSearchClient(options.connection ?? { url: 'http://127.0.0.1:9200' });
   const store = new ElasticsearchLockStore(client, options.index);
-  return { engine: new LockService(store, options.settings), client, store };
+  return { service: new LockService(store, options.settings), client, store };
 }

@@ -48,7 +48,7 @@ export interface StoreEndpoint {
   readonly name: string;
   /** One URL, or several separated by commas. */
   readonly url: string;
-  /** How a client reaches it (for createLockEngine, openEngineTarget). */
+  /** How a client reaches it (for createLockService, openEngineTarget). */
   connection(options?: { requestTimeoutMs?: number }): SearchConnection;
   /** A new client for it (the caller closes it). */
   client(options?: { requestTimeoutMs?: number }): SearchClient;

@@ -4,7 +4,7 @@ import { epochOf } from '../../faults/checker.js';
 import { injectFault } from '../../faults/inject.js';
 import { FaultNotifier } from '../../faults/wake.js';
 import { FAULTS_NAMESPACE, TTL_MS } from '../../faults/workload.js';
-import { createLockEngine } from '../../functions/store/index.js';
+import { createLockService } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, freshLockIndex, testClient } from '../support/engine.js';
 
@@ -23,7 +23,7 @@ afterAll(async () => {
 describe('the recreate-index fault', () => {
   it('is refused without force while a channel waiter is queued, then forced: the waiter is dropped untold, and tokens continue above', async () => {
     const notifier = new FaultNotifier({ thrown: 0, duplicated: 0, lost: 0, gone: 0 });
-    const { engine } = createLockEngine({ client, index, settings: { maxClockSkewMs: 50, notifier } });
+    const { service: engine } = createLockService({ client, index, settings: { maxClockSkewMs: 50, notifier } });
     const lock = { namespace: FAULTS_NAMESPACE, granularity: 'document' as const, ids: ['k0'], mode: 'exclusive' as const, ttlMs: TTL_MS };
     const holder = await engine.acquire({ ...lock, owner: 'holder', waitMs: 0 });
     const { channel, wake } = notifier.open('c1', 0);

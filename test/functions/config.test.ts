@@ -268,10 +268,10 @@ describe('secrets', () => {
       readSecret,
     });
     await expect(runtime.client()).rejects.toThrow('throttled');
-    const [first, second] = await Promise.all([runtime.store(), runtime.store()]);
+    const [first, second] = await Promise.all([runtime.engine(), runtime.engine()]);
     expect(first).toBe(second);
     expect(readSecret).toHaveBeenCalledTimes(4);
-    await runtime.store();
+    await runtime.engine();
     expect(readSecret).toHaveBeenCalledTimes(4);
     expect(first.engine.settings.tokenSigningKey).toEqual(new Uint8Array(Buffer.alloc(32, 9)));
     await first.client.close();
@@ -282,6 +282,6 @@ describe('secrets', () => {
       env: { ...base, LOCK_TOKEN_SIGNING_KEY_PARAMETER: '/es/signing', LOCK_ENSURE_INDEX: 'false' },
       readSecret: async () => Buffer.alloc(4).toString('base64'),
     });
-    await expect(runtime.store()).rejects.toThrow(/at least 16 bytes/);
+    await expect(runtime.engine()).rejects.toThrow(/at least 16 bytes/);
   });
 });

@@ -15,7 +15,7 @@ import { LockContentionError, LockHeldError, LockOutcomeUnknownError, StaleFenci
 import type { LockDocument } from '../../functions/core/model.js';
 import {
   createElasticsearchClient,
-  createLockEngine,
+  createLockService,
   deleteFenced,
   type ElasticsearchConnection,
   ElasticsearchLockStore,
@@ -168,7 +168,7 @@ describe.each(entries)('a client from the $entry entry', ({ entry, connect }) =>
   });
 
   it('two concurrent acquires of one id: one is granted, the other gets LockHeldError', async () => {
-    const { engine } = createLockEngine({ client, index, settings: { maxClockSkewMs: 50 } });
+    const { service: engine } = createLockService({ client, index, settings: { maxClockSkewMs: 50 } });
     const restore = raceCreates(client, 2);
     try {
       for (let round = 0; round < 3; round++) {
@@ -190,7 +190,7 @@ describe.each(entries)('a client from the $entry entry', ({ entry, connect }) =>
   });
 
   it('several acquirers of overlapping key sets, waitMs 0: every refusal is LockHeldError or LockContentionError', async () => {
-    const { engine } = createLockEngine({ client, index, settings: { maxClockSkewMs: 50 } });
+    const { service: engine } = createLockService({ client, index, settings: { maxClockSkewMs: 50 } });
     const pool = ['k0', 'k1', 'k2', 'k3', 'k4'];
     for (let round = 0; round < 5; round++) {
       const attempts = await Promise.all(
@@ -226,7 +226,7 @@ describe.each(entries)('a client from the $entry entry', ({ entry, connect }) =>
       const read = await store.read(['orders|d|silent']).catch((error: unknown) => error);
       expect(read).toBeInstanceOf(StoreUnavailableError);
       expect((read as StoreUnavailableError).context.ambiguous).toBeFalsy();
-      const { engine } = createLockEngine({ client: silent, index });
+      const { service: engine } = createLockService({ client: silent, index });
       const outcome = await engine.acquire({ namespace: 'orders', granularity: 'document', ids: ['silent'], owner: 'w' }).catch((error: unknown) => error);
       // The engine writes first; with the answer lost and the read-back silent too, it cannot know what it holds.
       expect(outcome).toBeInstanceOf(LockOutcomeUnknownError);
@@ -241,7 +241,7 @@ describe.each(entries)('a client from the $entry entry', ({ entry, connect }) =>
     const proxy = await proxyHoldingCreates(esNodes()[0]!);
     const held = connect({ url: proxy.url, ...apiKey(), requestTimeoutMs: 300 });
     try {
-      const { engine } = createLockEngine({ client: held, index, settings: { maxClockSkewMs: 50 } });
+      const { service: engine } = createLockService({ client: held, index, settings: { maxClockSkewMs: 50 } });
       const outcome = await engine
         .acquire({ namespace: 'orders', granularity: 'document', ids: [`held-${randomBytes(3).toString('hex')}`], owner: 'w' })
         .catch((error: unknown) => error);
@@ -262,7 +262,7 @@ describe.each(entries)('a client from the $entry entry', ({ entry, connect }) =>
       const write = await store.write([{ kind: 'create', docId: 'orders|d|refused', body: lockDocument('refused') }]).catch((error: unknown) => error);
       expect(write).toBeInstanceOf(StoreUnavailableError);
       expect((write as StoreUnavailableError).context.ambiguous).toBeFalsy();
-      const { engine } = createLockEngine({ client: refused, index });
+      const { service: engine } = createLockService({ client: refused, index });
       const outcome = await engine.acquire({ namespace: 'orders', granularity: 'document', ids: ['refused'], owner: 'w' }).catch((error: unknown) => error);
       expect(outcome).toBeInstanceOf(StoreUnavailableError);
       expect((outcome as StoreUnavailableError).context.ambiguous).toBeFalsy();

@@ -8,7 +8,7 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createLockEngine, createSearchClient, deleteLockIndex, ensureLockIndex } from '../../functions/store/index.js';
+import { createLockService, createSearchClient, deleteLockIndex, ensureLockIndex } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 
 const CREDENTIALS = { AWS_ACCESS_KEY_ID: 'AKIDLOCKSTEST', AWS_SECRET_ACCESS_KEY: 'secret-for-the-test', AWS_SESSION_TOKEN: 'session-token-for-the-test' };
@@ -56,7 +56,7 @@ describe.runIf(inject('searchProduct') === 'opensearch')('SigV4 (Amazon OpenSear
 
   it('signs every request of a lock cycle for service es in the endpoint region, with the default chain credentials and session token', async () => {
     seen.length = 0;
-    const { engine } = createLockEngine({ client, index });
+    const { service: engine } = createLockService({ client, index });
     const grant = await engine.acquire({
       namespace: 'signed',
       granularity: 'document',

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import type { SettingsOverrides } from '../../functions/core/settings.js';
-import { createLockEngine, createSearchClient, deleteLockIndex, ensureLockIndex } from '../../functions/store/index.js';
+import { createLockService, createSearchClient, deleteLockIndex, ensureLockIndex } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 
 export function testClient(): SearchClient {
@@ -34,7 +34,7 @@ export async function closeTestClient(client: SearchClient): Promise<void> {
 }
 
 export function engineOn(client: SearchClient, index: string, settings: SettingsOverrides = {}) {
-  return createLockEngine({ client, index, settings: { maxClockSkewMs: 50, ...settings } }).engine;
+  return createLockService({ client, index, settings: { maxClockSkewMs: 50, ...settings } }).service;
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

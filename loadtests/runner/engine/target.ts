@@ -16,7 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { LockService } from '../../../functions/core/service.js';
-import { createLockEngine, createSearchClient, deleteLockIndex, ensureLockIndex } from '../../../functions/store/index.js';
+import { createLockService, createSearchClient, deleteLockIndex, ensureLockIndex } from '../../../functions/store/index.js';
 import type { SearchClient, SearchConnection } from '../../../functions/store/search-client.js';
 import { countRequests, type RequestCounts } from './request-count.js';
 
@@ -69,7 +69,7 @@ export async function openEngineTarget(options: EngineTargetOptions): Promise<En
     await made?.close();
     throw error;
   }
-  const { engine } = createLockEngine({ client, index, settings: { tokenSigningKey: randomBytes(32) } });
+  const { service: engine } = createLockService({ client, index, settings: { tokenSigningKey: randomBytes(32) } });
   const counter = countRequests(client);
   let probes = 0;
   return {
