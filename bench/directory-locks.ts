@@ -26,8 +26,9 @@ import { LockService } from '../functions/core/service.js';
 import type { BelowQuery, BelowResult } from '../functions/core/store.js';
 import { deleteLockIndex, ElasticsearchLockStore, ensureLockIndex } from '../functions/store/index.js';
 import type { SearchClient } from '../functions/store/search-client.js';
-import { numberFlag, parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
 import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE } from '../infra/lib/store-target.js';
+import { numberFlag, parseFlags, printHelp } from '../tools/cli/flags.js';
+import { runCli } from '../tools/cli/run-cli.js';
 import { ClusterCpuMeter } from './lib/cluster-cpu.js';
 
 const USAGE = `usage: npm run bench:directories [-- --store S] [-- --verbose]

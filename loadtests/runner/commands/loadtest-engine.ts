@@ -7,9 +7,11 @@
  * then a table of capacities. The default
  * workload, retry policy, TTL, VU ceiling, objective and search are the kit's (defaults.ts, config.ts).
  */
-import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../../../infra/lib/cli.js';
+
 import { describeServer, serverLabel } from '../../../infra/lib/server-info.js';
 import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE, storeLogTag } from '../../../infra/lib/store-target.js';
+import { numberFlag, parseFlags, printHelp, UsageError } from '../../../tools/cli/flags.js';
+import { runCli } from '../../../tools/cli/run-cli.js';
 import { STRATEGIES, type Strategy, validateWorkload } from '../../shared/workload.js';
 import type { Bracket } from '../capacity.js';
 import { parseMix } from '../cli.js';

@@ -11,9 +11,10 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../../../infra/lib/cli.js';
 import { describeServer, serverLabel } from '../../../infra/lib/server-info.js';
 import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE, storeLogTag } from '../../../infra/lib/store-target.js';
+import { numberFlag, parseFlags, printHelp, UsageError } from '../../../tools/cli/flags.js';
+import { runCli } from '../../../tools/cli/run-cli.js';
 import { openEngineTarget } from '../engine/target.js';
 import { describeScenario, waitingChart, waitingHtml, waitingMarkdown, waitingRatios, waitingTable } from '../render/waiting.js';
 import { WAIT_MODES, type WaitMode } from '../waiting/analysis.js';

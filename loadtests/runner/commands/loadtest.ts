@@ -11,9 +11,9 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { runCli } from '../../../infra/lib/cli.js';
 import { describeServer, serverLabel } from '../../../infra/lib/server-info.js';
 import { givenStore, type StoreEndpoint } from '../../../infra/lib/store-target.js';
+import { runCli } from '../../../tools/cli/run-cli.js';
 import { parseCli, USAGE } from '../cli.js';
 import { type LoadtestConfig, plannedSeconds } from '../config.js';
 import { type EngineLayer, openEngineLayer } from '../engine/layer.js';
