@@ -28,6 +28,7 @@ import {
 } from '../../../infra/lib/store-target.js';
 import { numberFlag, parseFlags, printHelp, UsageError } from '../../../tools/cli/flags.js';
 import { runCli } from '../../../tools/cli/run-cli.js';
+import { formatSeconds } from '../../../tools/shared/format-seconds.js';
 import { defaultWorkload } from '../../shared/defaults.js';
 import { DEFAULT_OBJECTIVE } from '../../shared/objective.js';
 import { NAMESPACES_PER_RUN, type Strategy } from '../../shared/workload.js';
@@ -36,7 +37,6 @@ import { defaultConfig } from '../config.js';
 import { EngineLayer } from '../engine/layer.js';
 import { assumptions, type Calibration, type Deployment, type PerKind, REQUEST_KINDS } from '../model.js';
 import { type CheckTrial, checkRows, checkTable, checkVerdict, medianPerKind, sidesInTrial } from '../model-check.js';
-import { formatSeconds } from '../render/format.js';
 import { addedLatency, DEFAULT_LATENCY_ROUNDS, measureRequestLatency } from '../request-latency.js';
 
 const USAGE = `usage: npm run loadtest:model -- [options]
