@@ -104,6 +104,15 @@ export function numberFlag(flag: string, text: string | undefined, rule: NumberR
   return value;
 }
 
+/** A comma-separated list of known names, each at most once: `--modes polling,queueing`. */
+export function listFlag<Name extends string>(flag: string, text: string, known: readonly Name[], noun: string): Name[] {
+  const names = text.split(',').map((name) => name.trim());
+  const unknown = names.find((name) => !(known as readonly string[]).includes(name));
+  if (unknown !== undefined) throw new UsageError(`${flag}: unknown ${noun} "${unknown}" (${known.join(', ')})`);
+  if (new Set(names).size !== names.length) throw new UsageError(`${flag}: a ${noun} is listed twice`);
+  return names as Name[];
+}
+
 /** Prints the usage and returns true when --help was given. */
 export function printHelp(values: { help?: unknown }, usage: string): boolean {
   if (!values.help) return false;
