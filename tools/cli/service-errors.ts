@@ -1,7 +1,7 @@
 /**
  * Why a service did not answer, in words a person can act on: a search client's or fetch()'s network
- * failure, a refusal (401/403), a server that is not Elasticsearch, each with the server it was
- * (the project's own node, ES_URL, OPENSEARCH_URL) and what to set or start.
+ * failure, a refusal (401/403), a server that is not Elasticsearch, each naming the server (the
+ * project's own node, ES_URL, OPENSEARCH_URL) and what to set or start. runCli prints these.
  *
  *   error: cannot reach Elasticsearch at http://127.0.0.1:9999
  *     tried:  HEAD /_alias/locks (to create lock index)
