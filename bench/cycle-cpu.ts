@@ -32,7 +32,8 @@ import type { LockService } from '../functions/core/service.js';
 import { createElasticsearchClient, createLockService, deleteLockIndex, ensureLockIndex, lockIndexIncarnation } from '../functions/store/index.js';
 import type { SearchClient } from '../functions/store/search-client.js';
 import { resolveElasticsearch } from '../infra/es/target.js';
-import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../infra/lib/cli.js';
+import { numberFlag, parseFlags, printHelp, UsageError } from '../tools/cli/flags.js';
+import { runCli } from '../tools/cli/run-cli.js';
 import { type Cycle, measure, rawLockDocument } from './lib/workers.js';
 import { stubSearchClient } from './stub-search-client.js';
 

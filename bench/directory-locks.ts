@@ -20,14 +20,15 @@
  * acquire's own bulk, before the grant, and check it; here it costs two more round trips per file.
  */
 import { randomBytes } from 'node:crypto';
-import { interpose } from '../faults/interposed-store.js';
 import { lockDocId } from '../functions/core/doc-id.js';
 import { LockService } from '../functions/core/service.js';
 import type { BelowQuery, BelowResult } from '../functions/core/store.js';
 import { deleteLockIndex, ElasticsearchLockStore, ensureLockIndex } from '../functions/store/index.js';
 import type { SearchClient } from '../functions/store/search-client.js';
-import { numberFlag, parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
 import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE } from '../infra/lib/store-target.js';
+import { numberFlag, parseFlags, printHelp } from '../tools/cli/flags.js';
+import { runCli } from '../tools/cli/run-cli.js';
+import { interpose } from '../tools/shared/interposed-store.js';
 import { ClusterCpuMeter } from './lib/cluster-cpu.js';
 
 const USAGE = `usage: npm run bench:directories [-- --store S] [-- --verbose]

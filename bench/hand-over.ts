@@ -7,8 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import { LockService } from '../functions/core/service.js';
 import { deleteLockIndex, ElasticsearchLockStore, ensureLockIndex } from '../functions/store/index.js';
-import { numberFlag, parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
 import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE } from '../infra/lib/store-target.js';
+import { numberFlag, parseFlags, printHelp } from '../tools/cli/flags.js';
+import { runCli } from '../tools/cli/run-cli.js';
 
 const USAGE = `usage: npm run bench:hand-over [-- --store S]
 

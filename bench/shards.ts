@@ -11,7 +11,6 @@ import { lockDocId } from '../functions/core/keys.js';
 import { createLockService, deleteLockIndex, ensureLockIndex, lockIndexIncarnation, routingOf } from '../functions/store/index.js';
 import type { SearchClient } from '../functions/store/search-client.js';
 import { clusterNodes } from '../infra/es/cluster.js';
-import { numberFlag, parseFlags, printHelp, runCli, ServiceError } from '../infra/lib/cli.js';
 import { describeServer, serverLabel } from '../infra/lib/server-info.js';
 import {
   chooseStore,
@@ -23,6 +22,9 @@ import {
   storeDistribution,
   storeUrlVariable,
 } from '../infra/lib/store-target.js';
+import { numberFlag, parseFlags, printHelp } from '../tools/cli/flags.js';
+import { runCli } from '../tools/cli/run-cli.js';
+import { ServiceError } from '../tools/cli/service-errors.js';
 import { type Cycle, measure, rawLockDocument } from './lib/workers.js';
 
 const USAGE = `usage: npm run bench:shards [-- --store S] [--shards N] [--namespaces K] [--verbose]

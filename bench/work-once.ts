@@ -16,10 +16,11 @@ import type { CompletedWork, Grant } from '../functions/core/model.js';
 import { createElasticsearchClient } from '../functions/store/client.js';
 import { createLockService, deleteLockIndex, ensureLockIndex } from '../functions/store/index.js';
 import type { SearchClient } from '../functions/store/search-client.js';
-import { numberFlag, parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
 import { describeServer, serverLabel } from '../infra/lib/server-info.js';
 import { resolveStore } from '../infra/lib/store-target.js';
 import { fencedIndex, fencedUpdate } from '../packages/client/src/fenced-writes.js';
+import { numberFlag, parseFlags, printHelp } from '../tools/cli/flags.js';
+import { runCli } from '../tools/cli/run-cli.js';
 
 const USAGE = `usage: npm run bench:work
 

@@ -6,7 +6,7 @@
  * cycles make some hundred MB of history).
  */
 import type { ClusterNode } from '../infra/es/cluster.js';
-import { formatSeconds } from '../loadtests/runner/render/format.js';
+import { formatSeconds } from '../tools/shared/format-seconds.js';
 import type { Fault } from './catalog.js';
 import { type RunResult, runFault } from './fault-run.js';
 import type { Firewall } from './partition.js';

@@ -11,9 +11,9 @@ import type { Grant } from '../functions/core/model.js';
 import { LockService } from '../functions/core/service.js';
 import type { LockSettings } from '../functions/core/settings.js';
 import type { LockStore } from '../functions/core/store.js';
+import { interpose } from '../tools/shared/interposed-store.js';
 import type { Behaviour } from './catalog.js';
 import type { HeldKey, HistoryEvent } from './history.js';
-import { interpose } from './interposed-store.js';
 import { skewedClock } from './skew.js';
 import type { FaultNotifier } from './wake.js';
 

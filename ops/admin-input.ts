@@ -1,5 +1,5 @@
 /** What revoke and drain take: the target, why (required: it is recorded and told), and who (--by, optional). */
-import { UsageError } from '../infra/lib/cli.js';
+import { UsageError } from '../tools/cli/flags.js';
 import type { AdminInput } from './admin-types.js';
 import { stringFlag } from './args.js';
 import type { CommandContext } from './command.js';

@@ -2,8 +2,9 @@
  * The command line: `<command> [target] [flags]`, flags anywhere. Every command takes the backend
  * flags; each takes its own besides, and a flag of another command is a usage mistake naming it.
  */
-import { type FlagSpec, parseFlags, UsageError } from '../infra/lib/cli.js';
+
 import { STORE_FLAG } from '../infra/lib/store-target.js';
+import { type FlagSpec, parseFlags, UsageError } from '../tools/cli/flags.js';
 
 /** Where the commands go, and how the answer is printed: every command takes these. */
 const COMMON = {

@@ -3,9 +3,10 @@
  * the cluster (ES_URL / OPENSEARCH_URL, else the project's own node). `sweep` with --stage or
  * --sweeper-function invokes the sweeper function directly (the third way), with or without --url.
  */
-import { UsageError } from '../infra/lib/cli.js';
+
 import { chooseStore } from '../infra/lib/store-target.js';
 import { regionOfHost } from '../packages/client/src/sigv4.js';
+import { UsageError } from '../tools/cli/flags.js';
 import { type Flags, stringFlag } from './args.js';
 import type { OpsBackend } from './backend.js';
 import { clusterBackend, clusterEndpoint } from './cluster-backend.js';

@@ -3,10 +3,12 @@
  * with the caller's credential chain, by the client package's own signer. `sweep` has no route: it
  * invokes the stage's sweeper function directly instead (sweeper-invoke.ts).
  */
-import { networkProblem, ServiceError, UsageError } from '../infra/lib/cli.js';
+
 import { errorFromBody } from '../packages/client/src/errors.js';
 import { createSigV4Signer, type RequestSigner } from '../packages/client/src/sigv4.js';
 import type { InspectQuery, ListQuery, LockStatesBody } from '../packages/client/src/wire.js';
+import { UsageError } from '../tools/cli/flags.js';
+import { networkProblem, ServiceError } from '../tools/cli/service-errors.js';
 import type { AdminInput } from './admin-types.js';
 import type { OpsBackend } from './backend.js';
 

@@ -2,7 +2,7 @@
  * The operator's CLI as a function: the command line in, the output through `io`, the exit code
  * out (outcome.ts). cli.ts runs it as a process; the tests call it directly.
  */
-import { isVerbose } from '../infra/lib/cli.js';
+import { isVerbose } from '../tools/cli/run-cli.js';
 import { type CommandName, parseCommandLine } from './args.js';
 import type { OpsBackend } from './backend.js';
 import { chooseBackend } from './choose-backend.js';

@@ -5,7 +5,8 @@
  *   3 nothing there (no lock listed, a free target, nobody to revoke, nobody queued)   4 refused (403)
  */
 import { inspect } from 'node:util';
-import { explainServiceError, UsageError } from '../infra/lib/cli.js';
+import { UsageError } from '../tools/cli/flags.js';
+import { explainServiceError } from '../tools/cli/service-errors.js';
 
 export const EXIT = { done: 0, failed: 1, usage: 2, nothing: 3, refused: 4 } as const;
 

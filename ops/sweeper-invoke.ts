@@ -3,9 +3,9 @@
  * RequestResponse) with the caller's credential chain, as the schedule would run it, and its report.
  */
 
-import { UsageError } from '../infra/lib/cli.js';
 import { errorFromFunctionError, parsePayload } from '../packages/client/src/transport-invoke.js';
 import type { SweepReportBody } from '../packages/client/src/wire.js';
+import { UsageError } from '../tools/cli/flags.js';
 import type { OpsBackend, SweepOptions } from './backend.js';
 
 export interface SweeperTarget {

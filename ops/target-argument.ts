@@ -1,5 +1,5 @@
 /** A command's target: the one argument in the short form, or the flags; never both. */
-import { UsageError } from '../infra/lib/cli.js';
+import { UsageError } from '../tools/cli/flags.js';
 import { stringFlag } from './args.js';
 import type { CommandContext } from './command.js';
 import { parseTarget, TARGET_SYNTAX, type TargetFields, targetFromFlags } from './target.js';

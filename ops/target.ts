@@ -8,8 +8,9 @@
  * or the same fields as flags (--namespace, --granularity, --ids a,b | --path /a/b), for names that
  * the short form cannot carry (an id with a comma). The service checks the fields' own rules.
  */
-import { UsageError } from '../infra/lib/cli.js';
+
 import type { Granularity } from '../packages/client/src/wire.js';
+import { UsageError } from '../tools/cli/flags.js';
 
 export interface TargetFields {
   namespace: string;

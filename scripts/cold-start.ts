@@ -15,7 +15,8 @@ import { promisify } from 'node:util';
 import { localNode } from '../infra/es/node.js';
 import { isRunning } from '../infra/es/probe.js';
 import { checkElasticsearch, esUrlFromEnv } from '../infra/es/target.js';
-import { childFailed, numberFlag, parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
+import { numberFlag, parseFlags, printHelp } from '../tools/cli/flags.js';
+import { childFailed, runCli } from '../tools/cli/run-cli.js';
 import { ROOT } from './lib/root.js';
 
 const execFileAsync = promisify(execFile);

@@ -5,8 +5,9 @@
  * Function logs are printed; Ctrl-C stops everything this started.
  */
 import type { SearchProduct } from '../functions/store/search-client.js';
-import { describeFailure, isVerbose, numberFlag, parseFlags, printHelp, runCli } from '../infra/lib/cli.js';
 import { chooseStore, STORE_FLAG, STORE_RULE } from '../infra/lib/store-target.js';
+import { numberFlag, parseFlags, printHelp } from '../tools/cli/flags.js';
+import { describeFailure, isVerbose, runCli } from '../tools/cli/run-cli.js';
 import { startStack } from './stack.js';
 
 const USAGE = `usage: npm run dev [-- --store S] [--quiet]

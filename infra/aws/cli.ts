@@ -1,5 +1,6 @@
 /** npm run aws:start | aws:stop | aws:status */
-import { parseFlags, printHelp, runCli, UsageError } from '../lib/cli.js';
+import { parseFlags, printHelp, UsageError } from '../../tools/cli/flags.js';
+import { runCli } from '../../tools/cli/run-cli.js';
 import { EMULATOR_PYTHON_ENV, EMULATOR_URL_ENV, localEmulator, MOTO_VERSION } from './emulator.js';
 import { startEmulator, stopEmulator } from './local.js';
 import { emulatorPid, isRunning } from './probe.js';

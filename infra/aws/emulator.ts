@@ -6,8 +6,8 @@
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { UsageError } from '../../tools/cli/flags.js';
 import { cacheDir, portFromEnv } from '../es/node.js';
-import { UsageError } from '../lib/cli.js';
 
 export const MOTO_VERSION = '5.2.5';
 

@@ -1,5 +1,6 @@
 /** npm run es:start | es:stop | es:status, and opensearch:start | opensearch:stop | opensearch:status (--product opensearch) */
-import { parseFlags, printHelp, runCli, UsageError } from '../lib/cli.js';
+import { parseFlags, printHelp, UsageError } from '../../tools/cli/flags.js';
+import { runCli } from '../../tools/cli/run-cli.js';
 import { DISTRIBUTIONS, distributionNamed } from './distribution.js';
 import { startLocal, stopLocal } from './local.js';
 import { localNode } from './node.js';

@@ -1,5 +1,6 @@
 /** npm run cluster:start | cluster:stop | cluster:status [-- --nodes N], and opensearch-cluster:* (--product opensearch) */
-import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../lib/cli.js';
+import { numberFlag, parseFlags, printHelp, UsageError } from '../../tools/cli/flags.js';
+import { runCli } from '../../tools/cli/run-cli.js';
 import { clusterNodes, nodePid, startCluster, stopCluster } from './cluster.js';
 import { DISTRIBUTIONS, distributionNamed } from './distribution.js';
 

@@ -3,7 +3,7 @@
  * Elasticsearch and OpenSearch for fetching, configuring, starting and finding a local node.
  * The code in this folder reads these fields and never asks which product it runs.
  */
-import { UsageError } from '../lib/cli.js';
+import { UsageError } from '../../tools/cli/flags.js';
 
 /** Where one kind of node listens and what its cluster is called (the single node, or the fault cluster's nodes). */
 export interface NodeRole {

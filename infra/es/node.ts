@@ -1,7 +1,7 @@
 /** Which server the project runs and where its files live (install shared per version, one folder per node). */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { numberFlag } from '../lib/cli.js';
+import { numberFlag } from '../../tools/cli/flags.js';
 import { pidAlive } from '../lib/stop-process.js';
 import { userCacheDir } from '../lib/user-cache.js';
 import { type Distribution, ELASTICSEARCH } from './distribution.js';

@@ -3,7 +3,7 @@
  * else the project's own node of that product.
  */
 import { createElasticsearchClient } from '../../functions/store/index.js';
-import { UsageError } from '../lib/cli.js';
+import { UsageError } from '../../tools/cli/flags.js';
 import { type Distribution, ELASTICSEARCH, OPENSEARCH } from './distribution.js';
 import { startLocal, stopLocal } from './local.js';
 

@@ -17,7 +17,8 @@ import {
   REGISTRY_INDEX,
   recreateLockIndex,
 } from '../../functions/store/index.js';
-import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../lib/cli.js';
+import { numberFlag, parseFlags, printHelp, UsageError } from '../../tools/cli/flags.js';
+import { runCli } from '../../tools/cli/run-cli.js';
 import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE } from '../lib/store-target.js';
 
 const USAGE = `usage: npm run index:create [-- --store S] [--index NAME] [--shards N] [--first | --epoch N | --adopt INDEX [--epoch N] | --recreate [--force]]

@@ -1,5 +1,5 @@
 /** One GET that never throws: readiness checks want "not yet, because ..." rather than an exception. */
-import { networkProblem } from './cli.js';
+import { networkProblem } from '../../tools/cli/service-errors.js';
 
 export type HttpAnswer = { status: number; body: string } | { status: 0; error: string };
 

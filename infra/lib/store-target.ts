@@ -14,9 +14,9 @@
 import { z } from 'zod';
 import { readStoreConfig, storeEnv } from '../../functions/runtime/store-config.js';
 import { createSearchClient, SEARCH_PRODUCTS, type SearchClient, type SearchConnection, type SearchProduct } from '../../functions/store/search-client.js';
+import { type FlagSpec, UsageError } from '../../tools/cli/flags.js';
 import { type Distribution, ELASTICSEARCH, OPENSEARCH } from '../es/distribution.js';
 import { checkElasticsearch, checkOpenSearch, type EsTarget, resolveElasticsearch, resolveOpenSearch, serverUrlFromEnv } from '../es/target.js';
-import { type FlagSpec, UsageError } from './cli.js';
 
 /** The flag, for a command's parseFlags spec. */
 export const STORE_FLAG = { store: { type: 'string' } } as const satisfies FlagSpec;

@@ -4,8 +4,8 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { describeRule, joinNegativeValues, meetsRule, type NumberRule, usageErrorFromParseArgs } from '../../infra/lib/cli.js';
 import { chooseStore, STORE_RULE } from '../../infra/lib/store-target.js';
+import { describeRule, joinNegativeValues, meetsRule, type NumberRule, usageErrorFromParseArgs } from '../../tools/cli/flags.js';
 import { defaultRetry, defaultSchedule, defaultWorkload, smokeSchedule } from '../shared/defaults.js';
 import { DEFAULT_OBJECTIVE } from '../shared/objective.js';
 import { type Mix, mixWeights, type Skew, type WorkloadConfig } from '../shared/workload.js';

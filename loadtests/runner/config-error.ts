@@ -1,6 +1,6 @@
 /** The kit's one kind of user mistake: a flag, a --config file, a --paths or --trace file, an index. */
 import type { z } from 'zod';
-import { UsageError } from '../../infra/lib/cli.js';
+import { UsageError } from '../../tools/cli/flags.js';
 
 /** A mistake in what the user asked for: printed as one line, without a stack trace; exit code 2. */
 export class ConfigError extends UsageError {

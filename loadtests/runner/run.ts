@@ -5,10 +5,10 @@
  * Prints progress with an estimate of the time left, measured from the probes run so far.
  */
 
+import { formatSeconds } from '../../tools/shared/format-seconds.js';
 import { type Bracket, searchCapacity } from './capacity.js';
 import { expectedProbes, K6_RUN_OVERHEAD_S, type LoadtestConfig, plannedEngineSearchSeconds, runsEngineSearch, strategySeconds } from './config.js';
 import { log } from './log.js';
-import { formatSeconds } from './render/format.js';
 import { type RunContext, runProbe, runStrategy, warmFunctions } from './strategy-run.js';
 import { type StrategyResult, saturationOf } from './summary.js';
 

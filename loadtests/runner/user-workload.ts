@@ -7,7 +7,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { SearchClient } from '../../functions/store/search-client.js';
-import { explainServiceError, ServiceError } from '../../infra/lib/cli.js';
+import { explainServiceError, ServiceError } from '../../tools/cli/service-errors.js';
 import {
   parsePathList,
   parseTrace,

@@ -7,6 +7,7 @@
  * strategy turns an operation into its own lock request.
  */
 import type { Granularity, LockMode } from '../../packages/client/src/wire.ts';
+import { seededRandom } from '../../tools/shared/seeded-random.ts';
 import type { Objective } from './objective.ts';
 
 export type { LockMode } from '../../packages/client/src/wire.ts';
@@ -180,18 +181,6 @@ const FILE_WORDS = [
   'data.csv',
 ];
 
-/** mulberry32: small, fast, deterministic. Returns floats in [0, 1). */
-export function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function uniqueNames(words: readonly string[], count: number, random: () => number): string[] {
   const names: string[] = [];
   const used = new Set<string>();
@@ -264,7 +253,7 @@ export function validateWorkload(workload: WorkloadConfig): string[] {
 
 /** The same shape always gives the same tree. */
 export function buildTree(shape: TreeShape): Tree {
-  const random = prng(shape.seed);
+  const random = seededRandom(shape.seed);
   const files: string[] = [];
   const dirs: DirNode[] = [];
   const visit = (parent: string, depth: number): string[] => {
@@ -295,7 +284,7 @@ export function skewedPicker(n: number, skew: Skew, seed: number): (random: () =
   if (n <= 0) throw new RangeError('cannot pick from an empty set');
   // A fixed shuffle decides which targets are popular, so hot files are spread over the tree.
   const order = Array.from({ length: n }, (_, i) => i);
-  const shuffle = prng(seed ^ 0x9e3779b9);
+  const shuffle = seededRandom(seed ^ 0x9e3779b9);
   for (let i = n - 1; i > 0; i--) {
     const j = Math.floor(shuffle() * (i + 1));
     [order[i], order[j]] = [order[j]!, order[i]!];

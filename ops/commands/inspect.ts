@@ -1,6 +1,7 @@
 /** `inspect <target>`: who holds each key of a target, and each lock above it that can block it, now (realtime). */
-import { UsageError } from '../../infra/lib/cli.js';
+
 import type { LockMode } from '../../packages/client/src/wire.js';
+import { UsageError } from '../../tools/cli/flags.js';
 import { stringFlag } from '../args.js';
 import { type Command, printJson } from '../command.js';
 import { locksTable } from '../locks-table.js';

@@ -1,6 +1,7 @@
 /** `list`: live locks, by namespace, granularity, owner or path prefix (search: about a second behind). */
-import { numberFlag, UsageError } from '../../infra/lib/cli.js';
+
 import type { Granularity, ListQuery } from '../../packages/client/src/wire.js';
+import { numberFlag, UsageError } from '../../tools/cli/flags.js';
 import { stringFlag } from '../args.js';
 import { type Command, printJson } from '../command.js';
 import { locksTable } from '../locks-table.js';

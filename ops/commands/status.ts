@@ -1,5 +1,5 @@
 /** `status`: the lock index's incarnation, fencing epoch, shards, counts and the oldest lease. */
-import { UsageError } from '../../infra/lib/cli.js';
+import { UsageError } from '../../tools/cli/flags.js';
 import type { LockIndexStatus } from '../admin-types.js';
 import { type Command, printJson } from '../command.js';
 import { EXIT } from '../outcome.js';

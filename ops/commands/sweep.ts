@@ -1,5 +1,5 @@
 /** `sweep`: one sweep now (as the schedule runs it): expired locks deleted, expired holders pruned, waiters of freed locks served. */
-import { numberFlag, UsageError } from '../../infra/lib/cli.js';
+import { numberFlag, UsageError } from '../../tools/cli/flags.js';
 import { stringFlag } from '../args.js';
 import type { SweepOptions } from '../backend.js';
 import { type Command, printJson } from '../command.js';

@@ -6,11 +6,10 @@
  *
  * Every answer comes from the real node. What one healthy node cannot produce on demand (a lagging
  * copy's answer, another caller's request at an exact point between two of the engine's calls) is
- * made by the interposed store (faults/interposed-store.ts), and each test says where.
+ * made by the interposed store (tools/shared/interposed-store.ts), and each test says where.
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { interpose, type StoreHooks } from '../../faults/interposed-store.js';
 import { LeaseLostError, LockHeldError, StoreUnavailableError } from '../../functions/core/errors.js';
 import { lockDocId } from '../../functions/core/keys.js';
 import type { Grant, LockDocument, LockTarget } from '../../functions/core/model.js';
@@ -19,6 +18,7 @@ import type { SettingsOverrides } from '../../functions/core/settings.js';
 import type { StoredLock, WriteOp } from '../../functions/core/store.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { interpose, type StoreHooks } from '../../tools/shared/interposed-store.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 import { docs, tree } from '../support/targets.js';
 

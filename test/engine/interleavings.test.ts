@@ -64,8 +64,9 @@ import type { SettingsOverrides } from '../../functions/core/settings.js';
 import type { LockStore, StoredLock, WriteOp, WriteOutcome } from '../../functions/core/store.js';
 import type { WakeChannel, WakeDelivery, WakeMessage, WakeNotifier } from '../../functions/core/wake.js';
 import { workDocId, workKeyHash } from '../../functions/core/work.js';
+import { seededRandom } from '../../tools/shared/seeded-random.js';
 import { MemoryLockStore } from '../support/memory-store.js';
-import { type CopyEpisodes, Scheduler, type StaleAnswer, scheduledStore, seededRandom } from '../support/scheduler.js';
+import { type CopyEpisodes, Scheduler, type StaleAnswer, scheduledStore } from '../support/scheduler.js';
 
 const RUNS = Number(process.env.INTERLEAVING_RUNS ?? 3_000);
 /** Schedules of the queue workload (channel waiters, in-call waiters, a busy sweeper); INTERLEAVING_RUNS=1 replays one seed of either. */

@@ -8,12 +8,12 @@
  * lock exactly at the release (a chosen interleaving a healthy node will not produce on demand).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { interpose } from '../../faults/interposed-store.js';
 import { LockHeldError } from '../../functions/core/errors.js';
 import { lockDocId } from '../../functions/core/keys.js';
 import { LockService } from '../../functions/core/service.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { interpose } from '../../tools/shared/interposed-store.js';
 import { closeTestClient, freshLockIndex, sleep, testClient } from '../support/engine.js';
 import { tree } from '../support/targets.js';
 

@@ -35,8 +35,9 @@ import type { Grant, GrantedKey, HolderMode, RequestedMode } from '../../functio
 import { LockService } from '../../functions/core/service.js';
 import type { WriteOp, WriteOutcome } from '../../functions/core/store.js';
 import type { WakeChannel, WakeMessage, WakeNotifier } from '../../functions/core/wake.js';
+import { seededRandom } from '../../tools/shared/seeded-random.js';
 import { MemoryLockStore } from '../support/memory-store.js';
-import { type CopyEpisodes, Scheduler, scheduledStore, seededRandom } from '../support/scheduler.js';
+import { type CopyEpisodes, Scheduler, scheduledStore } from '../support/scheduler.js';
 
 const RUNS = Number(process.env.PERMITS_RUNS ?? 400);
 const FIRST_SEED = Number(process.env.PERMITS_SEED ?? Math.floor(Math.random() * 1e9));

@@ -7,7 +7,6 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { interpose, type StoreHooks } from '../../faults/interposed-store.js';
 import {
   FencingRangeError,
   LeaseLostError,
@@ -25,6 +24,7 @@ import { LockService } from '../../functions/core/service.js';
 import type { StoredLock } from '../../functions/core/store.js';
 import { deleteLockIndex, ElasticsearchLockStore, ensureLockIndex } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { interpose, type StoreHooks } from '../../tools/shared/interposed-store.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 import { docs, tree } from '../support/targets.js';
 

@@ -14,10 +14,10 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { interpose } from '../../faults/interposed-store.js';
 import { LockHeldError } from '../../functions/core/errors.js';
 import { lockDocId } from '../../functions/core/keys.js';
 import { LockService } from '../../functions/core/service.js';
+import { interpose } from '../../tools/shared/interposed-store.js';
 import { MemoryLockStore } from '../support/memory-store.js';
 
 const SKEW = 50;

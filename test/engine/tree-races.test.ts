@@ -7,7 +7,6 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { interpose } from '../../faults/interposed-store.js';
 import { LeaseLostError, LockHeldError } from '../../functions/core/errors.js';
 import { compareFencingTokens } from '../../functions/core/fencing.js';
 import { lockDocId } from '../../functions/core/keys.js';
@@ -15,6 +14,7 @@ import type { RequestedMode } from '../../functions/core/model.js';
 import { LockService } from '../../functions/core/service.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { interpose } from '../../tools/shared/interposed-store.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
 const ROUNDS = Number(process.env.TREE_RACE_ROUNDS ?? 12);

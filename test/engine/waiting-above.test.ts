@@ -5,11 +5,11 @@
  * node; the interposed store only counts the engine's calls.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { interpose } from '../../faults/interposed-store.js';
 import { compareFencingTokens } from '../../functions/core/fencing.js';
 import { type AcquireInput, LockService } from '../../functions/core/service.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { interpose } from '../../tools/shared/interposed-store.js';
 import { closeTestClient, freshLockIndex, sleep, testClient } from '../support/engine.js';
 import { tree } from '../support/targets.js';
 

@@ -10,23 +10,14 @@
  * invocations go through its local Lambda invoke endpoint and carry no identity, as on Lambda.
  */
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { deleteLockIndex } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { freePort } from '../../infra/lib/free-port.js';
 import { type StackDetails, startStack } from '../../scripts/stack.js';
 import { contractProblems } from '../support/contract.js';
 import { testClient } from '../support/engine.js';
 import { iamCaller } from '../support/lambda-events.js';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 const ACCOUNT = '123456789012';
 const session = (role: string) => `arn:aws:sts::${ACCOUNT}:assumed-role/${role}/run-${randomBytes(3).toString('hex')}`;

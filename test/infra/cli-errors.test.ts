@@ -15,19 +15,11 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createElasticsearchClient, deleteLockIndex } from '../../functions/store/index.js';
 import { type EsTarget, resolveOpenSearch } from '../../infra/es/target.js';
-import {
-  briefly,
-  childFailed,
-  describeFailure,
-  explainServiceError,
-  networkProblem,
-  numberFlag,
-  parseFlags,
-  ServiceError,
-  UsageError,
-} from '../../infra/lib/cli.js';
 import { describeServer } from '../../infra/lib/server-info.js';
 import { chooseStore, storeAt } from '../../infra/lib/store-target.js';
+import { numberFlag, parseFlags, UsageError } from '../../tools/cli/flags.js';
+import { briefly, childFailed, describeFailure } from '../../tools/cli/run-cli.js';
+import { explainServiceError, networkProblem, ServiceError } from '../../tools/cli/service-errors.js';
 import { ROOT } from '../loadtest/run.js';
 import type { BatchCase, BatchOutcome } from '../support/command-batch.js';
 

@@ -12,7 +12,7 @@ import { DISTRIBUTIONS, distributionNamed, ELASTICSEARCH, OPENSEARCH } from '../
 import { localNode } from '../../infra/es/node.js';
 import { type ClusterMembership, nodeJvmOptions, nodeSettings, writeNodeConfig } from '../../infra/es/node-config.js';
 import { serverUrlFromEnv } from '../../infra/es/target.js';
-import { UsageError } from '../../infra/lib/cli.js';
+import { UsageError } from '../../tools/cli/flags.js';
 
 const cache = mkdtempSync(join(tmpdir(), 'node-config-'));
 const VARIABLES = ['ES_LOCKS_CACHE', 'ES_LOCAL_PORT', 'ES_CLUSTER_PORT', 'OPENSEARCH_LOCAL_PORT', 'OPENSEARCH_CLUSTER_PORT', 'OPENSEARCH_URL'];

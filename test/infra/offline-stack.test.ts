@@ -5,23 +5,14 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:net';
 import { httpTransport, LockClient, LockHeldError } from '@es-lease-locks/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { deleteLockIndex } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { freePort } from '../../infra/lib/free-port.js';
 import { type StackDetails, startStack } from '../../scripts/stack.js';
 import { contractProblems } from '../support/contract.js';
 import { sleep, testClient } from '../support/engine.js';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 let stack: StackDetails;
 let client: SearchClient;

@@ -2,7 +2,6 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { UsageError } from '../../infra/lib/cli.js';
 import { parseCli, parseMix, parseSkew, renameSweep } from '../../loadtests/runner/cli.js';
 import { defaultConfig, plannedSeconds, strategySeconds } from '../../loadtests/runner/config.js';
 import { ConfigError } from '../../loadtests/runner/config-error.js';
@@ -15,6 +14,7 @@ import { crossWorkloadNote, flipPoints, recommend } from '../../loadtests/runner
 import { capacityChart, goodputChart } from '../../loadtests/runner/render/result-charts.js';
 import { extractResult, type K6Summary, normalizeK6Summary, type StrategyResult, saturationOf } from '../../loadtests/runner/summary.js';
 import type { Strategy } from '../../loadtests/shared/workload.js';
+import { UsageError } from '../../tools/cli/flags.js';
 
 describe('config', () => {
   it('defaults fit in ten minutes with the stack start: three interleaved trials, a capacity search each', () => {

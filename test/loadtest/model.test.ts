@@ -23,7 +23,8 @@ import { checkRows, checkTable, checkVerdict, halvesApart, medianCalibration, si
 import { modelLines } from '../../loadtests/runner/render/model.js';
 import type { RunInfo } from '../../loadtests/runner/render/report-input.js';
 import type { StrategyResult } from '../../loadtests/runner/summary.js';
-import { NAMESPACES_PER_RUN, prng } from '../../loadtests/shared/workload.js';
+import { NAMESPACES_PER_RUN } from '../../loadtests/shared/workload.js';
+import { seededRandom } from '../../tools/shared/seeded-random.js';
 
 const document: Calibration = {
   strategy: 'document',
@@ -225,7 +226,7 @@ describe('the deployment model with several shards', () => {
   });
 
   it('the expected busiest bin agrees with a Monte Carlo throw of the balls', () => {
-    const random = prng(20_261_122);
+    const random = seededRandom(20_261_122);
     for (const [balls, shares] of [
       [10, even(3)],
       [64, even(3)],

@@ -8,7 +8,6 @@ import {
   namespaceFor,
   type Operation,
   operationSource,
-  prng,
   rampLevelAt,
   rampStages,
   STRATEGIES,
@@ -16,6 +15,7 @@ import {
   treeStats,
   validateWorkload,
 } from '../../loadtests/shared/workload.js';
+import { seededRandom } from '../../tools/shared/seeded-random.js';
 
 describe('tree', () => {
   it('is generated deterministically from its shape', () => {
@@ -57,7 +57,7 @@ describe('tree', () => {
 describe('skew', () => {
   const draw = (picker: (r: () => number) => number, n: number, draws: number): number[] => {
     const counts = new Array<number>(n).fill(0);
-    const random = prng(99);
+    const random = seededRandom(99);
     for (let i = 0; i < draws; i++) counts[picker(random)]!++;
     return counts.sort((a, b) => b - a);
   };
@@ -81,7 +81,7 @@ describe('skew', () => {
 
   it('scatters the hot targets with the seed instead of taking the first ones', () => {
     const picker = skewedPicker(1000, { kind: 'hotspot', hotFraction: 0.01, hotTraffic: 1 }, 5);
-    const random = prng(3);
+    const random = seededRandom(3);
     const picks = new Set(Array.from({ length: 2000 }, () => picker(random)));
     expect(picks.size).toBe(10);
     expect([...picks].some((index) => index >= 10)).toBe(true);
@@ -91,7 +91,7 @@ describe('skew', () => {
 describe('operations and lock plans', () => {
   it('follows the mix', () => {
     const source = operationSource({ ...defaultWorkload(), mix: { read: 40, edit: 30, rename: 10, create: 15, delete: 5 } });
-    const random = prng(11);
+    const random = seededRandom(11);
     const counts = { read: 0, edit: 0, rename: 0, create: 0, delete: 0 };
     for (let i = 0; i < 20_000; i++) counts[source.next(random).kind]++;
     expect(counts.read / 20_000).toBeCloseTo(0.4, 1);
@@ -103,7 +103,7 @@ describe('operations and lock plans', () => {
 
   it('creates new files inside existing directories, under names no file of the tree has', () => {
     const source = operationSource({ ...defaultWorkload(), mix: { read: 0, edit: 0, rename: 0, create: 1 } });
-    const random = prng(5);
+    const random = seededRandom(5);
     const existing = new Set(source.tree.files);
     const dirs = new Set(source.tree.dirs.map((d) => d.path));
     const created = Array.from({ length: 200 }, () => source.next(random));

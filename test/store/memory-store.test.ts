@@ -8,8 +8,9 @@
 import { describe, expect, it } from 'vitest';
 import type { LockDocument } from '../../functions/core/model.js';
 import type { StoredLock, WriteOp } from '../../functions/core/store.js';
+import { seededRandom } from '../../tools/shared/seeded-random.js';
 import { MemoryLockStore } from '../support/memory-store.js';
-import { Scheduler, scheduledStore, seededRandom } from '../support/scheduler.js';
+import { Scheduler, scheduledStore } from '../support/scheduler.js';
 
 const NAMESPACE = 'copy';
 

@@ -7,12 +7,12 @@
  */
 
 import { type AcquireBody, localKeysOf } from '@es-lease-locks/client';
-import { interpose } from '../../faults/interposed-store.js';
 import { LockHeldError } from '../../functions/core/errors.js';
 import { LockService } from '../../functions/core/service.js';
 import type { SettingsOverrides } from '../../functions/core/settings.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { interpose } from '../../tools/shared/interposed-store.js';
 
 export interface Traffic {
   /** Every request the client sent to Elasticsearch. */

@@ -5,19 +5,8 @@
  */
 import { StoreUnavailableError } from '../../functions/core/errors.js';
 import type { LockStore, StoredLock } from '../../functions/core/store.js';
+import { seededRandom } from '../../tools/shared/seeded-random.js';
 import type { LaggingCopy } from './memory-store.js';
-
-/** mulberry32: small, fast, good enough to pick schedules. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 interface Task {
   label: string;

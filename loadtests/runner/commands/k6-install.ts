@@ -2,7 +2,8 @@
  * npm run k6:install: makes sure the pinned k6 is there (on PATH at that version, or built once into
  * the user cache) and prints its path. The orchestrator does the same on its own (k6-binary.ts).
  */
-import { parseFlags, printHelp, runCli } from '../../../infra/lib/cli.js';
+import { parseFlags, printHelp } from '../../../tools/cli/flags.js';
+import { runCli } from '../../../tools/cli/run-cli.js';
 import { ensureK6, K6_VERSION, toolsCacheDir } from '../k6-binary.js';
 
 const USAGE = `usage: npm run k6:install

@@ -7,16 +7,17 @@
  * then a table of capacities. The default
  * workload, retry policy, TTL, VU ceiling, objective and search are the kit's (defaults.ts, config.ts).
  */
-import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../../../infra/lib/cli.js';
-import { describeServer, serverLabel } from '../../../infra/lib/server-info.js';
-import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE, storeLogTag } from '../../../infra/lib/store-target.js';
+
+import { chooseStore, STORE_FLAG, STORE_RULE } from '../../../infra/lib/store-target.js';
+import { listFlag, numberFlag, parseFlags, printHelp, UsageError } from '../../../tools/cli/flags.js';
+import { runCli } from '../../../tools/cli/run-cli.js';
 import { STRATEGIES, type Strategy, validateWorkload } from '../../shared/workload.js';
 import type { Bracket } from '../capacity.js';
 import { parseMix } from '../cli.js';
 import { defaultConfig } from '../config.js';
 import type { EngineProbeResult } from '../engine/probe-result.js';
 import { type EngineCapacity, engineDriverOptions, searchEngineCapacity } from '../engine/search.js';
-import { openEngineTarget } from '../engine/target.js';
+import { openEngineSession } from '../engine/session.js';
 import { spreadOf } from '../trials.js';
 
 const config = defaultConfig();
@@ -38,14 +39,6 @@ ES_URL (+ ES_API_KEY), OPENSEARCH_URL or the project's own node, each probe's cr
 Exit codes: 0 done, 1 failed (the lock store unreachable, or a safety violation), 2 a usage mistake.`;
 
 const say = (line: string): void => console.log(`[engine] ${line}`);
-
-function parseStrategies(text: string): Strategy[] {
-  const names = text.split(',').map((name) => name.trim());
-  const unknown = names.find((name) => !(STRATEGIES as readonly string[]).includes(name));
-  if (unknown !== undefined) throw new UsageError(`--strategies: unknown strategy "${unknown}" (${STRATEGIES.join(', ')})`);
-  if (new Set(names).size !== names.length) throw new UsageError('--strategies: a strategy is listed twice');
-  return names as Strategy[];
-}
 
 function describeProbe(strategy: Strategy, trial: number, run: EngineProbeResult): string {
   const { verdict, stage } = run;
@@ -103,7 +96,7 @@ async function main(argv: string[]): Promise<number> {
   if (printHelp(values, USAGE)) return 0;
   const product = chooseStore(values.store);
   const text = (name: string): string | undefined => values[name] as string | undefined;
-  const strategies = text('strategies') !== undefined ? parseStrategies(text('strategies')!) : config.strategies;
+  const strategies = text('strategies') !== undefined ? listFlag('--strategies', text('strategies')!, STRATEGIES, 'strategy') : config.strategies;
   const trials = numberFlag('--trials', text('trials'), { integer: true, min: 1, max: 20 }, config.engine.trials);
   const probeS = numberFlag('--probe-seconds', text('probe-seconds'), { integer: true, min: 1, max: 120 }, config.engine.probeS);
   const objective = {
@@ -117,14 +110,8 @@ async function main(argv: string[]): Promise<number> {
   if (problems.length > 0) throw new UsageError(`--mix: ${problems.join('; ')}`);
   const runConfig = { ...config, capacity: { ...config.capacity, objective, search } };
 
-  const store = await resolveStore(product, (line) => console.log(`[${storeLogTag(product)}] ${line}`));
-  await store.check();
-  const target = await openEngineTarget({ connection: store.connection() });
-  const server = serverLabel(await describeServer(target.client));
-  const interrupted = (): void => {
-    void target.close().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', interrupted);
+  const session = await openEngineSession(product);
+  const { store, target, server } = session;
   const runId = `e${Date.now().toString(36)}`;
   const results = new Map<Strategy, EngineCapacity[]>();
   const brackets = new Map<Strategy, Bracket>();
@@ -148,9 +135,7 @@ async function main(argv: string[]): Promise<number> {
       }
     }
   } finally {
-    process.off('SIGINT', interrupted);
-    await target.close();
-    await store.stop();
+    await session.close();
   }
   console.log('');
   console.log(`Capacity through the engine alone on ${server} (workload ${workload.name}, mix ${Object.values(workload.mix).join('/')}):`);

@@ -15,7 +15,6 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { clusterNodes, startCluster, stopCluster } from '../../../infra/es/cluster.js';
 import { isRunning } from '../../../infra/es/probe.js';
-import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../../../infra/lib/cli.js';
 import { describeServer, serverLabel } from '../../../infra/lib/server-info.js';
 import {
   chooseStore,
@@ -27,6 +26,9 @@ import {
   storeDistribution,
   storeLogTag,
 } from '../../../infra/lib/store-target.js';
+import { numberFlag, parseFlags, printHelp, UsageError } from '../../../tools/cli/flags.js';
+import { runCli } from '../../../tools/cli/run-cli.js';
+import { formatSeconds } from '../../../tools/shared/format-seconds.js';
 import { defaultWorkload } from '../../shared/defaults.js';
 import { DEFAULT_OBJECTIVE } from '../../shared/objective.js';
 import { NAMESPACES_PER_RUN, type Strategy } from '../../shared/workload.js';
@@ -35,7 +37,6 @@ import { defaultConfig } from '../config.js';
 import { EngineLayer } from '../engine/layer.js';
 import { assumptions, type Calibration, type Deployment, type PerKind, REQUEST_KINDS } from '../model.js';
 import { type CheckTrial, checkRows, checkTable, checkVerdict, medianPerKind, sidesInTrial } from '../model-check.js';
-import { formatSeconds } from '../render/format.js';
 import { addedLatency, DEFAULT_LATENCY_ROUNDS, measureRequestLatency } from '../request-latency.js';
 
 const USAGE = `usage: npm run loadtest:model -- [options]

@@ -11,12 +11,12 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { numberFlag, parseFlags, printHelp, runCli, UsageError } from '../../../infra/lib/cli.js';
-import { describeServer, serverLabel } from '../../../infra/lib/server-info.js';
-import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE, storeLogTag } from '../../../infra/lib/store-target.js';
-import { openEngineTarget } from '../engine/target.js';
+import { chooseStore, STORE_FLAG, STORE_RULE } from '../../../infra/lib/store-target.js';
+import { listFlag, numberFlag, parseFlags, printHelp } from '../../../tools/cli/flags.js';
+import { runCli } from '../../../tools/cli/run-cli.js';
+import { openEngineSession } from '../engine/session.js';
 import { describeScenario, waitingChart, waitingHtml, waitingMarkdown, waitingRatios, waitingTable } from '../render/waiting.js';
-import { WAIT_MODES, type WaitMode } from '../waiting/analysis.js';
+import { WAIT_MODES } from '../waiting/analysis.js';
 import { DEFAULT_WAITING, runWaitingMode, type WaitingRun, type WaitingScenario } from '../waiting/scenario.js';
 
 const d = DEFAULT_WAITING;
@@ -41,14 +41,6 @@ a run of its own on the same workload. Writes results/waiting-<time>/.
 Exit codes: 0 done, 1 failed (the lock store unreachable, or a safety violation), 2 a usage mistake.`;
 
 const say = (line: string): void => console.log(`[waiting] ${line}`);
-
-function parseModes(text: string): WaitMode[] {
-  const names = text.split(',').map((name) => name.trim());
-  const unknown = names.find((name) => !(WAIT_MODES as readonly string[]).includes(name));
-  if (unknown !== undefined) throw new UsageError(`--modes: unknown mode "${unknown}" (${WAIT_MODES.join(', ')})`);
-  if (new Set(names).size !== names.length) throw new UsageError('--modes: a mode is listed twice');
-  return names as WaitMode[];
-}
 
 async function main(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, {
@@ -80,18 +72,12 @@ async function main(argv: string[]): Promise<number> {
     seed: int('seed', { min: 0, max: 2 ** 31 }, d.seed),
   };
   const warmupS = int('warmup-seconds', { min: 0, max: 60 }, 2);
-  const modes = text('modes') !== undefined ? parseModes(text('modes')!) : [...WAIT_MODES];
+  const modes = text('modes') !== undefined ? listFlag('--modes', text('modes')!, WAIT_MODES, 'mode') : [...WAIT_MODES];
   const product = chooseStore(values.store);
   const command = `npm run loadtest:waiting${argv.length > 0 ? ` -- ${argv.join(' ')}` : ''}`;
 
-  const store = await resolveStore(product, (line) => console.log(`[${storeLogTag(product)}] ${line}`));
-  await store.check();
-  const target = await openEngineTarget({ connection: store.connection() });
-  const server = serverLabel(await describeServer(target.client));
-  const interrupted = (): void => {
-    void target.close().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', interrupted);
+  const session = await openEngineSession(product);
+  const { store, target, server } = session;
   const runId = `w${Date.now().toString(36)}`;
   const runs: WaitingRun[] = [];
   say(`${modes.join(' then ')} on ${server} at ${store.url} (lock index ${target.index}): ${describeScenario(scenario)}`);
@@ -113,9 +99,7 @@ async function main(argv: string[]): Promise<number> {
       runs.push(run);
     }
   } finally {
-    process.off('SIGINT', interrupted);
-    await target.close();
-    await store.stop();
+    await session.close();
   }
   const stamp = new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19);
   const dir = resolve('results', `waiting-${stamp}`);

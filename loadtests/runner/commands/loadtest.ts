@@ -11,9 +11,10 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { runCli } from '../../../infra/lib/cli.js';
 import { describeServer, serverLabel } from '../../../infra/lib/server-info.js';
 import { givenStore, type StoreEndpoint } from '../../../infra/lib/store-target.js';
+import { runCli } from '../../../tools/cli/run-cli.js';
+import { formatSeconds } from '../../../tools/shared/format-seconds.js';
 import { parseCli, USAGE } from '../cli.js';
 import { type LoadtestConfig, plannedSeconds } from '../config.js';
 import { type EngineLayer, openEngineLayer } from '../engine/layer.js';
@@ -22,7 +23,6 @@ import { ensureK6, K6_VERSION } from '../k6-binary.js';
 import { log, phase, warn } from '../log.js';
 import { consoleReport } from '../render/console.js';
 import { writeReports } from '../render/files.js';
-import { formatSeconds } from '../render/format.js';
 import type { ReportInput, RunInfo } from '../render/report-input.js';
 import { nameRun, type RunName } from '../results-dir.js';
 import { type RunOutcome, runAll } from '../run.js';

@@ -9,8 +9,9 @@ import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { parseFlags, printHelp, runCli, UsageError } from '../../../infra/lib/cli.js';
 import { which } from '../../../infra/lib/which.js';
+import { parseFlags, printHelp, UsageError } from '../../../tools/cli/flags.js';
+import { runCli } from '../../../tools/cli/run-cli.js';
 
 const run = promisify(execFile);
 

@@ -9,12 +9,12 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { runCli } from '../../../infra/lib/cli.js';
+import { freePort } from '../../../infra/lib/free-port.js';
 import { startStack } from '../../../scripts/stack.js';
+import { runCli } from '../../../tools/cli/run-cli.js';
 import { ensureK6 } from '../k6-binary.js';
 import { log } from '../log.js';
 import { startSigningProxy } from '../signing-proxy.js';
@@ -64,14 +64,6 @@ async function measure(k6: string, script: string, baseUrl: string, vus: number,
     p95Ms: metrics.http_req_duration?.['p(95)'] ?? 0,
     failed: metrics.http_req_failed?.value ?? 0,
   };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;

@@ -11,9 +11,3 @@ export function ratio(a: number, b: number): string {
   const r = a / b;
   return r >= 10 ? `${Math.round(r)}x` : `${r.toFixed(1)}x`;
 }
-
-/** "4 min 05 s", or "42 s" under a minute. */
-export function formatSeconds(seconds: number): string {
-  const whole = Math.max(0, Math.round(seconds));
-  return whole >= 60 ? `${Math.floor(whole / 60)} min ${String(whole % 60).padStart(2, '0')} s` : `${whole} s`;
-}

@@ -18,9 +18,10 @@
  */
 import { LockHeldError } from '../../../functions/core/errors.js';
 import type { Grant } from '../../../functions/core/model.js';
+import { seededRandom } from '../../../tools/shared/seeded-random.js';
 import { retryDelayMs } from '../../shared/backoff.js';
 import { defaultRetry } from '../../shared/defaults.js';
-import { type HoldRecord, type LockMode, prng, type RetryPolicy } from '../../shared/workload.js';
+import type { HoldRecord, LockMode, RetryPolicy } from '../../shared/workload.js';
 import { checkHolds, type SafetyReport } from '../checker.js';
 import { httpAnswer } from '../engine/engine-lock-driver.js';
 import { attributeRequests } from '../engine/request-count.js';
@@ -182,7 +183,7 @@ export async function runWaitingMode(target: EngineTarget, mode: WaitMode, scena
   };
 
   const runCaller = async (caller: number): Promise<void> => {
-    const random = prng(scenario.seed * 100_003 + caller);
+    const random = seededRandom(scenario.seed * 100_003 + caller);
     // Callers start spread over one think time, not all in the same millisecond.
     await sleep(random() * 2 * scenario.thinkMs);
     while (Date.now() < arrivalsEnd) {

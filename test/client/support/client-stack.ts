@@ -6,10 +6,9 @@
  * recording proxy shows what was signed with them.
  */
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { deleteLockIndex } from '../../../functions/store/index.js';
+import { freePort } from '../../../infra/lib/free-port.js';
 import { type StackDetails, startStack } from '../../../scripts/stack.js';
 import { closeTestClient, testClient } from '../../support/engine.js';
 
@@ -19,14 +18,6 @@ export const TEST_CREDENTIALS = {
   AWS_SESSION_TOKEN: 'session-token-of-the-client-test',
   AWS_REGION: 'eu-west-1',
 };
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 export interface ClientStack {
   /** The running stack (available inside tests). */

@@ -1,23 +1,13 @@
 /**
- * What every command does at its edge: reads its flags (unknown ones and bad values are a
- * `UsageError`, exit 2), and `runCli(main)` turns any failure into a few lines a person can act on.
+ * Why a service did not answer, in words a person can act on: a search client's or fetch()'s network
+ * failure, a refusal (401/403), a server that is not Elasticsearch, each naming the server (the
+ * project's own node, ES_URL, OPENSEARCH_URL) and what to set or start. runCli prints these.
  *
- *   usage mistake       error: --rate: must be a number > 0 (got "-5") (see --help)        exit 2
- *   service unreachable error: cannot reach Elasticsearch at http://127.0.0.1:9999 ...     exit 1
- *   or refusing         error: refused by Elasticsearch at ... (401/403), no answer from ..., no
- *                       secure connection to ... (http vs https), the server at ... is not Elasticsearch
- *                         tried / failed / to fix lines
- *   anything else       error: <message>                                                  exit 1
- *
- * Stack traces and the full error (causes included) only with `--verbose` or `DEBUG` set; without
- * them a long message (a child process's output) is cut to a few lines (`briefly`, `childFailed`).
+ *   error: cannot reach Elasticsearch at http://127.0.0.1:9999
+ *     tried:  HEAD /_alias/locks (to create lock index)
+ *     failed: connection refused (ECONNREFUSED)
+ *     to fix: start the project's node with `npm run es:start` (status: `npm run es:status`)
  */
-import { inspect, parseArgs } from 'node:util';
-
-/** The user asked for something the command cannot take: one line naming the flag and the rule. */
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
 
 /** A service (Elasticsearch, the lock service, a port) did not answer or refused: what was tried, what failed, what to do. */
 export class ServiceError extends Error {
@@ -36,101 +26,6 @@ export class ServiceError extends Error {
       options,
     );
   }
-}
-
-export const isVerbose = (argv: string[] = process.argv): boolean => argv.includes('--verbose') || Boolean(process.env.DEBUG);
-
-export type FlagSpec = Record<string, { type: 'string' | 'boolean'; short?: string }>;
-
-/**
- * Node's parseArgs with its errors as UsageErrors naming the flag; `--help` and `--verbose` are
- * always accepted. A negative number after a string flag (`--rate -5`) is its value, so the value
- * check can say what is wrong with it.
- */
-export function parseFlags(
-  argv: string[],
-  spec: FlagSpec,
-  options: { positionals?: boolean } = {},
-): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
-  const all: FlagSpec = { ...spec, help: { type: 'boolean', short: 'h' }, verbose: { type: 'boolean' } };
-  try {
-    const { values, positionals } = parseArgs({
-      args: joinNegativeValues(argv, all),
-      options: all,
-      strict: true,
-      allowPositionals: options.positionals ?? false,
-    });
-    return { values: values as Record<string, string | boolean | undefined>, positionals };
-  } catch (error) {
-    throw usageErrorFromParseArgs(error);
-  }
-}
-
-/** `--flag -5` as `--flag=-5` for string flags, so parseArgs does not call the value ambiguous. */
-export function joinNegativeValues(argv: string[], spec: FlagSpec): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const next = argv[i + 1];
-    const name = arg.startsWith('--') ? arg.slice(2) : undefined;
-    if (name !== undefined && spec[name]?.type === 'string' && next !== undefined && /^-(\d|\.\d|Infinity)/.test(next)) {
-      out.push(`${arg}=${next}`);
-      i++;
-    } else out.push(arg);
-  }
-  return out;
-}
-
-/** parseArgs' messages ("Unknown option '--bogus'. To specify ...") as `--bogus: unknown flag`. */
-export function usageErrorFromParseArgs(error: unknown): Error {
-  if (!(error instanceof Error)) return new UsageError(String(error));
-  const code = (error as { code?: string }).code ?? '';
-  const flag = /'(-{1,2}[^' =]+)/.exec(error.message)?.[1] ?? '';
-  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return new UsageError(`${flag}: unknown flag`);
-  if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
-    const argument = /argument '([^']*)'/.exec(error.message)?.[1] ?? '';
-    return new UsageError(`${argument}: unexpected argument (this command takes flags only)`);
-  }
-  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
-    if (/does not take an argument/.test(error.message)) return new UsageError(`${flag}: takes no value`);
-    return new UsageError(`${flag}: needs a value`);
-  }
-  return new UsageError(error.message.split('\n')[0]!);
-}
-
-export interface NumberRule {
-  integer?: boolean;
-  min?: number;
-  /** The minimum itself is not allowed (`> min` rather than `>= min`). */
-  exclusiveMin?: boolean;
-  max?: number;
-}
-
-/** The rule in words: "a whole number from 1 to 9", "a number > 0". */
-export function describeRule(rule: NumberRule): string {
-  const kind = rule.integer ? 'a whole number' : 'a number';
-  if (rule.min !== undefined && rule.max !== undefined && !rule.exclusiveMin) return `${kind} from ${rule.min} to ${rule.max}`;
-  const parts = [
-    rule.min !== undefined ? `${rule.exclusiveMin ? '>' : '>='} ${rule.min}` : undefined,
-    rule.max !== undefined ? `<= ${rule.max}` : undefined,
-  ].filter(Boolean);
-  return parts.length > 0 ? `${kind} ${parts.join(' and ')}` : kind;
-}
-
-/** Whether `value` keeps `rule`. */
-export function meetsRule(value: number, rule: NumberRule): boolean {
-  if (!Number.isFinite(value)) return false;
-  if (rule.integer && !Number.isInteger(value)) return false;
-  if (rule.min !== undefined && (rule.exclusiveMin ? value <= rule.min : value < rule.min)) return false;
-  return !(rule.max !== undefined && value > rule.max);
-}
-
-/** A numeric flag's value, or `fallback` when absent; a UsageError naming the flag and the rule otherwise. */
-export function numberFlag(flag: string, text: string | undefined, rule: NumberRule, fallback: number): number {
-  if (text === undefined) return fallback;
-  const value = text.trim() === '' ? Number.NaN : Number(text);
-  if (!meetsRule(value, rule)) throw new UsageError(`${flag}: must be ${describeRule(rule)} (got "${text}")`);
-  return value;
 }
 
 const LOCAL_ES_URL = `http://127.0.0.1:${process.env.ES_LOCAL_PORT ?? 9200}`;
@@ -359,73 +254,4 @@ export function explainServiceError(error: unknown): ServiceError | undefined {
       : `a request to ${url ?? 'the service'}`;
   const headline = failure.kind === 'not-elasticsearch' ? `the server${where} is not Elasticsearch` : `${verb} ${what}${where}`;
   return new ServiceError({ headline, tried, failed: failure.failed, fix }, { cause: error });
-}
-
-/**
- * A child process that failed (the error of execFile / promisified execFile) as one readable error:
- * what ran, how it ended, and the line of its output that says why (an "XxxError: ..." line, else
- * its last line). The whole output stays in the cause, for --verbose.
- */
-export function childFailed(what: string, error: unknown): Error {
-  const { code, signal, stderr, stdout } = (error ?? {}) as { code?: unknown; signal?: unknown; stderr?: unknown; stdout?: unknown };
-  const output = `${String(stderr ?? '')}\n${String(stdout ?? '')}`
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line !== '' && !/^Node\.js v\d/.test(line) && !/^at /.test(line));
-  const why = output.find((line) => /^([A-Z]\w*)?(Error|Exception)\b.*:/.test(line)) ?? output.at(-1);
-  const ended = typeof code === 'number' ? `exit ${code}` : signal ? `killed by ${String(signal)}` : typeof code === 'string' ? code : 'failed';
-  const reason = why ? `: ${why.length > 200 ? `${why.slice(0, 200)} ...` : why}` : error instanceof Error ? `: ${error.message.split('\n')[0]}` : '';
-  return new Error(`${what} failed (${ended})${reason}`, { cause: error });
-}
-
-/** Lines and characters per line of a failure's message printed without --verbose. */
-const BRIEF = { lines: 12, width: 300 };
-
-/** A message cut to a readable size (a child's output or a bundled source line can be huge); --verbose has it all. */
-export function briefly(message: string): string {
-  const lines = message.trimEnd().split('\n');
-  const kept = lines.slice(0, BRIEF.lines).map((line) => (line.length > BRIEF.width ? `${line.slice(0, BRIEF.width)} ...` : line));
-  const cut = lines.length - kept.length;
-  return cut > 0 ? `${kept.join('\n')}\n... (${cut} more line${cut === 1 ? '' : 's'})` : kept.join('\n');
-}
-
-/** The text and exit code for a failure (2 for usage mistakes, 1 otherwise). */
-export function describeFailure(error: unknown, verbose: boolean): { text: string; code: number } {
-  const details = verbose ? `\n\n${error instanceof Error ? inspect(error, { depth: 6 }) : String(error)}` : '';
-  if (error instanceof UsageError) {
-    const line = error.message.trim();
-    return { text: `error: ${line}${/see --help/.test(line) ? '' : ' (see --help)'}${details}`, code: 2 };
-  }
-  const service = explainServiceError(error);
-  if (service) return { text: `error: ${service.message}${details}`, code: 1 };
-  const message = error instanceof Error ? error.message : String(error);
-  if (verbose) return { text: `error: ${message}${details}`, code: 1 };
-  return { text: `error: ${briefly(message)}\n(run again with --verbose, or DEBUG=1, for the stack trace)`, code: 1 };
-}
-
-/**
- * Runs a command's main: a number it returns is the exit code; nothing keeps the process running
- * (a server). A failure, in main or later (an uncaught exception or rejection while a server
- * runs), is printed by describeFailure and exits 2 (usage) or 1.
- */
-export function runCli(main: (argv: string[]) => Promise<number | undefined> | number | undefined, argv = process.argv.slice(2)): void {
-  const fail = (error: unknown): void => {
-    const { text, code } = describeFailure(error, isVerbose(argv));
-    console.error(text);
-    process.exit(code);
-  };
-  process.on('uncaughtException', fail);
-  process.on('unhandledRejection', fail);
-  Promise.resolve()
-    .then(() => main(argv))
-    .then((code) => {
-      if (typeof code === 'number') process.exit(code);
-    }, fail);
-}
-
-/** Prints the usage and returns true when --help was given. */
-export function printHelp(values: { help?: unknown }, usage: string): boolean {
-  if (!values.help) return false;
-  console.log(usage);
-  return true;
 }

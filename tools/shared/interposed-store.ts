@@ -3,9 +3,10 @@
  * or a lost answer exactly between two of the engine's calls. Every answer still comes from the real
  * node; what a single healthy node cannot produce on demand (a chosen interleaving, a stall past the
  * TTL, an answer lost after the write applied, a stale copy's reply) is made by the hook, and each
- * test says which. The fault runner uses it for the faults that act inside one client's call.
+ * test says which. The fault runner uses it for the faults that act inside one client's call, the
+ * directory-lock benchmark to time the search below or to put another read in its place.
  */
-import type { BelowQuery, BelowResult, LockStore, StoredLock, WriteOp, WriteOutcome } from '../functions/core/store.js';
+import type { BelowQuery, BelowResult, LockStore, StoredLock, WriteOp, WriteOutcome } from '../../functions/core/store.js';
 
 type Reads = Map<string, StoredLock | null>;
 
