@@ -73,14 +73,14 @@ export function medianCalibration(trials: Calibration[]): Calibration {
   };
 }
 
-/** Every trial's probes on one trend (more points than one search has); the tail as most trials found it, its requests the median. */
+/** Every trial's probes on one trend (more points than one search has); each kind of operation's requests, the median over the trials that ran it. */
 function pooledP99(trials: P99Calibration[]): P99Calibration {
-  const ops = trials.map((t) => t.tail.op);
-  const op = ops.reduce((most, next) => (ops.filter((o) => o === next).length > ops.filter((o) => o === most).length ? next : most));
+  const ops = [...new Set(trials.flatMap((t) => Object.keys(t.requestsByOp)))];
+  const ran = (op: string): PerKind[] => trials.flatMap((t) => (t.requestsByOp[op] ? [t.requestsByOp[op]] : []));
   return {
     objectiveMs: trials[0]!.objectiveMs,
     curve: trials.flatMap((t) => t.curve),
-    tail: { op, requestMix: medianPerKind(trials.filter((t) => t.tail.op === op).map((t) => t.tail.requestMix)) },
+    requestsByOp: Object.fromEntries(ops.map((op) => [op, medianPerKind(ran(op))])),
   };
 }
 

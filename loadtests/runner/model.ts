@@ -92,8 +92,8 @@ export interface P99Calibration {
   objectiveMs: number;
   /** Every probe of the capacity search (of every trial, for a median calibration). */
   curve: P99Point[];
-  /** The kind of operation the p99 is made of at a light load, and the requests one of them sends. */
-  tail: { op: string; requestMix: PerKind };
+  /** Requests of one operation of each kind (read, edit, rename, ...) at a light load. */
+  requestsByOp: Record<string, PerKind>;
 }
 
 export interface Deployment {
@@ -289,8 +289,16 @@ export function rateWithinP99(trend: readonly P99Point[], budgetMs: number): num
   return Number.POSITIVE_INFINITY;
 }
 
-/** How much longer the operations that make up the p99 take on the deployment: their own requests, each kind that much slower, ms. */
-export const p99TailAddedMs = (p99: P99Calibration, deployment: Deployment): number => addedMs(p99.tail.requestMix, deployment);
+/**
+ * How much longer the p99 takes on the deployment, ms. The p99 operations are the slowest kind or
+ * operations waiting behind one (tree at a light load: reads held out by a rename), so the p99 holds
+ * one operation of the kind whose requests gain the most there.
+ */
+export function p99Tail(p99: P99Calibration, deployment: Deployment): { op: string; addedMs: number } {
+  return Object.entries(p99.requestsByOp)
+    .map(([op, mix]) => ({ op, addedMs: addedMs(mix, deployment) }))
+    .reduce((slowest, next) => (next.addedMs > slowest.addedMs ? next : slowest), { op: '-', addedMs: 0 });
+}
 
 /**
  * The latency bound. On the deployment the p99 operations take tailAdded longer, leaving that much
@@ -303,7 +311,7 @@ function p99Bound(calibration: Calibration & { p99: P99Calibration }, deployment
   const { p99, capacity } = calibration;
   const trend = p99Trend(p99.curve);
   const atObjective = rateWithinP99(trend, p99.objectiveMs);
-  const withTail = rateWithinP99(trend, p99.objectiveMs - p99TailAddedMs(p99, deployment));
+  const withTail = rateWithinP99(trend, p99.objectiveMs - p99Tail(p99, deployment).addedMs);
   // When no probe crossed the objective, goodput ended the capacity: the trend still says where the shorter budget is crossed.
   const hereRate = Number.isFinite(atObjective) ? (capacity * withTail) / atObjective : Math.min(capacity, withTail);
   return hereRate / holdRatio;
@@ -323,7 +331,7 @@ export function predict(calibration: Calibration, deployment: Deployment): Predi
   const parallelism = shardParallelism(deployment).parallelism;
   const ceiling = capacity * parallelism;
   const held = Math.min(ceiling, ceiling / holdRatio);
-  const tail = calibration.p99 ? { op: calibration.p99.tail.op, addedMs: p99TailAddedMs(calibration.p99, deployment) } : undefined;
+  const tail = calibration.p99 ? p99Tail(calibration.p99, deployment) : undefined;
   const p99 = calibration.p99 ? p99Bound({ ...calibration, p99: calibration.p99 }, deployment, holdRatio) * parallelism : Number.POSITIVE_INFINITY;
   const bounds: Array<[Prediction['bound'], number]> = [
     [calibration.strategy === 'global' ? 'serialisation' : 'contention', held],

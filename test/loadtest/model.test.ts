@@ -4,7 +4,6 @@ import { describe, expect, it } from 'vitest';
 import { parseCli } from '../../loadtests/runner/cli.js';
 import { defaultConfig } from '../../loadtests/runner/config.js';
 import { ConfigError } from '../../loadtests/runner/config-error.js';
-import { p99TailOf } from '../../loadtests/runner/engine/probe-result.js';
 import {
   assumptions,
   type Calibration,
@@ -15,6 +14,7 @@ import {
   noRequests,
   type P99Point,
   type PerKind,
+  p99Tail,
   p99Trend,
   predict,
   primaryShares,
@@ -137,7 +137,7 @@ describe('the deployment model', () => {
       ...document,
       strategy: 'tree',
       capacity: 100,
-      p99: { objectiveMs: 250, curve, tail: { op: 'rename', requestMix: { ...noRequests(), refresh: 1, search: 1 } } },
+      p99: { objectiveMs: 250, curve, requestsByOp: { read: { ...noRequests(), read: 1 }, rename: { ...noRequests(), refresh: 1, search: 1 } } },
     };
     // Nothing slower there: the contention bound, exactly.
     expect(predict(tree, slower({})).capacity).toBe(100);
@@ -162,23 +162,22 @@ describe('the deployment model', () => {
           { rate: 50, p99Ms: 50 },
           { rate: 100, p99Ms: 150 },
         ],
-        tail: { op: 'rename', requestMix: { ...noRequests(), refresh: 1 } },
+        requestsByOp: { rename: { ...noRequests(), refresh: 1 } },
       },
     };
     expect(predict(tree, slower({ refresh: 50 })).capacity).toBe(100);
     expect(predict(tree, slower({ refresh: 150 }))).toMatchObject({ bound: 'p99 tail', capacity: 75 });
   });
 
-  it('finds what the p99 is made of: the kind slowest at the rank the overall p99 falls on within it', () => {
-    const ms = (count: number, from: number, step: number): number[] => Array.from({ length: count }, (_, i) => from + i * step);
-    const requests = (write: number, refresh: number) => ({ ...noRequests(), write, refresh });
-    // 95 reads up to 94 ms, 5 renames from 70 ms: the p99 (1 in 100) is the renames' 80th percentile, 102 ms, above the reads' 99th (93 ms).
-    const acquireMsByOp = { read: ms(95, 0, 1), rename: ms(5, 70, 10) };
-    const byOp = { read: { done: 95, requests: requests(190, 0) }, rename: { done: 5, requests: requests(20, 5) } };
-    expect(p99TailOf(acquireMsByOp, byOp)).toEqual({ op: 'rename', latencyMs: 102, requestMix: requests(4, 1) });
-    // Renames as fast as the reads: the reads make the p99.
-    expect(p99TailOf({ ...acquireMsByOp, rename: ms(5, 10, 1) }, byOp)?.op).toBe('read');
-    expect(p99TailOf({}, {})).toBeUndefined();
+  it('the p99 holds one operation of the kind whose requests gain the most there: a rename, or a read held out by one', () => {
+    const p99 = {
+      objectiveMs: 250,
+      curve: [],
+      requestsByOp: { read: { ...noRequests(), write: 3, read: 1 }, rename: { ...noRequests(), write: 4, refresh: 1, search: 1 } },
+    };
+    expect(p99Tail(p99, slower({ write: 5, refresh: 40, search: 10 }))).toEqual({ op: 'rename', addedMs: 70 });
+    expect(p99Tail(p99, slower({ write: 5 }))).toEqual({ op: 'rename', addedMs: 20 });
+    expect(p99Tail({ ...p99, requestsByOp: {} }, slower({ write: 5 }))).toEqual({ op: '-', addedMs: 0 });
   });
 
   it('measures its error relative to what was measured', () => {
@@ -403,21 +402,21 @@ describe("the model's check on a cluster it did not see", () => {
     );
   });
 
-  it("pools every trial's probes on one p99 trend and names the tail most trials found", () => {
-    const withTail = (op: string, refresh: number, curve: P99Point[]): Calibration => ({
+  it("pools every trial's probes on one p99 trend, each kind of operation's requests the median over the trials that ran it", () => {
+    const withP99 = (refresh: number, curve: P99Point[], extra = {}): Calibration => ({
       ...document,
-      p99: { objectiveMs: 250, curve, tail: { op, requestMix: { ...noRequests(), write: 4, refresh } } },
+      p99: { objectiveMs: 250, curve, requestsByOp: { rename: { ...noRequests(), write: 4, refresh }, ...extra } },
     });
     const median = medianCalibration([
-      withTail('rename', 1, [{ rate: 40, p99Ms: 100 }]),
-      withTail('edit', 0, [{ rate: 80, p99Ms: 300 }]),
-      withTail('rename', 3, [{ rate: 60, p99Ms: 200 }]),
+      withP99(1, [{ rate: 40, p99Ms: 100 }]),
+      withP99(5, [{ rate: 80, p99Ms: 300 }], { delete: { ...noRequests(), write: 2 } }),
+      withP99(3, [{ rate: 60, p99Ms: 200 }]),
     ]);
     expect(median.p99?.curve).toHaveLength(3);
-    expect(median.p99?.tail).toEqual({ op: 'rename', requestMix: { write: 4, read: 0, refresh: 2, search: 0 } });
+    expect(median.p99?.requestsByOp).toEqual({ rename: { write: 4, read: 0, refresh: 3, search: 0 }, delete: { write: 2, read: 0, refresh: 0, search: 0 } });
     const [row] = checkRows([{ strategy: 'tree', single: median, cluster: { ...document, capacity: 50 } }], slower({ refresh: 40 }));
-    expect(row!.tail).toEqual({ op: 'rename', addedMs: 80 });
-    expect(checkTable([row!])).toContain('| rename +80 ms |');
+    expect(row!.tail).toEqual({ op: 'rename', addedMs: 120 });
+    expect(checkTable([row!])).toContain('| rename +120 ms |');
   });
 
   it('alternates which side a trial measures first', () => {

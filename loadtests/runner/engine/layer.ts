@@ -136,8 +136,8 @@ function calibrationOf(
     esMsByKind: light.esMsByKind,
     backoffMsPerOp: light.backoffMsPerOp,
     criticalSectionMs: workload.criticalSectionMs,
-    // The tail as the light load shows it: which kind of operation, and its own requests (no contention's retries).
-    ...(light.p99Tail ? { p99: { ...p99, tail: { op: light.p99Tail.op, requestMix: light.p99Tail.requestMix } } } : {}),
+    // Each kind of operation's requests as the light load shows them (few of contention's retries).
+    p99: { ...p99, requestsByOp: light.requestsByOp },
   };
 }
 

@@ -27,10 +27,8 @@ export interface EngineProbeResult {
   esWrites: number;
   /** The same requests by kind (writes, reads, refreshes, searches), as the deployment model weighs them. */
   esRequestsByKind: PerKind;
-  /** Acquire latency by kind of operation (read, edit, rename, ...). */
-  acquireByOp: Record<string, Latency>;
-  /** The kind of operation the acquire p99 is made of (see p99TailOf); undefined when nothing completed. */
-  p99Tail?: P99Tail;
+  /** Requests of one completed operation of each kind (read, edit, rename, ...): what the deployment model's p99 tail is made of. */
+  requestsByOp: Record<string, PerKind>;
   /** Mean latency of each kind of request during the probe, ms: the per-kind latency under this load (the model's probe measures it idle). */
   esMsByKind: PerKind;
   /** Mean time a completed operation spent in engine calls (acquire and release, backoff excluded), ms. */
@@ -68,42 +66,9 @@ function latencyOf(values: number[]): Latency {
 
 type Requests = RequestCounts;
 
-const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } => (value === undefined ? {} : ({ [key]: value } as { [P in K]: V }));
-
-/** The kind of operation whose slow end is the probe's acquire p99, and the requests one such operation sends. */
-export interface P99Tail {
-  op: string;
-  /** That kind's latency at the rank the overall p99 falls on, ms. */
-  latencyMs: number;
-  /** Requests of one completed operation of that kind, by kind of request. */
-  requestMix: PerKind;
-}
-
-/**
- * The slowest 1% of all operations are the slowest (1% / share) of a kind that is `share` of them:
- * with 5% renames, the p99 is the renames' 80th percentile if they are the slowest. So the kind
- * whose latency at that rank is the highest is what the p99 is made of.
- */
-export function p99TailOf(acquireMsByOp: Record<string, number[]>, byOp: ProbeTally['byOp']): P99Tail | undefined {
-  const total = Object.values(acquireMsByOp).reduce((sum, values) => sum + values.length, 0);
-  const ranked = Object.entries(acquireMsByOp)
-    .filter(([op, values]) => values.length > 0 && (byOp[op]?.done ?? 0) > 0)
-    .map(([op, values]) => {
-      // 1% of all over this kind's share, as a percentile of the kind: 100 - 1 / share.
-      const rank = Math.max(0, 100 - total / values.length);
-      return {
-        op,
-        latencyMs: percentile(
-          [...values].sort((a, b) => a - b),
-          rank,
-        ),
-      };
-    })
-    .sort((a, b) => b.latencyMs - a.latencyMs);
-  const slowest = ranked[0];
-  if (!slowest) return undefined;
-  const { done, requests } = byOp[slowest.op]!;
-  return { ...slowest, requestMix: perKind((kind) => requests[kind] / done) };
+/** Requests of one completed operation of each kind (read, edit, rename, ...), by kind of request. */
+export function requestsByOpOf(byOp: ProbeTally['byOp']): Record<string, PerKind> {
+  return Object.fromEntries(Object.entries(byOp).map(([op, { done, requests }]) => [op, perKind((kind) => requests[kind] / done)]));
 }
 
 export function probeResult(probe: {
@@ -150,8 +115,7 @@ export function probeResult(probe: {
     namespace: probe.namespace,
     holdLines: tally.holdLines,
     safety: checkHolds(parseHoldLog(tally.holdLines.join('\n')).holds),
-    acquireByOp: Object.fromEntries(Object.entries(tally.acquireMsByOp).map(([op, values]) => [op, latencyOf(values)])),
-    ...optional('p99Tail', p99TailOf(tally.acquireMsByOp, tally.byOp)),
+    requestsByOp: requestsByOpOf(tally.byOp),
     esRequests: after.total - before.total,
     esWrites: after.byKind.write - before.byKind.write,
     esRequestsByKind: perKind((kind) => after.byKind[kind] - before.byKind[kind]),

@@ -20,8 +20,6 @@ export class ProbeTally {
   /** Operations the probe stopped counting while they ran (after its grace). */
   interrupted = 0;
   readonly acquireMs: number[] = [];
-  /** The same latencies by kind of operation (read, edit, rename, ...): which of them the p99 is made of. */
-  readonly acquireMsByOp: Record<string, number[]> = {};
   /** One line per critical section, `LTHOLD {json}` as k6 logs it. */
   readonly holdLines: string[] = [];
   /** Time completed operations spent in engine calls (acquire and release, backoff excluded), and in backoff, ms. */
@@ -46,11 +44,8 @@ export class ProbeTally {
       retried: () => {
         this.retries++;
       },
-      acquired: (latencyMs, tags) => {
+      acquired: (latencyMs) => {
         this.acquireMs.push(latencyMs);
-        const ofThisKind = this.acquireMsByOp[tags.op] ?? [];
-        ofThisKind.push(latencyMs);
-        this.acquireMsByOp[tags.op] = ofThisKind;
       },
       held: (record) => {
         this.holdLines.push(HOLD_MARKER + JSON.stringify(record));
