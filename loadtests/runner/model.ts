@@ -33,17 +33,17 @@
  * model says 2.5x. The kit's workload runs in one namespace at a time (NAMESPACES_PER_RUN), so for
  * its figures shards add nothing.
  *
- * The p99 tail, a third bound. The objective judges the acquire p99, and that is one kind of
- * operation's slow end: with 5% renames under tree, the renames' 80th percentile (1% of all
- * operations is a fifth of them), each with its forced refresh and search below, far slower on a
- * replicated index. Scaling the mean hold does not see that those operations spend more of the 250 ms
- * in their own requests there and have less left to wait in. So the calibration keeps every probe's
- * p99 against its rate (the trend, made non-decreasing) and which kind of operation the p99 is made of
- * at a light load, with its requests; on the deployment those requests take tailAdded longer, and the
- * rate falls as the trend falls between the objective and the objective less tailAdded, anchored at
- * the calibrated capacity and scaled by the longer holds like the contention bound (which it equals
- * when nothing is added). Replicas' CPU is not charged: warmed-up clusters showed no such cost at
- * these rates (document 160-175 ops/s on both).
+ * The p99 tail, a third bound. The objective judges the acquire p99, and under tree that is the
+ * renames and what waits behind them (at a light load, reads held out by a rename; 1% of operations
+ * is a fifth of the 5% renames), each rename with its forced refresh and search below, far slower on
+ * a replicated index. Scaling the mean hold does not see that the p99 spends more of the 250 ms in
+ * those requests there and has less left to wait in. So the calibration keeps every probe's p99
+ * against its rate (the trend, made non-decreasing) and each kind of operation's requests; on the
+ * deployment the p99 takes tailAdded longer, one operation of the kind whose requests gain the most
+ * there, and the rate falls as the trend falls between the objective and the objective less
+ * tailAdded, anchored at the calibrated capacity and scaled by the longer holds like the contention
+ * bound (which it equals when nothing is added). Replicas' CPU is not charged: warmed-up clusters
+ * showed no such cost at these rates (document 160-175 ops/s on both).
  */
 
 export const REQUEST_KINDS = ['write', 'read', 'refresh', 'search'] as const;
