@@ -5,7 +5,7 @@
  * the prediction from the median calibration with the median measurement; the ranges say how far
  * one search alone could have strayed. Pure.
  */
-import { type Calibration, type Deployment, type PerKind, perKind, predict, relativeError } from './model.js';
+import { type Calibration, type Deployment, type P99Calibration, type PerKind, perKind, predict, relativeError } from './model.js';
 import { type Spread, spreadOf } from './trials.js';
 
 /** One trial of one strategy: calibrated on the single node, measured on the cluster. */
@@ -22,6 +22,8 @@ export interface CheckRow {
   /** From the median calibration. */
   predicted: number;
   bound: string;
+  /** What the p99 is made of and how much longer it takes on the cluster (see model.ts p99Bound). */
+  tail?: { op: string; addedMs: number };
   /** Engine-only capacity on the cluster, ops/s, over trials. */
   measured: Spread;
   /** |predicted - median measured| / median measured. */
@@ -67,6 +69,18 @@ export function medianCalibration(trials: Calibration[]): Calibration {
         }
       : {}),
     criticalSectionMs: first.criticalSectionMs,
+    ...(trials.every((t) => t.p99) ? { p99: pooledP99(trials.map((t) => t.p99!)) } : {}),
+  };
+}
+
+/** Every trial's probes on one trend (more points than one search has); each kind of operation's requests, the median over the trials that ran it. */
+function pooledP99(trials: P99Calibration[]): P99Calibration {
+  const ops = [...new Set(trials.flatMap((t) => Object.keys(t.requestsByOp)))];
+  const ran = (op: string): PerKind[] => trials.flatMap((t) => (t.requestsByOp[op] ? [t.requestsByOp[op]] : []));
+  return {
+    objectiveMs: trials[0]!.objectiveMs,
+    curve: trials.flatMap((t) => t.curve),
+    requestsByOp: Object.fromEntries(ops.map((op) => [op, medianPerKind(ran(op))])),
   };
 }
 
@@ -85,6 +99,7 @@ export function checkRows(trials: CheckTrial[], deployment: Deployment): CheckRo
       calibrated: spreadOf(mine.map((t) => t.single.capacity)),
       predicted: prediction.capacity,
       bound: prediction.bound,
+      ...(prediction.tail ? { tail: prediction.tail } : {}),
       measured,
       error: relativeError(prediction.capacity, measured.median),
       halvesApart: {
@@ -99,15 +114,17 @@ const percent = (share: number): string => (Number.isNaN(share) ? '-' : `${(shar
 
 const spreadText = (s: Spread): string => (s.min === s.max ? `${Math.round(s.median)}` : `${Math.round(s.median)} (${Math.round(s.min)}–${Math.round(s.max)})`);
 
+const tailText = (tail: CheckRow['tail']): string => (tail ? `${tail.op} +${Math.round(tail.addedMs)} ms` : '-');
+
 /** The check as a markdown table; the report of every load test quotes the latest one. */
 export function checkTable(rows: CheckRow[]): string {
   return [
-    '| strategy | 1 node (calibration) | 3 nodes predicted | 3 nodes measured | error | halves apart (1 node / 3 nodes) | bound |',
-    '| --- | --- | --- | --- | --- | --- | --- |',
+    '| strategy | 1 node (calibration) | 3 nodes predicted | 3 nodes measured | error | halves apart (1 node / 3 nodes) | p99 tail on 3 nodes | bound |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
     ...rows.map(
       (r) =>
         `| ${r.strategy} | ${spreadText(r.calibrated)} | ${Math.round(r.predicted)} | ${spreadText(r.measured)} | ${percent(r.error)} | ` +
-        `${percent(r.halvesApart.calibrated)} / ${percent(r.halvesApart.measured)} | ${r.bound} |`,
+        `${percent(r.halvesApart.calibrated)} / ${percent(r.halvesApart.measured)} | ${tailText(r.tail)} | ${r.bound} |`,
     ),
   ].join('\n');
 }

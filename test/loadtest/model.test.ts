@@ -12,9 +12,13 @@ import {
   expectedBusiest,
   MOST_NAMESPACES,
   noRequests,
+  type P99Point,
   type PerKind,
+  p99Tail,
+  p99Trend,
   predict,
   primaryShares,
+  rateWithinP99,
   relativeError,
   requestMixOf,
   shardParallelism,
@@ -89,6 +93,92 @@ describe('the deployment model', () => {
 
   it('without replicas a write waits for no other node', () => {
     expect(deploymentFromHop({ functions: 50, nodes: 1, replicas: 0, hopMs: 5 }).addedMs).toEqual(noRequests());
+  });
+
+  it('the p99 trend: probes at one rate averaged, then made non-decreasing', () => {
+    expect(
+      p99Trend([
+        { rate: 80, p99Ms: 120 },
+        { rate: 40, p99Ms: 60 },
+        { rate: 40, p99Ms: 100 },
+        { rate: 120, p99Ms: 400 },
+        { rate: 100, p99Ms: 100 },
+      ]),
+    ).toEqual([
+      { rate: 40, p99Ms: 80 },
+      { rate: 80, p99Ms: 110 },
+      { rate: 100, p99Ms: 110 },
+      { rate: 120, p99Ms: 400 },
+    ]);
+  });
+
+  it('the rate within a p99 budget: interpolated between probes, none past it when no probe went past it', () => {
+    const trend = [
+      { rate: 40, p99Ms: 50 },
+      { rate: 80, p99Ms: 150 },
+      { rate: 120, p99Ms: 350 },
+    ];
+    expect(rateWithinP99(trend, 250)).toBe(100);
+    expect(rateWithinP99(trend, 100)).toBe(60);
+    // Below the lowest probe, proportional to the rate.
+    expect(rateWithinP99(trend, 25)).toBe(20);
+    expect(rateWithinP99(trend, -5)).toBe(0);
+    expect(rateWithinP99(trend, 400)).toBe(Number.POSITIVE_INFINITY);
+    expect(rateWithinP99([], 250)).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('the p99 tail: the operations the p99 is made of take longer there, leaving less of the objective to wait in', () => {
+    const curve = [
+      { rate: 40, p99Ms: 50 },
+      { rate: 80, p99Ms: 150 },
+      { rate: 120, p99Ms: 350 },
+    ];
+    // The p99 is the renames': one refresh and one search each.
+    const tree: Calibration = {
+      ...document,
+      strategy: 'tree',
+      capacity: 100,
+      p99: { objectiveMs: 250, curve, requestsByOp: { read: { ...noRequests(), read: 1 }, rename: { ...noRequests(), refresh: 1, search: 1 } } },
+    };
+    // Nothing slower there: the contention bound, exactly.
+    expect(predict(tree, slower({})).capacity).toBe(100);
+    // Refresh 90 ms and search 10 ms slower: the renames have 150 of the 250 ms, reached at 80 ops/s of the 100 here.
+    const prediction = predict(tree, slower({ refresh: 90, search: 10 }));
+    expect(prediction).toMatchObject({ bound: 'p99 tail', tail: { op: 'rename', addedMs: 100 } });
+    expect(prediction.capacity).toBeCloseTo(80, 10);
+    // Longer holds as well: the locks there are as busy as at (hold there / hold here) x the rate here. Writes 5 ms slower: 30 ms held, 40 there.
+    expect(predict(tree, slower({ write: 5, refresh: 90, search: 10 })).capacity).toBeCloseTo((80 * 30) / 40, 10);
+    // The tail never raises a prediction: requests faster there leave the contention bound.
+    expect(predict(tree, slower({ refresh: -20 })).bound).toBe('contention');
+  });
+
+  it('the p99 tail when goodput, not the p99, ended the capacity: the trend still says where the shorter budget is crossed', () => {
+    const tree: Calibration = {
+      ...document,
+      strategy: 'tree',
+      capacity: 100,
+      p99: {
+        objectiveMs: 250,
+        curve: [
+          { rate: 50, p99Ms: 50 },
+          { rate: 100, p99Ms: 150 },
+        ],
+        requestsByOp: { rename: { ...noRequests(), refresh: 1 } },
+      },
+    };
+    expect(predict(tree, slower({ refresh: 50 })).capacity).toBe(100);
+    expect(predict(tree, slower({ refresh: 150 }))).toMatchObject({ bound: 'p99 tail', capacity: 75 });
+  });
+
+  it('the p99 holds one operation of the kind whose requests gain the most there: a rename, or a read held out by one', () => {
+    const p99 = {
+      objectiveMs: 250,
+      curve: [],
+      requestsByOp: { read: { ...noRequests(), write: 3, read: 1 }, rename: { ...noRequests(), write: 4, refresh: 1, search: 1 } },
+    };
+    expect(p99Tail(p99, slower({ write: 5, refresh: 40, search: 10 }))).toEqual({ op: 'rename', addedMs: 70 });
+    expect(p99Tail(p99, slower({ write: 5 }))).toEqual({ op: 'rename', addedMs: 20 });
+    expect(p99Tail({ ...p99, requestsByOp: {} }, slower({ write: 5 }))).toEqual({ op: '-', addedMs: 0 });
   });
 
   it('measures its error relative to what was measured', () => {
@@ -284,7 +374,7 @@ describe("the model's check on a cluster it did not see", () => {
     // Halves: odd trials (200, 210) median 205, even (400): 190 apart of 210; measured 130 vs 150 of 140.
     expect(row!.halvesApart.calibrated).toBeCloseTo(195 / 210, 10);
     expect(row!.halvesApart.measured).toBeCloseTo(20 / 140, 10);
-    expect(checkTable([row!])).toContain('| document | 210 (200–400) | 140 | 140 (120–150) | 0% | 93% / 14% | contention |');
+    expect(checkTable([row!])).toContain('| document | 210 (200–400) | 140 | 140 (120–150) | 0% | 93% / 14% | - | contention |');
   });
 
   it('one row per strategy, in the order first measured', () => {
@@ -311,6 +401,23 @@ describe("the model's check on a cluster it did not see", () => {
     expect(checkVerdict(noisyMiss)).toBe(
       'Within ±20% for every strategy: no (document 40%). For document the two halves of the trials already differ by more than that: more trials (--trials) would tell.',
     );
+  });
+
+  it("pools every trial's probes on one p99 trend, each kind of operation's requests the median over the trials that ran it", () => {
+    const withP99 = (refresh: number, curve: P99Point[], extra = {}): Calibration => ({
+      ...document,
+      p99: { objectiveMs: 250, curve, requestsByOp: { rename: { ...noRequests(), write: 4, refresh }, ...extra } },
+    });
+    const median = medianCalibration([
+      withP99(1, [{ rate: 40, p99Ms: 100 }]),
+      withP99(5, [{ rate: 80, p99Ms: 300 }], { delete: { ...noRequests(), write: 2 } }),
+      withP99(3, [{ rate: 60, p99Ms: 200 }]),
+    ]);
+    expect(median.p99?.curve).toHaveLength(3);
+    expect(median.p99?.requestsByOp).toEqual({ rename: { write: 4, read: 0, refresh: 3, search: 0 }, delete: { write: 2, read: 0, refresh: 0, search: 0 } });
+    const [row] = checkRows([{ strategy: 'tree', single: median, cluster: { ...document, capacity: 50 } }], slower({ refresh: 40 }));
+    expect(row!.tail).toEqual({ op: 'rename', addedMs: 120 });
+    expect(checkTable([row!])).toContain('| rename +120 ms |');
   });
 
   it('alternates which side a trial measures first', () => {

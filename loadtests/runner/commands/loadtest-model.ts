@@ -162,6 +162,7 @@ async function main(argv: string[]): Promise<number> {
               `${calibration.requestsPerOp.toFixed(2)} requests/op (${Math.round(calibration.writeShare * 100)}% writes), ` +
               `${calibration.esMsPerOp.toFixed(1)} ms in ${single.name} per op at a light load ` +
               (calibration.esMsByKind ? `(requests then, mean ms: ${perKindText(calibration.esMsByKind)}) ` : '') +
+              (calibration.p99?.requestsByOp.rename ? `(a rename's requests: ${perKindText(calibration.p99.requestsByOp.rename)}) ` : '') +
               `(${searches}/${total}, ${formatSeconds(elapsedS)} elapsed, ~${formatSeconds((elapsedS / searches) * (total - searches))} left)`,
           );
         }

@@ -11,7 +11,7 @@ import type { Strategy, WorkloadConfig } from '../../shared/workload.js';
 import { type Bracket, type SearchSettings, searchCapacity } from '../capacity.js';
 import type { LoadtestConfig } from '../config.js';
 import { log } from '../log.js';
-import { type Calibration, perKind } from '../model.js';
+import { type Calibration, type P99Point, perKind } from '../model.js';
 import type { EngineResult } from '../summary.js';
 import { driveEngine } from './probe.js';
 import type { EngineProbeResult } from './probe-result.js';
@@ -64,6 +64,7 @@ export class EngineLayer {
   async searchCapacity(workload: WorkloadConfig, strategy: Strategy, trial: number, options: EngineSearchOptions): Promise<EngineResult> {
     const { probeS, objective, search: settings } = options;
     const runs = new Map<number, EngineProbeRun>();
+    const p99Curve: P99Point[] = [];
     let violations = 0;
     let phantoms = 0;
     const probe = async (rate: number): Promise<EngineProbeRun> => {
@@ -71,6 +72,7 @@ export class EngineLayer {
       violations += run.safety.violationCount;
       phantoms += run.safety.phantomCount;
       if (run.verdict.good || !runs.get(rate)?.verdict.good) runs.set(rate, run);
+      p99Curve.push({ rate, p99Ms: run.stage.acquire.p99 });
       return run;
     };
     const search = await searchCapacity((rate) => probe(rate).then((run) => run.verdict), settings, options.hint);
@@ -85,7 +87,12 @@ export class EngineLayer {
     return {
       capacity: search,
       requestsPerOp: atCapacity && atCapacity.stage.goodput > 0 ? atCapacity.esRequests / atCapacity.stage.goodput : 0,
-      ...(light ? { calibration: calibrationOf(strategy, workload, light, search.capacity), calibratedAt: light.verdict.rate } : {}),
+      ...(light
+        ? {
+            calibration: calibrationOf(strategy, workload, light, search.capacity, { objectiveMs: objective.p99Ms, curve: p99Curve }),
+            calibratedAt: light.verdict.rate,
+          }
+        : {}),
       safetyOk: violations === 0,
       violationCount: violations,
       phantomCount: phantoms,
@@ -111,7 +118,13 @@ export class EngineLayer {
   }
 }
 
-function calibrationOf(strategy: Strategy, workload: WorkloadConfig, light: EngineProbeRun, capacity: number): Calibration {
+function calibrationOf(
+  strategy: Strategy,
+  workload: WorkloadConfig,
+  light: EngineProbeRun,
+  capacity: number,
+  p99: { objectiveMs: number; curve: P99Point[] },
+): Calibration {
   return {
     strategy,
     capacity,
@@ -123,6 +136,8 @@ function calibrationOf(strategy: Strategy, workload: WorkloadConfig, light: Engi
     esMsByKind: light.esMsByKind,
     backoffMsPerOp: light.backoffMsPerOp,
     criticalSectionMs: workload.criticalSectionMs,
+    // Each kind of operation's requests as the light load shows them (few of contention's retries).
+    p99: { ...p99, requestsByOp: light.requestsByOp },
   };
 }
 

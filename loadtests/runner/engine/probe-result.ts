@@ -27,6 +27,8 @@ export interface EngineProbeResult {
   esWrites: number;
   /** The same requests by kind (writes, reads, refreshes, searches), as the deployment model weighs them. */
   esRequestsByKind: PerKind;
+  /** Requests of one completed operation of each kind (read, edit, rename, ...): what the deployment model's p99 tail is made of. */
+  requestsByOp: Record<string, PerKind>;
   /** Mean latency of each kind of request during the probe, ms: the per-kind latency under this load (the model's probe measures it idle). */
   esMsByKind: PerKind;
   /** Mean time a completed operation spent in engine calls (acquire and release, backoff excluded), ms. */
@@ -63,6 +65,11 @@ function latencyOf(values: number[]): Latency {
 }
 
 type Requests = RequestCounts;
+
+/** Requests of one completed operation of each kind (read, edit, rename, ...), by kind of request. */
+export function requestsByOpOf(byOp: ProbeTally['byOp']): Record<string, PerKind> {
+  return Object.fromEntries(Object.entries(byOp).map(([op, { done, requests }]) => [op, perKind((kind) => requests[kind] / done)]));
+}
 
 export function probeResult(probe: {
   rate: number;
@@ -108,6 +115,7 @@ export function probeResult(probe: {
     namespace: probe.namespace,
     holdLines: tally.holdLines,
     safety: checkHolds(parseHoldLog(tally.holdLines.join('\n')).holds),
+    requestsByOp: requestsByOpOf(tally.byOp),
     esRequests: after.total - before.total,
     esWrites: after.byKind.write - before.byKind.write,
     esRequestsByKind: perKind((kind) => after.byKind[kind] - before.byKind[kind]),

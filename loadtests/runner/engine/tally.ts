@@ -28,6 +28,8 @@ export class ProbeTally {
   /** Completed operations weighted by the files they cover: the weights, and weighted engine time and requests. */
   readonly covered = { files: 0, engineMs: 0, requests: noRequests() };
   readonly errorSamples: string[] = [];
+  /** Completed operations by kind of operation, and the requests they sent: what each kind costs. */
+  readonly byOp: Record<string, { done: number; requests: PerKind }> = {};
 
   /** The metrics of one operation, whose requests to the lock store are counted into `requests` (request-count.ts). */
   forOperation(requests: PerKind): IterationMetrics {
@@ -48,7 +50,7 @@ export class ProbeTally {
       held: (record) => {
         this.holdLines.push(HOLD_MARKER + JSON.stringify(record));
       },
-      ended: (end) => this.count(end, requests),
+      ended: (end, tags) => this.count(end, requests, tags.op),
       problem: (what, detail) => this.sample(`${what}: ${detail}`),
     };
   }
@@ -58,7 +60,7 @@ export class ProbeTally {
     if (this.errorSamples.length < ERROR_SAMPLES) this.errorSamples.push(text);
   }
 
-  private count(end: IterationEnd, requests: PerKind): void {
+  private count(end: IterationEnd, requests: PerKind, op: string): void {
     switch (end.outcome) {
       case 'interrupted':
         this.interrupted++;
@@ -78,6 +80,10 @@ export class ProbeTally {
         this.covered.files += end.files;
         this.covered.engineMs += end.files * engineMs;
         for (const kind of REQUEST_KINDS) this.covered.requests[kind] += end.files * requests[kind];
+        const mine = this.byOp[op] ?? { done: 0, requests: noRequests() };
+        this.byOp[op] = mine;
+        mine.done++;
+        for (const kind of REQUEST_KINDS) mine.requests[kind] += requests[kind];
         return;
       }
     }
