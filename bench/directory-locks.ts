@@ -21,6 +21,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { lockDocId } from '../functions/core/doc-id.js';
+import { ancestorsOf } from '../functions/core/granularity/index.js';
 import { LockService } from '../functions/core/service.js';
 import type { BelowQuery, BelowResult } from '../functions/core/store.js';
 import { deleteLockIndex, ElasticsearchLockStore, ensureLockIndex } from '../functions/store/index.js';
@@ -68,11 +69,6 @@ const DESIGNS: Design[] = [
   { name: 'files only, writing striped intentions', share: 0, stripes: 4 },
 ];
 
-/** The directories above a file path, each with its intention stripes: `/hot/d0/f1` → `/hot`, `/hot/d0`. */
-const directoriesAbove = (path: string): string[] => {
-  const segments = path.slice(1).split('/');
-  return segments.slice(0, -1).map((_, index) => `/${segments.slice(0, index + 1).join('/')}`);
-};
 const stripeId = (directory: string, stripe: number): string => `bench|i|${directory}|${stripe}`;
 
 /** Adds (or with `remove`, takes out) a lease's entry in one stripe of each directory above `path`: one scripted update each, in one bulk. */
@@ -83,7 +79,7 @@ function intentionWrites(index: string, path: string, stripe: number, lease: str
         source: 'ctx._source.entries.removeIf(e -> e.lease == params.lease); ctx._source.entries.add(params.entry)',
         params: { lease, entry: { lease, path, mode: 'IX' } },
       };
-  return directoriesAbove(path).flatMap((directory) => [
+  return ancestorsOf(path).flatMap((directory) => [
     { update: { _index: index, _id: stripeId(directory, stripe), retry_on_conflict: 10 } },
     { script, upsert: { entries: remove ? [] : [{ lease, path, mode: 'IX' }] } },
   ]);
