@@ -5,6 +5,7 @@
  * the prediction from the median calibration with the median measurement; the ranges say how far
  * one search alone could have strayed. Pure.
  */
+import type { LoadedPrediction } from './loaded-prediction.js';
 import { type Calibration, type Deployment, type P99Calibration, type PerKind, perKind, predict, relativeError } from './model.js';
 import { type Spread, spreadOf } from './trials.js';
 
@@ -87,21 +88,27 @@ function pooledP99(trials: P99Calibration[]): P99Calibration {
 /** Each kind's median over the list. */
 export const medianPerKind = (list: PerKind[]): PerKind => perKind((kind) => median(list.map((one) => one[kind])));
 
-/** One row per strategy, in the order first measured. */
-export function checkRows(trials: CheckTrial[], deployment: Deployment): CheckRow[] {
+/**
+ * One row per strategy, in the order first measured. With a strategy's `loaded` prediction (the
+ * cluster's added latency measured at the rate predicted), that is the prediction; the bound and
+ * tail are the model's at that added latency.
+ */
+export function checkRows(trials: CheckTrial[], deployment: Deployment, loaded: Record<string, LoadedPrediction> = {}): CheckRow[] {
   const strategies = [...new Set(trials.map((t) => t.strategy))];
   return strategies.map((strategy) => {
     const mine = trials.filter((t) => t.strategy === strategy);
-    const prediction = predict(medianCalibration(mine.map((t) => t.single)), deployment);
+    const settled = loaded[strategy];
+    const prediction = predict(medianCalibration(mine.map((t) => t.single)), settled ? { ...deployment, addedMs: settled.addedMs } : deployment);
+    const predicted = settled?.capacity ?? prediction.capacity;
     const measured = spreadOf(mine.map((t) => t.cluster.capacity));
     return {
       strategy,
       calibrated: spreadOf(mine.map((t) => t.single.capacity)),
-      predicted: prediction.capacity,
+      predicted,
       bound: prediction.bound,
       ...(prediction.tail ? { tail: prediction.tail } : {}),
       measured,
-      error: relativeError(prediction.capacity, measured.median),
+      error: relativeError(predicted, measured.median),
       halvesApart: {
         calibrated: halvesApart(mine.map((t) => t.single.capacity)),
         measured: halvesApart(mine.map((t) => t.cluster.capacity)),

@@ -52,3 +52,69 @@ export async function measureRequestLatency(client: SearchClient, index: string,
 
 /** How much longer each kind of request takes on `there` than on `here`, ms. */
 export const addedLatency = (here: PerKind, there: PerKind): PerKind => perKind((kind) => there[kind] - here[kind]);
+
+/** Requests per second of each kind: the load a strategy put on the single node at its calibration's light load. */
+export type RequestRates = PerKind;
+
+/** Most requests of the background load in flight at once: a slow server is measured, not buried. */
+const MAX_IN_FLIGHT = 32;
+
+/**
+ * How long each kind of request takes, on average, while the server carries `rates` of lock-free
+ * requests: the engine's requests, minus the locks. A refresh's cost is the writes since the last
+ * one and what else the copies are doing, so idle figures understate it under load (on the 3-node
+ * cluster a refresh took 21-62 ms idle and 35-137 ms during light lock probes). Writes are
+ * create + conditional delete pairs, reads an mget of two ids, and each refresh is followed by a
+ * search (a rename refreshes, then searches below). Kinds without a rate are not measured: NaN.
+ * Medians, like the idle figures: one stall of this shared machine should not move the figure.
+ */
+export async function measureLoadedLatency(client: SearchClient, index: string, rates: RequestRates, seconds: number): Promise<PerKind> {
+  await client.indices.create({ index, ...LOCK_INDEX_DEFINITION } as Parameters<SearchClient['indices']['create']>[0]);
+  try {
+    await client.cluster.health({ index, wait_for_status: 'green', timeout: '30s' }).catch(() => {});
+    await client.index({ index, id: 'kept', document: { namespace: 'latency-probe', key: 'kept' }, refresh: true });
+    const samples: Record<RequestKind, number[]> = { write: [], read: [], refresh: [], search: [] };
+    const timed = async (kind: RequestKind, request: () => Promise<unknown>): Promise<void> => {
+      const started = performance.now();
+      await request();
+      samples[kind].push(performance.now() - started);
+    };
+    let sequence = 0;
+    const writePair = async (): Promise<void> => {
+      const id = `w${sequence++}`;
+      let created: { _seq_no?: number; _primary_term?: number } = {};
+      await timed('write', async () => {
+        created = await client.index({ index, id, op_type: 'create', document: { namespace: 'latency-probe', key: id } });
+      });
+      await timed('write', () => client.delete({ index, id, if_seq_no: created._seq_no!, if_primary_term: created._primary_term! }));
+    };
+    const read = (): Promise<void> => timed('read', () => client.mget({ index, ids: ['kept', `w${sequence - 1}`] }));
+    const refreshThenSearch = async (): Promise<void> => {
+      await timed('refresh', () => client.indices.refresh({ index }));
+      await timed('search', () => client.search({ index, query: { term: { namespace: 'latency-probe' } }, size: 10 }));
+    };
+    await Promise.all([paced(rates.write / 2, seconds, writePair), paced(rates.read, seconds, read), paced(rates.refresh, seconds, refreshThenSearch)]);
+    return perKind((kind) => spreadOf(samples[kind]).median);
+  } finally {
+    await client.indices.delete({ index }).catch(() => {});
+  }
+}
+
+/** Starts `task` `perSecond` times a second for `seconds` (open loop, evenly spaced, at most MAX_IN_FLIGHT at once), then waits for them. */
+async function paced(perSecond: number, seconds: number, task: () => Promise<void>): Promise<void> {
+  const count = Math.floor(perSecond * seconds);
+  if (count === 0) return;
+  const started = performance.now();
+  const running = new Set<Promise<void>>();
+  for (let i = 0; i < count; i++) {
+    const due = started + (i * 1000) / perSecond;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (running.size >= MAX_IN_FLIGHT) await Promise.race(running);
+    const one: Promise<void> = task()
+      .catch(() => {})
+      .finally(() => running.delete(one));
+    running.add(one);
+  }
+  await Promise.all(running);
+}

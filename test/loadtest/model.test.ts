@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parseCli } from '../../loadtests/runner/cli.js';
 import { defaultConfig } from '../../loadtests/runner/config.js';
 import { ConfigError } from '../../loadtests/runner/config-error.js';
+import { loadedPrediction } from '../../loadtests/runner/loaded-prediction.js';
 import {
   assumptions,
   type Calibration,
@@ -423,5 +424,42 @@ describe("the model's check on a cluster it did not see", () => {
   it('alternates which side a trial measures first', () => {
     expect(sidesInTrial(1)).toEqual(['single', 'cluster']);
     expect(sidesInTrial(2)).toEqual(['cluster', 'single']);
+  });
+
+  it('measures the cluster under the load it is predicted to carry: bisects to the rate whose added latency predicts that rate', async () => {
+    const tree: Calibration = {
+      ...document,
+      strategy: 'tree',
+      capacity: 100,
+      requestMix: { write: 3, read: 1, refresh: 0.05, search: 0 },
+      p99: {
+        objectiveMs: 250,
+        curve: [
+          { rate: 20, p99Ms: 30 },
+          { rate: 100, p99Ms: 250 },
+        ],
+        requestsByOp: { rename: { ...noRequests(), refresh: 1 } },
+      },
+    };
+    // A refresh takes 2 ms longer there for each operation a second: the load, not the cluster alone, sets it.
+    const offered: PerKind[] = [];
+    const idle = slower({ refresh: 10, search: 3 });
+    const settled = await loadedPrediction(
+      tree,
+      idle,
+      async (rates) => {
+        offered.push(rates);
+        return { ...noRequests(), refresh: (2 * rates.write) / 3, search: Number.NaN };
+      },
+      8,
+    );
+    const atSettled = predict(tree, slower({ refresh: 2 * settled.capacity, search: 3 })).capacity;
+    const bracket = predict(tree, idle).capacity / 2 ** 8;
+    expect(Math.abs(atSettled - settled.capacity)).toBeLessThanOrEqual(2 * bracket + 1e-9);
+    expect(settled.capacity).toBeLessThan(predict(tree, idle).capacity);
+    // The load offered is the calibration's request mix at each step's rate; a kind the load left unmeasured keeps its idle figure.
+    expect(settled.steps).toHaveLength(8);
+    settled.steps.forEach((step, i) => expect(offered[i]).toEqual({ write: 3 * step.rate, read: step.rate, refresh: 0.05 * step.rate, search: 0 }));
+    expect(settled.addedMs.search).toBe(3);
   });
 });

@@ -35,9 +35,10 @@ import { NAMESPACES_PER_RUN, type Strategy } from '../../shared/workload.js';
 import { type Bracket, DEFAULT_SEARCH } from '../capacity.js';
 import { defaultConfig } from '../config.js';
 import { EngineLayer } from '../engine/layer.js';
+import { type LoadedPrediction, loadedPrediction } from '../loaded-prediction.js';
 import { assumptions, type Calibration, type Deployment, type PerKind, REQUEST_KINDS } from '../model.js';
-import { type CheckTrial, checkRows, checkTable, checkVerdict, medianPerKind, sidesInTrial } from '../model-check.js';
-import { addedLatency, DEFAULT_LATENCY_ROUNDS, measureRequestLatency } from '../request-latency.js';
+import { type CheckTrial, checkRows, checkTable, checkVerdict, medianCalibration, medianPerKind, sidesInTrial } from '../model-check.js';
+import { addedLatency, DEFAULT_LATENCY_ROUNDS, measureLoadedLatency, measureRequestLatency } from '../request-latency.js';
 
 const USAGE = `usage: npm run loadtest:model -- [options]
 
@@ -55,6 +56,8 @@ Exit codes: 0 done, 1 failed (e.g. the server unreachable), 2 a usage mistake.`;
 type Side = 'single' | 'cluster';
 const perKindText = (values: PerKind): string => REQUEST_KINDS.map((kind) => `${kind} ${values[kind].toFixed(1)}`).join(', ');
 const WARM_UP_RATE = 20;
+const LOADED_STEPS = 4;
+const LOADED_SECONDS = 8;
 const SIDE_LABEL: Record<Side, string> = { single: '1 node', cluster: '3 nodes' };
 
 async function openLayer(store: StoreEndpoint, side: Side): Promise<EngineLayer> {
@@ -100,6 +103,28 @@ async function warmUpSide(layer: EngineLayer, side: Side, strategies: Strategy[]
   );
 }
 
+/** The cluster as idle requests describe it: the median over the trials of how much longer each kind took there. */
+function idleDeployment(latencies: Array<Record<Side, PerKind>>, trials: number): Deployment {
+  return {
+    functions: defaultConfig().schedule.vus.max,
+    nodes: 3,
+    replicas: 1,
+    // The check's cluster has a lock index of one primary shard; each probe runs in one namespace.
+    shards: 1,
+    namespaces: NAMESPACES_PER_RUN,
+    addedMs: medianPerKind(latencies.map((l) => addedLatency(l.single, l.cluster))),
+    addedMsSource: `measured: the median over ${trials} trial(s) of ${DEFAULT_LATENCY_ROUNDS} rounds of each request on each side, one at a time; under load, at the rate predicted (${LOADED_STEPS} bisection steps of ${LOADED_SECONDS} s on each side)`,
+  };
+}
+
+/** How much longer each kind of request takes on the cluster than on the single node, both carrying `rates` of lock-free requests. */
+async function addedUnderLoad(layers: Record<Side, EngineLayer>, rates: PerKind, step: number): Promise<PerKind> {
+  const measured: Partial<Record<Side, PerKind>> = {};
+  for (const side of sidesInTrial(step + 1))
+    measured[side] = await measureLoadedLatency(layers[side].client, `lt-loaded-${side}-${Date.now().toString(36)}`, rates, LOADED_SECONDS);
+  return addedLatency(measured.single!, measured.cluster!);
+}
+
 async function main(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, {
     ...STORE_FLAG,
@@ -128,6 +153,8 @@ async function main(argv: string[]): Promise<number> {
   const layers: Partial<Record<Side, EngineLayer>> = {};
   const done: CheckTrial[] = [];
   const latencies: Array<Record<Side, PerKind>> = [];
+  const loaded: Record<string, LoadedPrediction> = {};
+  let deployment: Deployment | undefined;
   try {
     layers.single = await openLayer(single, 'single');
     layers.cluster = await openLayer(storeAt(product, nodes[0]!.url), 'cluster');
@@ -169,6 +196,21 @@ async function main(argv: string[]): Promise<number> {
         done.push({ strategy, single: pair.single!, cluster: pair.cluster! });
       }
     }
+    deployment = idleDeployment(latencies, trials);
+    for (const strategy of strategies) {
+      const calibration = medianCalibration(done.filter((t) => t.strategy === strategy).map((t) => t.single));
+      loaded[strategy] = await loadedPrediction(
+        calibration,
+        deployment,
+        (rates, step) => addedUnderLoad(layers as Record<Side, EngineLayer>, rates, step),
+        LOADED_STEPS,
+        (step, index) =>
+          console.log(
+            `[model] ${strategy} under load ${index + 1}/${LOADED_STEPS}: at ${step.rate.toFixed(1)} ops/s the cluster adds ${perKindText(step.addedMs)} ms, ` +
+              `so the model predicts ${step.predicted.toFixed(1)} ops/s`,
+          ),
+      );
+    }
   } finally {
     await layers.single?.close();
     await layers.cluster?.close();
@@ -176,18 +218,8 @@ async function main(argv: string[]): Promise<number> {
     await single.stop(); // only if this command started it, as npm run loadtest does
   }
 
-  const added = medianPerKind(latencies.map((l) => addedLatency(l.single, l.cluster)));
-  const deployment: Deployment = {
-    functions: defaultConfig().schedule.vus.max,
-    nodes: 3,
-    replicas: 1,
-    // The check's cluster has a lock index of one primary shard; each probe runs in one namespace.
-    shards: 1,
-    namespaces: NAMESPACES_PER_RUN,
-    addedMs: added,
-    addedMsSource: `measured: the median over ${trials} trial(s) of ${DEFAULT_LATENCY_ROUNDS} rounds of each request on each side, one at a time`,
-  };
-  const rows = checkRows(done, deployment);
+  if (!deployment) throw new Error('the check ended before its trials');
+  const rows = checkRows(done, deployment, loaded);
   const stamp = new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19);
   const dir = join('results', `model-${stamp}`);
   mkdirSync(dir, { recursive: true });
@@ -207,7 +239,7 @@ async function main(argv: string[]): Promise<number> {
     '',
   ].join('\n');
   writeFileSync(join(dir, 'model.md'), text);
-  writeFileSync(join(dir, 'model.json'), `${JSON.stringify({ server, deployment, latencies, trials: done, rows }, null, 2)}\n`);
+  writeFileSync(join(dir, 'model.json'), `${JSON.stringify({ server, deployment, latencies, loaded, trials: done, rows }, null, 2)}\n`);
   console.log(`\n${text}\nwritten to ${dir}`);
   return 0;
 }
