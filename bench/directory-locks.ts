@@ -31,6 +31,7 @@ import { numberFlag, parseFlags, printHelp } from '../tools/cli/flags.js';
 import { runCli } from '../tools/cli/run-cli.js';
 import { interpose } from '../tools/shared/interposed-store.js';
 import { ClusterCpuMeter } from './lib/cluster-cpu.js';
+import { uncontendedAcquire } from './uncontended-directory.js';
 
 const USAGE = `usage: npm run bench:directories [-- --store S] [-- --verbose]
 
@@ -39,7 +40,8 @@ back off from a directory lock against files that watch it, on one hot directory
 locks; rows interleaved over rounds.
   --store S   ${STORE_RULE}
 Settings by environment: BENCH_SHARE (share of directory locks, default 0.05), BENCH_CONCURRENCY
-(default 16), BENCH_SECONDS (default 3 per slice), BENCH_ROUNDS (default 4).
+(default 16), BENCH_SECONDS (default 3 per slice), BENCH_ROUNDS (default 4), BENCH_UNCONTENDED
+(cycles of each kind of lock taken alone, after the rows; default 200).
 Exit codes: 0 done, 1 failed, 2 a usage mistake.`;
 
 interface Design {
@@ -112,6 +114,7 @@ async function main(argv: string[]): Promise<number> {
   const concurrency = numberFlag('BENCH_CONCURRENCY', process.env.BENCH_CONCURRENCY, { integer: true, min: 1 }, 16);
   const seconds = numberFlag('BENCH_SECONDS', process.env.BENCH_SECONDS, { min: 0, exclusiveMin: true }, 3);
   const rounds = numberFlag('BENCH_ROUNDS', process.env.BENCH_ROUNDS, { integer: true, min: 1 }, 4);
+  const uncontended = numberFlag('BENCH_UNCONTENDED', process.env.BENCH_UNCONTENDED, { integer: true, min: 0 }, 200);
   const target = await resolveStore(chooseStore(values.store), (line) => console.log(line));
   const client = target.client({ requestTimeoutMs: 30_000 });
   const run = randomBytes(3).toString('hex');
@@ -217,6 +220,10 @@ async function main(argv: string[]): Promise<number> {
             ? `; ${row.design.stripes ? 'stripes read' : 'refresh + search'} ${searchPerLock.toFixed(0)} ms per directory lock${searchShare}`
             : ''),
       );
+    }
+    if (uncontended > 0) {
+      console.log('');
+      await uncontendedAcquire(rows.find((row) => row.design.name.endsWith('(default)'))!.engine, uncontended, (line) => console.log(line));
     }
   } finally {
     for (const row of rows) {
