@@ -1,7 +1,7 @@
 /**
  * How long each kind of request the engine sends takes on an Elasticsearch, at a light load: the
  * deployment model's description of a cluster (model.ts), measured without locks, so that what it
- * predicts for each strategy comes from the single node's calibration alone. Requests go one at a
+ * predicts for each granularity comes from the single node's calibration alone. Requests go one at a
  * time, writes and reads interleaved (so a slow moment falls on both), to an index with the lock
  * index's settings (one primary shard, a replica where there is a second node), which is deleted
  * afterwards.
