@@ -8,7 +8,7 @@
  * workload, retry policy, TTL, VU ceiling, objective and search are the kit's (defaults.ts, config.ts).
  */
 
-import { chooseStore, STORE_FLAG, STORE_RULE } from '../../../infra/lib/store-target.js';
+import { STORE_RULE } from '../../../infra/lib/store-target.js';
 import { numberFlag, parseFlags, printHelp, UsageError } from '../../../tools/cli/flags.js';
 import { runCli } from '../../../tools/cli/run-cli.js';
 import { type Granularity, validateWorkload } from '../../shared/workload.js';
@@ -18,7 +18,7 @@ import { defaultConfig } from '../config.js';
 import type { EngineProbeResult } from '../engine/probe-result.js';
 import { type EngineCapacity, engineDriverOptions, searchEngineCapacity } from '../engine/search.js';
 import { openEngineSession } from '../engine/session.js';
-import { GRANULARITIES_FLAG, granularitiesFlag } from '../granularity-flag.js';
+import { readSearchFlags, SEARCH_FLAGS } from '../search-flags.js';
 import { spreadOf } from '../trials.js';
 
 const config = defaultConfig();
@@ -85,21 +85,15 @@ function table(granularities: Granularity[], results: Map<Granularity, EngineCap
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, {
-    ...STORE_FLAG,
-    ...GRANULARITIES_FLAG,
-    trials: { type: 'string' },
-    'probe-seconds': { type: 'string' },
-    'slo-p99': { type: 'string' },
-    'max-rate': { type: 'string' },
-    mix: { type: 'string' },
-  });
+  const { values } = parseFlags(argv, { ...SEARCH_FLAGS, 'slo-p99': { type: 'string' }, 'max-rate': { type: 'string' }, mix: { type: 'string' } });
   if (printHelp(values, USAGE)) return 0;
-  const product = chooseStore(values.store);
+  const { product, granularities, trials, probeS } = readSearchFlags(values, {
+    granularities: config.granularities,
+    trials: config.engine.trials,
+    probeS: config.engine.probeS,
+    maxProbeS: 120,
+  });
   const text = (name: string): string | undefined => values[name] as string | undefined;
-  const granularities = granularitiesFlag(values, config.granularities);
-  const trials = numberFlag('--trials', text('trials'), { integer: true, min: 1, max: 20 }, config.engine.trials);
-  const probeS = numberFlag('--probe-seconds', text('probe-seconds'), { integer: true, min: 1, max: 120 }, config.engine.probeS);
   const objective = {
     ...config.capacity.objective,
     p99Ms: numberFlag('--slo-p99', text('slo-p99'), { min: 0, exclusiveMin: true }, config.capacity.objective.p99Ms),

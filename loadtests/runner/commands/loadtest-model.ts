@@ -16,17 +16,8 @@ import { join } from 'node:path';
 import { clusterNodes, startCluster, stopCluster } from '../../../infra/es/cluster.js';
 import { isRunning } from '../../../infra/es/probe.js';
 import { describeServer, serverLabel } from '../../../infra/lib/server-info.js';
-import {
-  chooseStore,
-  resolveStore,
-  STORE_FLAG,
-  STORE_RULE,
-  type StoreEndpoint,
-  storeAt,
-  storeDistribution,
-  storeLogTag,
-} from '../../../infra/lib/store-target.js';
-import { numberFlag, parseFlags, printHelp } from '../../../tools/cli/flags.js';
+import { resolveStore, STORE_RULE, type StoreEndpoint, storeAt, storeDistribution, storeLogTag } from '../../../infra/lib/store-target.js';
+import { parseFlags, printHelp } from '../../../tools/cli/flags.js';
 import { runCli } from '../../../tools/cli/run-cli.js';
 import { formatSeconds } from '../../../tools/shared/format-seconds.js';
 import { defaultWorkload } from '../../shared/defaults.js';
@@ -35,10 +26,13 @@ import { GRANULARITY_NAMES, type Granularity, NAMESPACES_PER_RUN } from '../../s
 import { type Bracket, DEFAULT_SEARCH } from '../capacity.js';
 import { defaultConfig } from '../config.js';
 import { EngineLayer } from '../engine/layer.js';
-import { GRANULARITIES_FLAG, granularitiesFlag } from '../granularity-flag.js';
 import { assumptions, type Calibration, type Deployment, type PerKind, REQUEST_KINDS } from '../model.js';
 import { type CheckTrial, checkRows, checkTable, checkVerdict, medianPerKind, sidesInTrial } from '../model-check.js';
 import { addedLatency, DEFAULT_LATENCY_ROUNDS, measureRequestLatency } from '../request-latency.js';
+import { readSearchFlags, SEARCH_FLAGS } from '../search-flags.js';
+
+/** What the command searches when no flag says otherwise (every granularity, five trials of 3 s probes), and the longest probe it takes. */
+const DEFAULTS = { granularities: GRANULARITY_NAMES, trials: 5, probeS: 3, maxProbeS: 60 };
 
 const USAGE = `usage: npm run loadtest:model -- [options]
 
@@ -46,9 +40,9 @@ Predicts each granularity's capacity on a 3-node local cluster from the single l
 OPENSEARCH_URL), measures the cluster, and prints predicted against measured (results/model-<time>/).
 Both are up at once; the searches alternate between them over the trials.
   --store S             ${STORE_RULE}
-  --granularities LIST  default ${GRANULARITY_NAMES.join(',')} (also --strategies)
-  --trials N            searches per granularity on each side, medians compared (default 5)
-  --probe-seconds S     length of each capacity probe (default 3)
+  --granularities LIST  default ${DEFAULTS.granularities.join(',')} (also --strategies)
+  --trials N            searches per granularity on each side, medians compared (default ${DEFAULTS.trials})
+  --probe-seconds S     length of each capacity probe (default ${DEFAULTS.probeS})
   --keep-cluster        leave the 3-node cluster running (npm run cluster:stop, opensearch-cluster:stop)
   --verbose             stack traces on errors (also DEBUG=1)
 Exit codes: 0 done, 1 failed (e.g. the server unreachable), 2 a usage mistake.`;
@@ -102,19 +96,10 @@ async function warmUpSide(layer: EngineLayer, side: Side, granularities: Granula
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, {
-    ...STORE_FLAG,
-    ...GRANULARITIES_FLAG,
-    trials: { type: 'string' },
-    'probe-seconds': { type: 'string' },
-    'keep-cluster': { type: 'boolean' },
-  });
+  const { values } = parseFlags(argv, { ...SEARCH_FLAGS, 'keep-cluster': { type: 'boolean' } });
   if (printHelp(values, USAGE)) return 0;
-  const product = chooseStore(values.store);
+  const { product, granularities, trials, probeS } = readSearchFlags(values, DEFAULTS);
   const distribution = storeDistribution(product);
-  const granularities = granularitiesFlag(values, GRANULARITY_NAMES);
-  const trials = numberFlag('--trials', values.trials as string | undefined, { integer: true, min: 1, max: 20 }, 5);
-  const probeS = numberFlag('--probe-seconds', values['probe-seconds'] as string | undefined, { integer: true, min: 1, max: 60 }, 3);
 
   const single = await resolveStore(product, (line) => console.log(`[${storeLogTag(product)}] ${line}`));
   const nodes = clusterNodes(3, undefined, distribution);
