@@ -4,10 +4,10 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
-import { runConfig } from '../shared/defaults.js';
+import { runConfig, type Schedule } from '../shared/defaults.js';
 import { judge, type ProbeVerdict } from '../shared/objective.js';
 import { summaryLine } from '../shared/summary-line.js';
-import { type Granularity, namespaceFor, type WorkloadConfig } from '../shared/workload.js';
+import { type Granularity, type K6RunConfig, namespaceFor, type WorkloadConfig } from '../shared/workload.js';
 import { checkHolds, formatSafety, parseHoldLog, type SafetyReport } from './checker.js';
 import { granularitySeconds, type LoadtestConfig, warmupConcurrency } from './config.js';
 import type { EngineLayer } from './engine/layer.js';
@@ -41,6 +41,32 @@ export interface GranularityOutcome {
   figures: string[];
 }
 
+/** What every k6 run of the context shares: the binary, the service it loads, Ctrl-C, and how much it prints. */
+function k6Of(ctx: RunContext): Pick<Parameters<typeof runK6>[0], 'k6' | 'baseUrl' | 'targetUrl' | 'interrupt' | 'verbose'> {
+  return {
+    k6: ctx.k6,
+    baseUrl: ctx.baseUrl,
+    ...(ctx.targetUrl ? { targetUrl: ctx.targetUrl } : {}),
+    interrupt: ctx.interrupt,
+    verbose: ctx.config.verbose ?? false,
+  };
+}
+
+/** What k6 is told to run: `granularity` on `workload` in `namespace`, on `schedule`, with the run's retries, TTL and objective. */
+function k6ConfigOf(ctx: RunContext, workload: WorkloadConfig, granularity: Granularity, namespace: string, schedule: Schedule): K6RunConfig {
+  const { config } = ctx;
+  return runConfig({
+    runId: ctx.runId,
+    granularity,
+    namespace,
+    workload,
+    schedule,
+    retry: config.retry,
+    ttlMs: config.ttlMs,
+    objective: config.capacity.objective,
+  });
+}
+
 /** Warms the functions; returns what the run's progress line says about it (nothing when disabled). */
 export async function warmFunctions(ctx: RunContext): Promise<string | undefined> {
   const concurrency = warmupConcurrency(ctx.config);
@@ -56,29 +82,9 @@ export async function warmFunctions(ctx: RunContext): Promise<string | undefined
 export async function runGranularity(ctx: RunContext, workload: WorkloadConfig, granularity: Granularity, trial = 1): Promise<GranularityOutcome> {
   const { config } = ctx;
   const stem = `${workload.name}-${granularity}${config.trials > 1 ? `-t${trial}` : ''}`;
-  const k6Config = runConfig({
-    runId: ctx.runId,
-    granularity,
-    namespace: namespaceFor(granularity, ctx.runId, workload.name),
-    workload,
-    schedule: config.schedule,
-    retry: config.retry,
-    ttlMs: config.ttlMs,
-    objective: config.capacity.objective,
-  });
+  const k6Config = k6ConfigOf(ctx, workload, granularity, namespaceFor(granularity, ctx.runId, workload.name), config.schedule);
   if (workload.traceFile) k6Config.replay = true;
-  const run = await runK6({
-    k6: ctx.k6,
-    k6Config,
-    stem,
-    baseUrl: ctx.baseUrl,
-    ...(ctx.targetUrl ? { targetUrl: ctx.targetUrl } : {}),
-    outDir: ctx.outDir,
-    scheduledS: granularitySeconds(config.schedule),
-    interrupt: ctx.interrupt,
-    dashboard: true,
-    verbose: config.verbose ?? false,
-  });
+  const run = await runK6({ ...k6Of(ctx), k6Config, stem, outDir: ctx.outDir, scheduledS: granularitySeconds(config.schedule), dashboard: true });
   const outcome: GranularityOutcome = { notes: [], failures: 0, stop: false, figures: [] };
   /** k6 failed, unless it exited 99 (thresholds) for the objective's thresholds alone: a finding, not a failure. */
   const k6Failed = (objectiveOnly: boolean): void => {
@@ -166,31 +172,12 @@ export async function runProbe(ctx: RunContext, workload: WorkloadConfig, granul
   let again = 1;
   while (existsSync(join(probeDir, `summary-${stemOf(again)}.json`))) again++;
   const stem = stemOf(again);
-  const k6Config = runConfig({
-    runId: ctx.runId,
-    granularity,
-    // A namespace per probe: an overloaded run ends with holders cut off mid-operation, whose leases
-    // (the TTL) would outlive the next probes in a shared namespace. Global once measured 0 goodput
-    // at 20 and 10 ops/s right after a probe at 40, and its capacity came out 4 ops/s.
-    namespace: namespaceFor(granularity, `${ctx.runId}-t${trial}-p${rate}${repeatPart(again)}`, workload.name),
-    workload,
-    schedule,
-    retry: config.retry,
-    ttlMs: config.ttlMs,
-    objective: config.capacity.objective,
-  });
-  const run = await runK6({
-    k6: ctx.k6,
-    k6Config,
-    stem,
-    baseUrl: ctx.baseUrl,
-    ...(ctx.targetUrl ? { targetUrl: ctx.targetUrl } : {}),
-    outDir: probeDir,
-    scheduledS: granularitySeconds(schedule),
-    interrupt: ctx.interrupt,
-    quiet: true,
-    verbose: config.verbose ?? false,
-  });
+  // A namespace per probe: an overloaded run ends with holders cut off mid-operation, whose leases
+  // (the TTL) would outlive the next probes in a shared namespace. Global once measured 0 goodput
+  // at 20 and 10 ops/s right after a probe at 40, and its capacity came out 4 ops/s.
+  const namespace = namespaceFor(granularity, `${ctx.runId}-t${trial}-p${rate}${repeatPart(again)}`, workload.name);
+  const k6Config = k6ConfigOf(ctx, workload, granularity, namespace, schedule);
+  const run = await runK6({ ...k6Of(ctx), k6Config, stem, outDir: probeDir, scheduledS: granularitySeconds(schedule), quiet: true });
   const notes: string[] = [];
   const safety = checkSafety(probeDir, stem, `${granularity}/${workload.name} probe ${rate} ops/s`, run.holdsPath, true);
   const failedRun = (): ProbeRun => {
