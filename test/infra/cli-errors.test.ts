@@ -87,6 +87,7 @@ const HELP_CASES = [
   ['scripts/dev.ts'],
   ['loadtests/runner/commands/k6-install.ts'],
   ['loadtests/runner/commands/loadtest-model.ts'],
+  ['loadtests/runner/commands/signing-overhead.ts'],
 ] as const;
 
 /** Runs `cases` in one spawned process (test/support/command-batch.ts), each in a new user's environment (USER_SETTINGS) with its `env` on top. */
