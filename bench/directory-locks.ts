@@ -31,6 +31,7 @@ import { numberFlag, parseFlags, printHelp } from '../tools/cli/flags.js';
 import { runCli } from '../tools/cli/run-cli.js';
 import { interpose } from '../tools/shared/interposed-store.js';
 import { ClusterCpuMeter } from './lib/cluster-cpu.js';
+import { slicesFromEnv } from './lib/slices.js';
 import { uncontendedAcquire } from './uncontended-directory.js';
 
 const USAGE = `usage: npm run bench:directories [-- --store S] [-- --verbose]
@@ -111,9 +112,7 @@ async function main(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, { ...STORE_FLAG });
   if (printHelp(values, USAGE)) return 0;
   const share = numberFlag('BENCH_SHARE', process.env.BENCH_SHARE, { min: 0, max: 1 }, 0.05);
-  const concurrency = numberFlag('BENCH_CONCURRENCY', process.env.BENCH_CONCURRENCY, { integer: true, min: 1 }, 16);
-  const seconds = numberFlag('BENCH_SECONDS', process.env.BENCH_SECONDS, { min: 0, exclusiveMin: true }, 3);
-  const rounds = numberFlag('BENCH_ROUNDS', process.env.BENCH_ROUNDS, { integer: true, min: 1 }, 4);
+  const { concurrency, secondsPerSlice: seconds, rounds } = slicesFromEnv({ concurrency: 16, secondsPerSlice: 3, rounds: 4 });
   const uncontended = numberFlag('BENCH_UNCONTENDED', process.env.BENCH_UNCONTENDED, { integer: true, min: 0 }, 200);
   const target = await resolveStore(chooseStore(values.store), (line) => console.log(line));
   const client = target.client({ requestTimeoutMs: 30_000 });

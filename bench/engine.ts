@@ -31,6 +31,7 @@ import {
 import { ClusterCpuMeter } from './lib/cluster-cpu.js';
 import { runAtFixedRate } from './lib/open-loop.js';
 import { RequestCounter } from './lib/request-counter.js';
+import { type Slices, slicesFromEnv } from './lib/slices.js';
 import { cycleOf, measure, rawLockDocument } from './lib/workers.js';
 import { seedsTreeRecipe } from './seeds-tree-recipe.js';
 
@@ -46,10 +47,8 @@ Writes results/bench/engine.{json,svg} (engine-opensearch.* on OpenSearch), nami
   --store S    ${STORE_RULE}
 Exit codes: 0 done, 1 failed (e.g. the server unreachable), 2 a usage mistake.`;
 
-const positiveInteger = { integer: true, min: 1 } as const;
-let CONCURRENCY = 16;
-let SECONDS_PER_SLICE = 3;
-let ROUNDS = 6;
+/** Workers per row, seconds per slice, rounds: these, or the environment's (read in main). */
+let SLICES: Slices = { concurrency: 16, secondsPerSlice: 3, rounds: 6 };
 let LATENCY_SECONDS = 3;
 /** The fixed-rate phase lets this many cycles per worker of the rounds overlap: a row slower than the rate stops there, and says so. */
 const MAX_IN_FLIGHT_PER_WORKER = 4;
@@ -58,9 +57,7 @@ async function main(argv: string[]): Promise<number | undefined> {
   const { values } = parseFlags(argv, STORE_FLAG);
   if (printHelp(values, USAGE)) return 0;
   const product = chooseStore(values.store);
-  CONCURRENCY = numberFlag('BENCH_CONCURRENCY', process.env.BENCH_CONCURRENCY, positiveInteger, CONCURRENCY);
-  SECONDS_PER_SLICE = numberFlag('BENCH_SECONDS', process.env.BENCH_SECONDS, { min: 0, exclusiveMin: true }, SECONDS_PER_SLICE);
-  ROUNDS = numberFlag('BENCH_ROUNDS', process.env.BENCH_ROUNDS, positiveInteger, ROUNDS);
+  SLICES = slicesFromEnv(SLICES);
   LATENCY_SECONDS = numberFlag('BENCH_LATENCY_SECONDS', process.env.BENCH_LATENCY_SECONDS, { min: 0, exclusiveMin: true }, LATENCY_SECONDS);
   const store = await resolveStore(product, (line) => console.log(`[${product}] ${line}`));
   const client = store.client({ requestTimeoutMs: 30_000 });
@@ -238,8 +235,8 @@ async function main(argv: string[]): Promise<number | undefined> {
   const meters: Meters = { requests: new RequestCounter(client), cluster: new ClusterCpuMeter(meterClient) };
   const cycles = new Map(rows.map((row) => [row.name, cycleOf(row.lock)]));
 
-  console.log(`Warming up (${CONCURRENCY} concurrent workers per row)...`);
-  for (const row of rows) await measure(cycles.get(row.name)!, 1, CONCURRENCY);
+  console.log(`Warming up (${SLICES.concurrency} concurrent workers per row)...`);
+  for (const row of rows) await measure(cycles.get(row.name)!, 1, SLICES.concurrency);
   console.log('Counting the requests of one cycle of each row, alone...');
   const oneCycle = new Map<string, OneCycleRequests>();
   for (const row of rows) oneCycle.set(row.name, await requestsOfOneCycle(row.lock, meters.requests));
@@ -248,21 +245,21 @@ async function main(argv: string[]): Promise<number | undefined> {
   // cluster's CPU per cycle (from its nodes' counters) is what every caller shares.
   const spent = new Map(rows.map((row) => [row.name, noTotals()]));
   recordingDirectoryLatencies = true;
-  for (let round = 1; round <= ROUNDS; round++) {
+  for (let round = 1; round <= SLICES.rounds; round++) {
     // Every other round runs the rows backwards, so that no row always follows the same neighbour.
     for (const row of round % 2 === 1 ? rows : [...rows].reverse()) {
-      process.stdout.write(`round ${round}/${ROUNDS}: ${row.name}... `);
-      const slice = await measureSlice(cycles.get(row.name)!, SECONDS_PER_SLICE, CONCURRENCY, meters);
+      process.stdout.write(`round ${round}/${SLICES.rounds}: ${row.name}... `);
+      const slice = await measureSlice(cycles.get(row.name)!, SLICES.secondsPerSlice, SLICES.concurrency, meters);
       spent.set(row.name, addTotals(spent.get(row.name)!, slice));
       console.log(
-        `${(slice.cycles / SECONDS_PER_SLICE).toFixed(0)} cycles/s, ${(slice.requests / slice.cycles).toFixed(2)} requests/cycle, cluster CPU ${((1_000 * slice.clusterCpuMillis) / slice.cycles).toFixed(0)} µs/cycle`,
+        `${(slice.cycles / SLICES.secondsPerSlice).toFixed(0)} cycles/s, ${(slice.requests / slice.cycles).toFixed(2)} requests/cycle, cluster CPU ${((1_000 * slice.clusterCpuMillis) / slice.cycles).toFixed(0)} µs/cycle`,
       );
     }
   }
   recordingDirectoryLatencies = false;
   const totals = new Map([...spent].map(([name, row]) => [name, row.cycles]));
   const clientCpu = new Map([...spent].map(([name, row]) => [name, row.clientCpuMicros]));
-  const seconds = ROUNDS * SECONDS_PER_SLICE;
+  const seconds = SLICES.rounds * SLICES.secondsPerSlice;
   const rate = (name: string) => totals.get(name)! / seconds;
   const byName = (prefix: string): number => rate(rows.find((row) => row.name.startsWith(prefix))!.name);
   const rawRow = byName(`${raw} create + delete`);
@@ -277,7 +274,9 @@ async function main(argv: string[]): Promise<number | undefined> {
   const recipeRow = byName("seeds' tree recipe");
   const cpuPerCycle = (name: string) => clientCpu.get(name)! / totals.get(name)!;
 
-  console.log(`\nEngine benchmark on ${serverLabel(server)}: ${CONCURRENCY} workers, ${ROUNDS} interleaved rounds of ${SECONDS_PER_SLICE}s per row\n`);
+  console.log(
+    `\nEngine benchmark on ${serverLabel(server)}: ${SLICES.concurrency} workers, ${SLICES.rounds} interleaved rounds of ${SLICES.secondsPerSlice}s per row\n`,
+  );
   const width = Math.max(...rows.map((row) => row.name.length));
   const top = Math.max(...rows.map((row) => rate(row.name)));
   for (const row of rows) {
@@ -341,7 +340,7 @@ async function main(argv: string[]): Promise<number | undefined> {
     JSON.stringify(
       {
         server: { ...server, url: store.url },
-        concurrency: CONCURRENCY,
+        concurrency: SLICES.concurrency,
         seconds,
         rows: costs,
         ratios,
@@ -369,7 +368,7 @@ async function latenciesAtHalfRawCapacity(rows: readonly Row[], rawCyclesPerSeco
     process.stdout.write(`at ${rate.toFixed(0)} cycles/s for ${LATENCY_SECONDS} s: ${row.name}... `);
     const clusterBefore = await cluster.totalMillis();
     const clientBefore = process.cpuUsage();
-    const outcome = await runAtFixedRate(row.lock, rate, LATENCY_SECONDS, MAX_IN_FLIGHT_PER_WORKER * CONCURRENCY);
+    const outcome = await runAtFixedRate(row.lock, rate, LATENCY_SECONDS, MAX_IN_FLIGHT_PER_WORKER * SLICES.concurrency);
     const client = process.cpuUsage(clientBefore);
     const cpu = { clusterCpuMillis: (await cluster.totalMillis()) - clusterBefore, clientCpuMicros: client.user + client.system };
     const latency = latencyOf(outcome, rate, cpu);
@@ -393,7 +392,7 @@ function barChart(bars: Array<{ label: string; value: number }>, server: string)
       return `<text x="${labelWidth - 8}" y="${y + 17}" text-anchor="end">${escapeXml(bar.label)}</text><rect x="${labelWidth}" y="${y + 4}" width="${width.toFixed(1)}" height="20" fill="#3b7dd8"/><text x="${labelWidth + width + 6}" y="${y + 18}">${bar.value.toFixed(0)}/s</text>`;
     })
     .join('');
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${labelWidth + plotWidth + 80}" height="${height}" font-family="sans-serif" font-size="13"><text x="10" y="22" font-weight="bold">Lock cycles per second on ${escapeXml(server)} (${CONCURRENCY} concurrent workers)</text>${rows}</svg>\n`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${labelWidth + plotWidth + 80}" height="${height}" font-family="sans-serif" font-size="13"><text x="10" y="22" font-weight="bold">Lock cycles per second on ${escapeXml(server)} (${SLICES.concurrency} concurrent workers)</text>${rows}</svg>\n`;
 }
 
 runCli(main);

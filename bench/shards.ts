@@ -25,6 +25,7 @@ import {
 import { numberFlag, parseFlags, printHelp } from '../tools/cli/flags.js';
 import { runCli } from '../tools/cli/run-cli.js';
 import { ServiceError } from '../tools/cli/service-errors.js';
+import { type Slices, slicesFromEnv } from './lib/slices.js';
 import { type Cycle, measure, rawLockDocument } from './lib/workers.js';
 
 const USAGE = `usage: npm run bench:shards [-- --store S] [--shards N] [--namespaces K] [--verbose]
@@ -40,10 +41,8 @@ BENCH_ROUNDS (default 6). Writes results/bench/shards.json (shards-opensearch.js
   --namespaces K    namespaces the cycles spread over, 1 to 10000 (default 64)
 Exit codes: 0 done, 1 failed (e.g. the server unreachable), 2 a usage mistake.`;
 
-const positiveInteger = { integer: true, min: 1 } as const;
-let CONCURRENCY = 24;
-let SECONDS_PER_SLICE = 3;
-let ROUNDS = 6;
+/** Workers per row, seconds per slice, rounds: these, or the environment's (read in main). */
+let SLICES: Slices = { concurrency: 24, secondsPerSlice: 3, rounds: 6 };
 const CLUSTER_NODES = 3;
 
 /** ES_URL / OPENSEARCH_URL when set, else the project's cluster of that product (checked: it must run). */
@@ -88,9 +87,7 @@ async function main(argv: string[]): Promise<number | undefined> {
   const product = chooseStore(values.store);
   const shards = numberFlag('--shards', values.shards as string | undefined, { integer: true, min: 2, max: 64 }, 3);
   const namespaces = numberFlag('--namespaces', values.namespaces as string | undefined, { integer: true, min: 1, max: 10_000 }, 64);
-  CONCURRENCY = numberFlag('BENCH_CONCURRENCY', process.env.BENCH_CONCURRENCY, positiveInteger, CONCURRENCY);
-  SECONDS_PER_SLICE = numberFlag('BENCH_SECONDS', process.env.BENCH_SECONDS, { min: 0, exclusiveMin: true }, SECONDS_PER_SLICE);
-  ROUNDS = numberFlag('BENCH_ROUNDS', process.env.BENCH_ROUNDS, positiveInteger, ROUNDS);
+  SLICES = slicesFromEnv(SLICES);
   const target = await clusterTarget(product);
   const client = target.client({ requestTimeoutMs: 30_000 });
   const server = await describeServer(client);
@@ -146,26 +143,26 @@ async function main(argv: string[]): Promise<number | undefined> {
   ]);
 
   for (const count of layouts) console.log(`lock index of ${label(count)}: ${placement.get(count)}`);
-  console.log(`Warming up (${CONCURRENCY} concurrent workers per row, ${namespaces} namespaces)...`);
-  for (const row of rows) await measure(row.cycle, 1, CONCURRENCY);
+  console.log(`Warming up (${SLICES.concurrency} concurrent workers per row, ${namespaces} namespaces)...`);
+  for (const row of rows) await measure(row.cycle, 1, SLICES.concurrency);
   const totals = new Map(rows.map((row) => [row.name, 0]));
   const perRound = new Map(rows.map((row) => [row.name, [] as number[]]));
-  for (let round = 1; round <= ROUNDS; round++) {
+  for (let round = 1; round <= SLICES.rounds; round++) {
     // Every other round runs the rows backwards, so that no row always follows the same neighbour.
     for (const row of round % 2 === 1 ? rows : [...rows].reverse()) {
-      process.stdout.write(`round ${round}/${ROUNDS}: ${row.name}... `);
-      const completed = await measure(row.cycle, SECONDS_PER_SLICE, CONCURRENCY);
+      process.stdout.write(`round ${round}/${SLICES.rounds}: ${row.name}... `);
+      const completed = await measure(row.cycle, SLICES.secondsPerSlice, SLICES.concurrency);
       totals.set(row.name, totals.get(row.name)! + completed);
-      perRound.get(row.name)!.push(completed / SECONDS_PER_SLICE);
-      console.log(`${(completed / SECONDS_PER_SLICE).toFixed(0)} cycles/s`);
+      perRound.get(row.name)!.push(completed / SLICES.secondsPerSlice);
+      console.log(`${(completed / SLICES.secondsPerSlice).toFixed(0)} cycles/s`);
     }
   }
-  const seconds = ROUNDS * SECONDS_PER_SLICE;
+  const seconds = SLICES.rounds * SLICES.secondsPerSlice;
   const rate = (name: string) => totals.get(name)! / seconds;
   const rowOf = (kind: 'engine' | 'raw', layout: number) => rows.find((row) => row.kind === kind && row.layout === layout)!;
 
   console.log(
-    `\nShards benchmark on ${serverLabel(server)}, ${health.number_of_data_nodes} data nodes: ${CONCURRENCY} workers over ${namespaces} namespaces, ${ROUNDS} interleaved rounds of ${SECONDS_PER_SLICE}s per row\n`,
+    `\nShards benchmark on ${serverLabel(server)}, ${health.number_of_data_nodes} data nodes: ${SLICES.concurrency} workers over ${namespaces} namespaces, ${SLICES.rounds} interleaved rounds of ${SLICES.secondsPerSlice}s per row\n`,
   );
   const width = Math.max(...rows.map((row) => row.name.length));
   for (const row of rows) {
@@ -197,7 +194,7 @@ async function main(argv: string[]): Promise<number | undefined> {
     JSON.stringify(
       {
         server: { ...server, url: target.url, dataNodes: health.number_of_data_nodes },
-        concurrency: CONCURRENCY,
+        concurrency: SLICES.concurrency,
         namespaces,
         seconds,
         placement: Object.fromEntries(placement),

@@ -45,19 +45,27 @@ export interface Distribution {
   cluster: NodeRole;
 }
 
-/** Newest 9.x on Maven Central that is not 9.5.0-9.5.2 (bulk writes could skip replicas). Keep in step with the client in package.json. */
-const ES_VERSION = '9.4.3';
+/**
+ * What the two products' integ-test-zips lay out alike, from the product's name, its version and the
+ * prefix of the variables its start script reads (ES_JAVA_HOME, OPENSEARCH_JAVA_HOME, ...).
+ */
+function integTestZip(name: Distribution['name'], version: string, envPrefix: string) {
+  return {
+    name,
+    version,
+    artifact: `org.${name}.distribution.integ-test-zip:${name}:${version}:zip`,
+    installDirName: `${name}-${version}`,
+    bin: name,
+    env: { javaHome: `${envPrefix}_JAVA_HOME`, pathConf: `${envPrefix}_PATH_CONF`, javaOpts: `${envPrefix}_JAVA_OPTS`, tmpDir: `${envPrefix}_TMPDIR` },
+    configFile: `${name}.yml`,
+  } satisfies Partial<Distribution>;
+}
 
 export const ELASTICSEARCH: Distribution = {
   product: 'Elasticsearch',
-  name: 'elasticsearch',
-  version: ES_VERSION,
-  artifact: `org.elasticsearch.distribution.integ-test-zip:elasticsearch:${ES_VERSION}:zip`,
-  installDirName: `elasticsearch-${ES_VERSION}`,
-  bin: 'elasticsearch',
+  // Newest 9.x on Maven Central that is not 9.5.0-9.5.2 (bulk writes could skip replicas). Keep in step with the client in package.json.
+  ...integTestZip('elasticsearch', '9.4.3', 'ES'),
   minimumJava: 21,
-  env: { javaHome: 'ES_JAVA_HOME', pathConf: 'ES_PATH_CONF', javaOpts: 'ES_JAVA_OPTS', tmpDir: 'ES_TMPDIR' },
-  configFile: 'elasticsearch.yml',
   settingNames: { initialManagerNodes: 'cluster.initial_master_nodes', noManagerBlock: 'cluster.no_master_block' },
   // Loopback only, test node: the distribution ships the security module, which would demand TLS and passwords.
   productSettings: ['xpack.security.enabled: false'],
@@ -68,20 +76,12 @@ export const ELASTICSEARCH: Distribution = {
   cluster: { portEnv: 'ES_CLUSTER_PORT', port: 9301, clusterName: 'es-lease-locks-faults', heap: '256m', logTag: 'cluster' },
 };
 
-/** The newest 3.x with an integ-test-zip on Maven Central (3.9.0 has none). */
-const OPENSEARCH_VERSION = '3.8.0';
-
 /** Ports sit between Elasticsearch's (9200; 9301-9309, transport 9401-9409) so both products run side by side. */
 export const OPENSEARCH: Distribution = {
   product: 'OpenSearch',
-  name: 'opensearch',
-  version: OPENSEARCH_VERSION,
-  artifact: `org.opensearch.distribution.integ-test-zip:opensearch:${OPENSEARCH_VERSION}:zip`,
-  installDirName: `opensearch-${OPENSEARCH_VERSION}`,
-  bin: 'opensearch',
+  // The newest 3.x with an integ-test-zip on Maven Central (3.9.0 has none).
+  ...integTestZip('opensearch', '3.8.0', 'OPENSEARCH'),
   minimumJava: 21,
-  env: { javaHome: 'OPENSEARCH_JAVA_HOME', pathConf: 'OPENSEARCH_PATH_CONF', javaOpts: 'OPENSEARCH_JAVA_OPTS', tmpDir: 'OPENSEARCH_TMPDIR' },
-  configFile: 'opensearch.yml',
   settingNames: { initialManagerNodes: 'cluster.initial_cluster_manager_nodes', noManagerBlock: 'cluster.no_cluster_manager_block' },
   // The integ-test-zip has no security plugin: nothing to switch off.
   productSettings: [],

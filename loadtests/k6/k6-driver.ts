@@ -26,7 +26,7 @@ const releaseNotReleased = new Counter('release_not_released');
 /** A few samples per VU are enough to diagnose a failing run; the counters carry the totals. */
 const PROBLEMS_PER_VU = 3;
 
-function k6Metrics(strategy: string): IterationMetrics {
+function k6Metrics(granularity: string): IterationMetrics {
   let problems = 0;
   return {
     offered: (tags) => offered.add(1, tags),
@@ -40,7 +40,7 @@ function k6Metrics(strategy: string): IterationMetrics {
     held: (record: HoldRecord) => console.log(HOLD_MARKER + JSON.stringify(record)),
     ended: (end, tags) => count(end, tags),
     problem(what, detail) {
-      if (problems++ < PROBLEMS_PER_VU) console.error(`LTERROR ${strategy} ${what}: ${detail}`);
+      if (problems++ < PROBLEMS_PER_VU) console.error(`LTERROR ${granularity} ${what}: ${detail}`);
     },
   };
 }
@@ -71,10 +71,10 @@ function count(end: IterationEnd, tags: OpTags): void {
 }
 
 /** The iteration's driver in a k6 VU. k6 interrupts iterations itself (gracefulStop), so the run never says stop. */
-export function k6Driver(locks: LockDriver, strategy: string): IterationDriver {
+export function k6Driver(locks: LockDriver, granularity: string): IterationDriver {
   return {
     locks,
-    metrics: k6Metrics(strategy),
+    metrics: k6Metrics(granularity),
     now: () => Date.now(),
     sleep(ms) {
       sleep(ms / 1000);

@@ -1,10 +1,10 @@
 /**
- * k6 load test of one lock strategy over the file-tree workload.
+ * k6 load test of one lock granularity over the file-tree workload.
  *
- *   k6 run -e STRATEGY=document -e BASE_URL=http://localhost:3000 loadtests/k6/locks.ts
+ *   k6 run -e GRANULARITY=document -e BASE_URL=http://localhost:3000 loadtests/k6/locks.ts
  *
  * The orchestrator (`npm run loadtest`) passes the full configuration as JSON in LT_CONFIG, runs
- * the three strategies one after another with the same offered load, and checks every critical
+ * the three granularities one after another with the same offered load, and checks every critical
  * section logged here (lines starting with HOLD_MARKER) for overlapping conflicting holds.
  *
  * Scenarios (open model):
@@ -24,13 +24,14 @@ import { type IterationPlan, runIteration } from '../shared/iteration.ts';
 import { DEFAULT_OBJECTIVE, objectiveThresholds } from '../shared/objective.ts';
 import { type SummaryMetrics, summaryLine } from '../shared/summary-line.ts';
 import { userWorkloadOf } from '../shared/user-workload.ts';
-import { type K6RunConfig, namespaceFor, OP_KINDS, operationSource, rampLevelAt, rampStages, type Strategy, stageTag } from '../shared/workload.ts';
+import { type Granularity, type K6RunConfig, namespaceFor, OP_KINDS, operationSource, rampLevelAt, rampStages, stageTag } from '../shared/workload.ts';
 import { k6Driver } from './k6-driver.ts';
 import { LockApi } from './lock-api.ts';
 
 function loadConfig(): K6RunConfig {
   if (__ENV.LT_CONFIG) return JSON.parse(__ENV.LT_CONFIG) as K6RunConfig;
-  const strategy = (__ENV.STRATEGY ?? 'document') as Strategy;
+  // STRATEGY is read too: scripts written against the kit set it.
+  const granularity = (__ENV.GRANULARITY ?? __ENV.STRATEGY ?? 'document') as Granularity;
   const runId = __ENV.RUN_ID ?? `k6${Date.now().toString(36)}`;
   const workload = defaultWorkload();
   const schedule = defaultSchedule();
@@ -40,8 +41,8 @@ function loadConfig(): K6RunConfig {
   if (__ENV.SLO_P99) objective.p99Ms = Number(__ENV.SLO_P99);
   return runConfig({
     runId,
-    strategy,
-    namespace: namespaceFor(strategy, runId, workload.name),
+    granularity,
+    namespace: namespaceFor(granularity, runId, workload.name),
     workload,
     schedule,
     retry: defaultRetry(),
@@ -54,7 +55,7 @@ const cfg = loadConfig();
 const BASE_URL = (__ENV.BASE_URL ?? 'http://localhost:3000').replace(/\/+$/, '');
 /** What is tested, when BASE_URL is the kit's signing proxy in front of it (the refusals name it). */
 const TARGET_URL = (__ENV.TARGET_URL || BASE_URL).replace(/\/+$/, '');
-const api = new LockApi(BASE_URL, { strategy: cfg.strategy });
+const api = new LockApi(BASE_URL, { granularity: cfg.granularity });
 /** The user's tree and trace, when given (files the orchestrator wrote and validated). */
 const user = userWorkloadOf(cfg.workload, (file) => open(file));
 const source = operationSource(cfg.workload, user);
@@ -150,9 +151,9 @@ export function setup(): { startedAt: number } {
   return { startedAt: Date.now() };
 }
 
-const driver = k6Driver(api, cfg.strategy);
+const driver = k6Driver(api, cfg.granularity);
 const plan: IterationPlan = {
-  strategy: cfg.strategy,
+  granularity: cfg.granularity,
   namespace: cfg.namespace,
   ttlMs: cfg.ttlMs,
   retry: cfg.retry,
@@ -176,7 +177,7 @@ export default async function (): Promise<void> {
     if (wait > 0) sleep(wait / 1000);
     else replayLag.add(-wait);
   }
-  const owner = `${cfg.runId}-${cfg.strategy}-vu${exec.vu.idInTest}`;
+  const owner = `${cfg.runId}-${cfg.granularity}-vu${exec.vu.idInTest}`;
   await runIteration(driver, plan, { index, stage, owner, requestId: `${owner}-${exec.scenario.name}-${index}` });
 }
 
@@ -189,5 +190,5 @@ export default async function (): Promise<void> {
 export function handleSummary(data: SummaryMetrics): Record<string, string> | undefined {
   const file = __ENV.SUMMARY_PATH;
   if (!file) return undefined;
-  return { [file]: JSON.stringify({ ...data, ltConfig: cfg }, null, 2), stdout: `${summaryLine(cfg.strategy, cfg.steady, data)}\n` };
+  return { [file]: JSON.stringify({ ...data, ltConfig: cfg }, null, 2), stdout: `${summaryLine(cfg.granularity, cfg.steady, data)}\n` };
 }

@@ -1,5 +1,5 @@
 /**
- * Capacity: the highest offered rate a strategy sustains, found by probing rather than read off a
+ * Capacity: the highest offered rate a granularity sustains, found by probing rather than read off a
  * fixed ladder. A probe offers one constant rate for a few seconds and is judged by the service
  * level objective (goodput at least 95% of offered, acquire p99 within the SLO, under 1% errors).
  * The search ramps up coarsely (doubling) until a probe fails, then bisects between the last good
@@ -8,7 +8,7 @@
  * its own answer. Pure: the probe is a function, so the search is tested without k6.
  *
  * One probe's p99 is about its second-worst sample, so a single stall (a garbage collection, a
- * flush) can put it just over the objective at a rate the service sustains: the document strategy
+ * flush) can put it just over the objective at a rate the service sustains: the document granularity
  * once "missed" 40 ops/s that way and then met 80 and 100. A marginal miss (only the p99, by less
  * than MARGINAL_P99_FACTOR times the objective) is therefore probed once more at the same rate, and
  * the rate counts as missed only when that probe misses too. An overloaded rate misses on goodput
@@ -22,7 +22,7 @@ import type { ProbeVerdict } from '../shared/objective.js';
 export interface SearchSettings {
   /** First rate of the coarse ramp, ops/s. */
   startRate: number;
-  /** The coarse ramp stops here: a strategy that sustains it is reported as "at least" this. */
+  /** The coarse ramp stops here: a granularity that sustains it is reported as "at least" this. */
   maxRate: number;
   /** Lowest rate worth probing; below it the capacity is reported as 0. */
   minRate: number;

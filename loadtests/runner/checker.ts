@@ -3,7 +3,7 @@
  *   1. no two conflicting holds overlapped in time, and
  *   2. fencing tokens of conflicting holds only grew in start order.
  *
- * Two holds conflict when they belong to the same strategy and namespace and their lock sets conflict:
+ * Two holds conflict when they belong to the same granularity and namespace and their lock sets conflict:
  *   global   - always, unless both are shared;
  *   document - they share an id and at least one is exclusive;
  *   tree     - one path equals or is an ancestor of the other and at least one is exclusive.
@@ -13,13 +13,13 @@
  * An overlap that starts after the earlier holder's lease had expired is lease semantics (the holder
  * was too slow), not a locking bug: it is reported as a warning, and the fencing check still applies.
  */
-import { HOLD_MARKER, type HoldRecord, type Strategy } from '../shared/workload.js';
+import { type Granularity, HOLD_MARKER, type HoldRecord } from '../shared/workload.js';
 
 export type { HoldRecord };
 
 export interface Finding {
   kind: 'overlap' | 'fencing' | 'expired-overlap' | 'phantom';
-  strategy: Strategy;
+  granularity: Granularity;
   namespace: string;
   first: HoldRecord;
   second: HoldRecord;
@@ -39,7 +39,7 @@ export interface SafetyReport {
   /**
    * Semantic conflicts the locks did not prevent: an operation on a path under a directory that
    * another holder was renaming at the same time (a file created in /a while /a moved). Not a
-   * locking bug (the locks did what they promise), but the strategy is unsafe for the workload.
+   * locking bug (the locks did what they promise), but the granularity is unsafe for the workload.
    */
   phantoms: Finding[];
   phantomCount: number;
@@ -51,11 +51,11 @@ export function isAncestorOrSelf(ancestor: string, path: string): boolean {
   return ancestor === path || path.startsWith(ancestor.endsWith('/') ? ancestor : `${ancestor}/`);
 }
 
-/** Whether two holds of the same strategy and namespace must never overlap. */
+/** Whether two holds of the same granularity and namespace must never overlap. */
 export function holdsConflict(a: HoldRecord, b: HoldRecord): boolean {
-  if (a.strategy !== b.strategy || a.namespace !== b.namespace) return false;
+  if (a.granularity !== b.granularity || a.namespace !== b.namespace) return false;
   if (a.mode === 'shared' && b.mode === 'shared') return false;
-  switch (a.strategy) {
+  switch (a.granularity) {
     case 'global':
       return true;
     case 'document': {
@@ -105,7 +105,7 @@ function fencingPredecessor(hold: HoldRecord, exact: FenceIndex, subtree: FenceI
   const consider = (candidate: HoldRecord | undefined): void => {
     if (candidate && (!worst || BigInt(candidate.fence) > BigInt(worst.fence))) worst = candidate;
   };
-  switch (hold.strategy) {
+  switch (hold.granularity) {
     case 'global':
       consider(exact.max('*', hold.mode));
       break;
@@ -124,8 +124,8 @@ function fencingPredecessor(hold: HoldRecord, exact: FenceIndex, subtree: FenceI
 }
 
 function recordFence(hold: HoldRecord, exact: FenceIndex, subtree: FenceIndex): void {
-  if (hold.strategy === 'global') exact.add('*', hold);
-  else if (hold.strategy === 'document') for (const id of hold.keys) exact.add(id, hold);
+  if (hold.granularity === 'global') exact.add('*', hold);
+  else if (hold.granularity === 'document') for (const id of hold.keys) exact.add(id, hold);
   else {
     for (const path of hold.keys) {
       exact.add(path, hold);
@@ -149,7 +149,7 @@ function checkNamespace(holds: HoldRecord[], push: (finding: Finding) => void): 
       const expired = Number.isFinite(other.expiresAt) && hold.start >= other.expiresAt;
       push({
         kind: expired ? 'expired-overlap' : 'overlap',
-        strategy: hold.strategy,
+        granularity: hold.granularity,
         namespace: hold.namespace,
         first: other,
         second: hold,
@@ -168,7 +168,7 @@ function checkNamespace(holds: HoldRecord[], push: (finding: Finding) => void): 
     if (predecessor && BigInt(predecessor.fence) >= BigInt(hold.fence)) {
       push({
         kind: 'fencing',
-        strategy: hold.strategy,
+        granularity: hold.granularity,
         namespace: hold.namespace,
         first: predecessor,
         second: hold,
@@ -195,7 +195,7 @@ function findPhantoms(holds: HoldRecord[], push: (finding: Finding) => void): vo
       if (other.target === dir || !isAncestorOrSelf(dir, other.target!)) continue;
       push({
         kind: 'phantom',
-        strategy: rename.strategy,
+        granularity: rename.granularity,
         namespace: rename.namespace,
         first: rename,
         second: other,
@@ -208,7 +208,7 @@ function findPhantoms(holds: HoldRecord[], push: (finding: Finding) => void): vo
 export function checkHolds(holds: HoldRecord[]): SafetyReport {
   const groups = new Map<string, HoldRecord[]>();
   for (const hold of holds) {
-    const key = `${hold.strategy}\u0000${hold.namespace}`;
+    const key = `${hold.granularity}\u0000${hold.namespace}`;
     const group = groups.get(key);
     if (group) group.push(hold);
     else groups.set(key, [hold]);
@@ -249,7 +249,7 @@ function isHold(value: unknown): value is HoldRecord {
   if (!value || typeof value !== 'object') return false;
   const hold = value as Record<string, unknown>;
   return (
-    (hold.strategy === 'global' || hold.strategy === 'document' || hold.strategy === 'tree') &&
+    (hold.granularity === 'global' || hold.granularity === 'document' || hold.granularity === 'tree') &&
     typeof hold.namespace === 'string' &&
     (hold.mode === 'exclusive' || hold.mode === 'shared') &&
     Array.isArray(hold.keys) &&
@@ -308,22 +308,22 @@ export function parseHoldLog(text: string): { holds: HoldRecord[]; malformed: nu
   return { holds, malformed, errors };
 }
 
-export function formatSafety(strategy: string, report: SafetyReport, malformed = 0, file = 'the safety JSON file'): string {
+export function formatSafety(granularity: string, report: SafetyReport, malformed = 0, file = 'the safety JSON file'): string {
   const lines: string[] = [];
   if (report.ok) {
     lines.push(
-      `safety ${strategy}: OK - ${report.holds} critical sections, no conflicting overlap, fencing tokens only grew` +
+      `safety ${granularity}: OK - ${report.holds} critical sections, no conflicting overlap, fencing tokens only grew` +
         (report.warningCount ? ` (${report.warningCount} grants after an expired lease)` : '') +
         (malformed ? ` (${malformed} unreadable log lines)` : ''),
     );
   } else {
-    lines.push(`safety ${strategy}: VIOLATION - ${report.violationCount} violation(s) in ${report.holds} critical sections`);
+    lines.push(`safety ${granularity}: VIOLATION - ${report.violationCount} violation(s) in ${report.holds} critical sections`);
     for (const violation of report.violations.slice(0, 10)) lines.push(`  [${violation.kind}] ${violation.message}`);
     if (report.violationCount > 10) lines.push(`  ... ${report.violationCount - 10} more (see ${file})`);
   }
   if (report.phantomCount > 0) {
     lines.push(
-      `semantic conflicts ${strategy}: ${report.phantomCount} operation(s) ran under a directory while it was being renamed ` +
+      `semantic conflicts ${granularity}: ${report.phantomCount} operation(s) ran under a directory while it was being renamed ` +
         `(the locks did not cover them), e.g. ${report.phantoms[0]!.message}`,
     );
   }

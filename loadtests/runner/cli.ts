@@ -8,22 +8,23 @@ import { chooseStore, STORE_RULE } from '../../infra/lib/store-target.js';
 import { describeRule, joinNegativeValues, meetsRule, type NumberRule, usageErrorFromParseArgs } from '../../tools/cli/flags.js';
 import { defaultRetry, defaultSchedule, defaultWorkload, smokeSchedule } from '../shared/defaults.js';
 import { DEFAULT_OBJECTIVE } from '../shared/objective.js';
-import { type Mix, mixWeights, type Skew, type WorkloadConfig } from '../shared/workload.js';
+import { type Granularity, type Mix, mixWeights, type Skew, type WorkloadConfig } from '../shared/workload.js';
 import { DEFAULT_SEARCH } from './capacity.js';
 import { defaultCapacity, defaultConfig, type LoadtestConfig, smokeCapacity, validateConfig } from './config.js';
 import { ConfigError, configErrorFrom } from './config-error.js';
-import { applyConfigFile, readConfigFile, strategySchema, targetSchema } from './config-file.js';
+import { applyConfigFile, readConfigFile, targetSchema } from './config-file.js';
+import { givenGranularities, readGranularities } from './granularity-flag.js';
 import { checkUserWorkload, readPathsFile, readTraceFile, type UserWorkload } from './user-workload.js';
 
 export const USAGE = `usage: npm run loadtest -- [options]
 
-Runs the k6 lock workload under each strategy (global, document, tree): the expected rate, then a
+Runs the k6 lock workload under each granularity (global, document, tree): the expected rate, then a
 search for the capacity (the highest rate meeting the latency objective), in --trials interleaved
 trials; checks every critical section for safety, and writes results/<timestamp>/ (report.md,
 report.html, charts, k6 summaries and k6's output as k6-<run>.log). Without --target it starts the lock store (--store) and
 serverless-offline. The defaults take about 8 minutes here.
 
-  --config FILE        JSON file with any of: strategies, workload, workloads[], steady, ramp, vus,
+  --config FILE        JSON file with any of: granularities, workload, workloads[], steady, ramp, vus,
                        retry, ttlMs, target, resultsDir, seed, port, warmup (flags override it)
   --target URL         run against a deployed stage; start nothing. Every request is signed with SigV4
                        (execute-api) from your AWS credential chain, through a local signing proxy;
@@ -31,11 +32,11 @@ serverless-offline. The defaults take about 8 minutes here.
   --region R           the region to sign for (default: the target's execute-api.<region> host, else AWS_REGION)
   --no-sign            send plain HTTP to the target (a stage without IAM authorization)
   --store S            ${STORE_RULE}
-  --smoke              a few seconds per strategy (what CI runs)
-  --strategies LIST    e.g. global,document,tree
+  --smoke              a few seconds per granularity (what CI runs)
+  --granularities LIST e.g. global,document,tree (also --strategies)
   --rate N             expected offered load, operations/s (default ${defaultSchedule().steady.rate})
   --duration S         seconds at the expected rate (default ${defaultSchedule().steady.durationS})
-  --trials N           trials per strategy; figures are medians with ranges (default 3; --smoke: 1)
+  --trials N           trials per granularity; figures are medians with ranges (default 3; --smoke: 1)
   --slo-p99 MS         capacity objective: acquire p99 at most this (default ${DEFAULT_OBJECTIVE.p99Ms})
   --probe-seconds S    length of each capacity probe (default ${defaultCapacity().probeS})
   --max-rate N         highest rate the capacity search tries (default ${DEFAULT_SEARCH.maxRate})
@@ -143,6 +144,14 @@ function flagValue<T>(read: (text: string) => T | undefined, hint: string) {
   });
 }
 
+/** The value of --granularities (or --strategies): a list of the granularities there are, each once. */
+const granularityList = z.string().transform((text, ctx): Granularity[] => {
+  const list = readGranularities(text);
+  if ('names' in list) return list.names;
+  ctx.addIssue({ code: 'custom', message: list.problem });
+  return z.NEVER;
+});
+
 /** A number keeping `rule`, said in words when it does not ("must be a whole number >= 1"). */
 const numberWhere = (rule: NumberRule) =>
   flagValue(
@@ -165,10 +174,8 @@ const flagsSchema = z
     'no-sign': z.boolean(),
     store: z.string(),
     smoke: z.boolean(),
-    strategies: z
-      .string()
-      .transform((list) => list.split(',').map((name) => name.trim()))
-      .pipe(z.array(strategySchema)),
+    granularities: granularityList,
+    strategies: granularityList,
     rate: positive,
     duration: positiveInteger,
     // The range is checked with the config file's value (validateConfig: "trials must be 1..20").
@@ -240,7 +247,8 @@ function applyFlags(base: LoadtestConfig, flags: Flags): LoadtestConfig {
   if (flags.region !== undefined) config.region = flags.region;
   if (flags['no-sign']) config.sign = false;
   config.store = chooseStore(flags.store);
-  if (flags.strategies !== undefined) config.strategies = flags.strategies;
+  const granularities = givenGranularities(flags);
+  if (granularities) config.granularities = granularities.value;
   if (flags.rate !== undefined) schedule.steady.rate = flags.rate;
   if (flags.duration !== undefined) schedule.steady.durationS = flags.duration;
   if (flags.levels !== undefined) schedule.ramp.levels = flags.levels;

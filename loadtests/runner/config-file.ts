@@ -6,12 +6,12 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { defaultWorkload } from '../shared/defaults.js';
-import { STRATEGIES, type Strategy, type WorkloadConfig } from '../shared/workload.js';
+import { GRANULARITY_NAMES, type Granularity, type WorkloadConfig } from '../shared/workload.js';
 import type { LoadtestConfig } from './config.js';
 import { ConfigError, configErrorFrom } from './config-error.js';
 
-export const strategySchema = z.enum(STRATEGIES as [Strategy, ...Strategy[]], {
-  error: (issue) => `unknown strategy ${JSON.stringify(issue.input)} (use ${STRATEGIES.join(', ')})`,
+const granularitySchema = z.enum(GRANULARITY_NAMES as [Granularity, ...Granularity[]], {
+  error: (issue) => `unknown granularity ${JSON.stringify(issue.input)} (use ${GRANULARITY_NAMES.join(', ')})`,
 });
 
 /** A base URL without trailing slashes, so `${target}/health` is one path. */
@@ -35,7 +35,9 @@ type WorkloadPatch = z.infer<typeof workloadPatch>;
 
 /** `workload` is merged into every entry of `workloads`. */
 export const configFileSchema = z.strictObject({
-  strategies: z.array(strategySchema).optional(),
+  granularities: z.array(granularitySchema).optional(),
+  /** `granularities` under the name that config files written for the kit use. */
+  strategies: z.array(granularitySchema).optional(),
   workload: workloadPatch.optional(),
   workloads: z.array(workloadPatch).optional(),
   steady: z.strictObject({ rate: z.number(), durationS: z.number() }).partial().optional(),
@@ -99,6 +101,8 @@ export function readConfigFile(path: string): ConfigFile {
   }
   const parsed = configFileSchema.safeParse(json);
   if (!parsed.success) throw configErrorFrom(parsed.error, (at) => `--config ${path}${at.length ? ` ${at.join('.')}` : ''}`);
+  if (parsed.data.granularities && parsed.data.strategies)
+    throw new ConfigError(`--config ${path}: granularities and strategies: two names of one setting; give one`);
   return parsed.data;
 }
 
@@ -115,7 +119,8 @@ function mergeWorkload(base: WorkloadConfig, patch: WorkloadPatch | undefined): 
 
 export function applyConfigFile(config: LoadtestConfig, file: ConfigFile): LoadtestConfig {
   const next: LoadtestConfig = structuredClone(config);
-  if (file.strategies) next.strategies = file.strategies;
+  const granularities = file.granularities ?? file.strategies;
+  if (granularities) next.granularities = granularities;
   const base = mergeWorkload(next.workloads[0] ?? defaultWorkload(), file.workload);
   next.workloads = file.workloads?.length
     ? file.workloads.map((patch, index) => mergeWorkload({ ...base, name: patch.name ?? `w${index + 1}` }, patch))

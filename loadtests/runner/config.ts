@@ -5,11 +5,11 @@
 import type { SearchProduct } from '../../functions/store/search-client.js';
 import { defaultRetry, defaultSchedule, defaultWorkload, RAMP_PAUSE_S, type Schedule } from '../shared/defaults.js';
 import { DEFAULT_OBJECTIVE, type Objective } from '../shared/objective.js';
-import { type RetryPolicy, STRATEGIES, type Strategy, validateWorkload, type WorkloadConfig } from '../shared/workload.js';
+import { GRANULARITY_NAMES, type Granularity, type RetryPolicy, validateWorkload, type WorkloadConfig } from '../shared/workload.js';
 import { DEFAULT_SEARCH, type SearchSettings } from './capacity.js';
 import type { UserWorkload } from './user-workload.js';
 
-/** The capacity search per strategy and trial (capacity.ts). */
+/** The capacity search per granularity and trial (capacity.ts). */
 export interface CapacitySettings {
   enabled: boolean;
   /** Seconds each probe offers its rate. */
@@ -19,10 +19,10 @@ export interface CapacitySettings {
 }
 
 export interface LoadtestConfig {
-  strategies: Strategy[];
+  granularities: Granularity[];
   workloads: WorkloadConfig[];
   schedule: Schedule;
-  /** Every strategy is measured this many times, the trials interleaved (1 for --smoke). */
+  /** Every granularity is measured this many times, the trials interleaved (1 for --smoke). */
   trials: number;
   capacity: CapacitySettings;
   /** The deployment the report predicts for (model.ts). */
@@ -59,7 +59,7 @@ export interface LoadtestConfig {
 
 export function defaultConfig(): LoadtestConfig {
   return {
-    strategies: [...STRATEGIES],
+    granularities: [...GRANULARITY_NAMES],
     workloads: [defaultWorkload()],
     schedule: defaultSchedule(),
     trials: 3,
@@ -88,8 +88,8 @@ export function smokeCapacity(): CapacitySettings {
 /** Problems with a configuration, as sentences; empty when it is usable. */
 export function validateConfig(config: LoadtestConfig): string[] {
   const problems: string[] = [];
-  if (config.strategies.length === 0) problems.push('no strategies selected');
-  if (new Set(config.strategies).size !== config.strategies.length) problems.push('a strategy is listed twice');
+  if (config.granularities.length === 0) problems.push('no granularities selected');
+  if (new Set(config.granularities).size !== config.granularities.length) problems.push('a granularity is listed twice');
   if (config.workloads.length === 0) problems.push('no workloads');
   const names = new Set<string>();
   for (const workload of config.workloads) {
@@ -161,23 +161,23 @@ export function expectedProbes(config: LoadtestConfig, trial: number): number {
 /** Seconds the whole run should take (k6 only; the stack's start and the seeding come on top). */
 export function plannedSeconds(config: LoadtestConfig): number {
   const probeS = config.capacity.probeS + 1 + K6_RUN_OVERHEAD_S;
-  const steadyS = strategySeconds(config.schedule) + K6_RUN_OVERHEAD_S;
+  const steadyS = granularitySeconds(config.schedule) + K6_RUN_OVERHEAD_S;
   let total = 0;
   for (let trial = 1; trial <= config.trials; trial++)
-    total += config.workloads.length * config.strategies.length * (steadyS + expectedProbes(config, trial) * probeS);
-  if (runsEngineSearch(config, 1)) total += config.engine.trials * config.workloads.length * config.strategies.length * plannedEngineSearchSeconds(config);
+    total += config.workloads.length * config.granularities.length * (steadyS + expectedProbes(config, trial) * probeS);
+  if (runsEngineSearch(config, 1)) total += config.engine.trials * config.workloads.length * config.granularities.length * plannedEngineSearchSeconds(config);
   return total;
 }
 
-/** The engine-only layer searches once per strategy and workload in each of its trials (the first ones). */
+/** The engine-only layer searches once per granularity and workload in each of its trials (the first ones). */
 export const runsEngineSearch = (config: LoadtestConfig, trial: number): boolean =>
   config.engine.enabled && config.capacity.enabled && trial <= config.engine.trials;
 
 /** Seconds one engine-only search should take: about 9 probes, no k6 start-up. */
 export const plannedEngineSearchSeconds = (config: LoadtestConfig): number => 9 * (config.engine.probeS + 0.5);
 
-/** Seconds one strategy run takes by the schedule (k6 start-up not included). */
-export function strategySeconds(schedule: Schedule): number {
+/** Seconds one granularity run takes by the schedule (k6 start-up not included). */
+export function granularitySeconds(schedule: Schedule): number {
   const ramp = schedule.ramp.levels.length > 0 ? RAMP_PAUSE_S + schedule.ramp.levels.length * schedule.ramp.stepS : 0;
   return schedule.steady.durationS + ramp + schedule.gracefulStopS;
 }

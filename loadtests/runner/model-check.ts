@@ -9,15 +9,15 @@ import type { LoadedPrediction } from './loaded-prediction.js';
 import { type Calibration, type Deployment, type P99Calibration, type PerKind, perKind, predict, relativeError } from './model.js';
 import { type Spread, spreadOf } from './trials.js';
 
-/** One trial of one strategy: calibrated on the single node, measured on the cluster. */
+/** One trial of one granularity: calibrated on the single node, measured on the cluster. */
 export interface CheckTrial {
-  strategy: string;
+  granularity: string;
   single: Calibration;
   cluster: Calibration;
 }
 
 export interface CheckRow {
-  strategy: string;
+  granularity: string;
   /** Engine-only capacity on the single node, ops/s, over trials. */
   calibrated: Spread;
   /** From the median calibration. */
@@ -54,7 +54,7 @@ export function medianCalibration(trials: Calibration[]): Calibration {
   const first = trials[0];
   if (!first) throw new Error('medianCalibration needs at least one trial');
   return {
-    strategy: first.strategy,
+    granularity: first.granularity,
     capacity: median(trials.map((t) => t.capacity)),
     requestsPerOp: median(trials.map((t) => t.requestsPerOp)),
     writeShare: median(trials.map((t) => t.writeShare)),
@@ -89,20 +89,20 @@ function pooledP99(trials: P99Calibration[]): P99Calibration {
 export const medianPerKind = (list: PerKind[]): PerKind => perKind((kind) => median(list.map((one) => one[kind])));
 
 /**
- * One row per strategy, in the order first measured. With a strategy's `loaded` prediction (the
- * cluster's added latency measured at the rate predicted), that is the prediction; the bound and
- * tail are the model's at that added latency.
+ * One row per granularity, in the order first measured. With a granularity's `loaded` prediction
+ * (the cluster's added latency measured at the rate predicted), that is the prediction; the bound
+ * and tail are the model's at that added latency.
  */
 export function checkRows(trials: CheckTrial[], deployment: Deployment, loaded: Record<string, LoadedPrediction> = {}): CheckRow[] {
-  const strategies = [...new Set(trials.map((t) => t.strategy))];
-  return strategies.map((strategy) => {
-    const mine = trials.filter((t) => t.strategy === strategy);
-    const settled = loaded[strategy];
+  const granularities = [...new Set(trials.map((t) => t.granularity))];
+  return granularities.map((granularity) => {
+    const mine = trials.filter((t) => t.granularity === granularity);
+    const settled = loaded[granularity];
     const prediction = predict(medianCalibration(mine.map((t) => t.single)), settled ? { ...deployment, addedMs: settled.addedMs } : deployment);
     const predicted = settled?.capacity ?? prediction.capacity;
     const measured = spreadOf(mine.map((t) => t.cluster.capacity));
     return {
-      strategy,
+      granularity,
       calibrated: spreadOf(mine.map((t) => t.single.capacity)),
       predicted,
       bound: prediction.bound,
@@ -126,30 +126,30 @@ const tailText = (tail: CheckRow['tail']): string => (tail ? `${tail.op} +${Math
 /** The check as a markdown table; the report of every load test quotes the latest one. */
 export function checkTable(rows: CheckRow[]): string {
   return [
-    '| strategy | 1 node (calibration) | 3 nodes predicted | 3 nodes measured | error | halves apart (1 node / 3 nodes) | p99 tail on 3 nodes | bound |',
+    '| granularity | 1 node (calibration) | 3 nodes predicted | 3 nodes measured | error | halves apart (1 node / 3 nodes) | p99 tail on 3 nodes | bound |',
     '| --- | --- | --- | --- | --- | --- | --- | --- |',
     ...rows.map(
       (r) =>
-        `| ${r.strategy} | ${spreadText(r.calibrated)} | ${Math.round(r.predicted)} | ${spreadText(r.measured)} | ${percent(r.error)} | ` +
+        `| ${r.granularity} | ${spreadText(r.calibrated)} | ${Math.round(r.predicted)} | ${spreadText(r.measured)} | ${percent(r.error)} | ` +
         `${percent(r.halvesApart.calibrated)} / ${percent(r.halvesApart.measured)} | ${tailText(r.tail)} | ${r.bound} |`,
     ),
   ].join('\n');
 }
 
 /**
- * The check's verdict in one sentence: within the target for every strategy, or which miss it and
+ * The check's verdict in one sentence: within the target for every granularity, or which miss it and
  * whether the trials pinned the figures down well enough to tell (halves apart above the target).
  */
 export function checkVerdict(rows: CheckRow[], target = 0.2): string {
   const misses = rows.filter((r) => !(r.error <= target));
-  if (misses.length === 0) return `Within ±${percent(target)} for every strategy: yes.`;
+  if (misses.length === 0) return `Within ±${percent(target)} for every granularity: yes.`;
   const noisy = misses.filter((r) => Math.max(r.halvesApart.calibrated, r.halvesApart.measured) > target);
-  const named = misses.map((r) => `${r.strategy} ${percent(r.error)}`).join(', ');
+  const named = misses.map((r) => `${r.granularity} ${percent(r.error)}`).join(', ');
   const because =
     noisy.length > 0
-      ? ` For ${noisy.map((r) => r.strategy).join(', ')} the two halves of the trials already differ by more than that: more trials (--trials) would tell.`
+      ? ` For ${noisy.map((r) => r.granularity).join(', ')} the two halves of the trials already differ by more than that: more trials (--trials) would tell.`
       : '';
-  return `Within ±${percent(target)} for every strategy: no (${named}).${because}`;
+  return `Within ±${percent(target)} for every granularity: no (${named}).${because}`;
 }
 
 /** The order in which a trial visits the two sides: alternated, so neither is always measured first. */

@@ -1,7 +1,7 @@
 /**
- * What a strategy would do in the deployment the user runs, from what was measured here. Pure.
+ * What a granularity would do in the deployment the user runs, from what was measured here. Pure.
  *
- * Calibration (the engine-only layer on one local node): the strategy's capacity, the Elasticsearch
+ * Calibration (the engine-only layer on one local node): the granularity's capacity, the Elasticsearch
  * requests of one operation by kind, time per operation spent in Elasticsearch and in backoff at a
  * light load, the critical section.
  *
@@ -57,7 +57,7 @@ export const perKind = (value: (kind: RequestKind) => number): PerKind =>
 export const noRequests = (): PerKind => perKind(() => 0);
 
 export interface Calibration {
-  strategy: string;
+  granularity: string;
   /** Engine-only capacity on the single node, ops/s. */
   capacity: number;
   requestsPerOp: number;
@@ -111,7 +111,7 @@ export interface Deployment {
 }
 
 export interface Prediction {
-  strategy: string;
+  granularity: string;
   capacity: number;
   bound: 'functions' | 'contention' | 'serialisation' | 'p99 tail';
   /** Time of one operation in a function at a light load, ms (acquire + release + critical section + backoff). */
@@ -334,13 +334,13 @@ export function predict(calibration: Calibration, deployment: Deployment): Predi
   const tail = calibration.p99 ? p99Tail(calibration.p99, deployment) : undefined;
   const p99 = calibration.p99 ? p99Bound({ ...calibration, p99: calibration.p99 }, deployment, holdRatio) * parallelism : Number.POSITIVE_INFINITY;
   const bounds: Array<[Prediction['bound'], number]> = [
-    [calibration.strategy === 'global' ? 'serialisation' : 'contention', held],
+    [calibration.granularity === 'global' ? 'serialisation' : 'contention', held],
     ['functions', functions],
     ['p99 tail', p99],
   ];
   // The lowest bound wins; on a tie the earlier one names it.
   const [bound, value] = bounds.reduce((lowest, next) => (next[1] < lowest[1] ? next : lowest));
-  return { strategy: calibration.strategy, capacity: value, bound, operationMs, ...(tail ? { tail } : {}) };
+  return { granularity: calibration.granularity, capacity: value, bound, operationMs, ...(tail ? { tail } : {}) };
 }
 
 const ms = (value: number): string => `${value.toFixed(value < 10 ? 1 : 0)} ms`;

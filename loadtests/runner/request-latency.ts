@@ -1,7 +1,7 @@
 /**
  * How long each kind of request the engine sends takes on an Elasticsearch, at a light load: the
  * deployment model's description of a cluster (model.ts), measured without locks, so that what it
- * predicts for each strategy comes from the single node's calibration alone. Requests go one at a
+ * predicts for each granularity comes from the single node's calibration alone. Requests go one at a
  * time, writes and reads interleaved (so a slow moment falls on both), to an index with the lock
  * index's settings (one primary shard, a replica where there is a second node), which is deleted
  * afterwards.
@@ -53,7 +53,7 @@ export async function measureRequestLatency(client: SearchClient, index: string,
 /** How much longer each kind of request takes on `there` than on `here`, ms. */
 export const addedLatency = (here: PerKind, there: PerKind): PerKind => perKind((kind) => there[kind] - here[kind]);
 
-/** Requests per second of each kind: the load a strategy put on the single node at its calibration's light load. */
+/** Requests per second of each kind: the load a granularity put on the single node at its calibration's light load. */
 export type RequestRates = PerKind;
 
 /** Most requests of the background load in flight at once: a slow server is measured, not buried. */

@@ -1,5 +1,5 @@
 /**
- * The run loop: trials of every strategy on every workload, interleaved (trial 1 of each, then
+ * The run loop: trials of every granularity on every workload, interleaved (trial 1 of each, then
  * trial 2 of each...) so that a machine that slows down over the run does not favour whoever ran
  * first. Each step runs the expected rate (steady), then searches for the capacity with probes.
  * Prints progress with an estimate of the time left, measured from the probes run so far.
@@ -7,13 +7,13 @@
 
 import { formatSeconds } from '../../tools/shared/format-seconds.js';
 import { type Bracket, searchCapacity } from './capacity.js';
-import { expectedProbes, K6_RUN_OVERHEAD_S, type LoadtestConfig, plannedEngineSearchSeconds, runsEngineSearch, strategySeconds } from './config.js';
+import { expectedProbes, granularitySeconds, K6_RUN_OVERHEAD_S, type LoadtestConfig, plannedEngineSearchSeconds, runsEngineSearch } from './config.js';
+import { type RunContext, runGranularity, runProbe, warmFunctions } from './granularity-run.js';
 import { log } from './log.js';
-import { type RunContext, runProbe, runStrategy, warmFunctions } from './strategy-run.js';
-import { type StrategyResult, saturationOf } from './summary.js';
+import { type GranularityResult, saturationOf } from './summary.js';
 
 export interface RunOutcome {
-  results: StrategyResult[];
+  results: GranularityResult[];
   notes: string[];
   failures: number;
 }
@@ -47,7 +47,7 @@ class Clock {
     private readonly engineOpen: boolean,
   ) {
     this.probe = new StepTime(config.capacity.probeS + 1 + K6_RUN_OVERHEAD_S);
-    this.steady = new StepTime(strategySeconds(config.schedule) + K6_RUN_OVERHEAD_S);
+    this.steady = new StepTime(granularitySeconds(config.schedule) + K6_RUN_OVERHEAD_S);
     this.engine = new StepTime(plannedEngineSearchSeconds(config));
   }
 
@@ -80,21 +80,21 @@ class Clock {
 export async function runAll(ctx: RunContext): Promise<RunOutcome> {
   const { config, interrupt } = ctx;
   const plan = Array.from({ length: config.trials }, (_, index) => index + 1).flatMap((trial) =>
-    config.workloads.flatMap((workload) => config.strategies.map((strategy) => ({ trial, workload, strategy }))),
+    config.workloads.flatMap((workload) => config.granularities.map((granularity) => ({ trial, workload, granularity }))),
   );
   const outcome: RunOutcome = { results: [], notes: [], failures: 0 };
   const brackets = new Map<string, Bracket>();
   const clock = new Clock(config, ctx.engine !== undefined);
   for (const [index, step] of plan.entries()) {
     if (interrupt.interrupted) break;
-    const { trial, workload, strategy } = step;
+    const { trial, workload, granularity } = step;
     const later = plan.slice(index + 1);
     // One line per step's expected-rate run (after it): where it is in the plan, its figures, what is left.
     const where = `[${index + 1}/${plan.length}]${config.workloads.length > 1 ? ` ${workload.name}` : ''}${config.trials > 1 ? ` trial ${trial}/${config.trials}` : ''}`;
     const warm = await warmFunctions(ctx);
     if (interrupt.interrupted) break;
     const steadyStarted = Date.now();
-    const run = await runStrategy(ctx, workload, strategy, trial);
+    const run = await runGranularity(ctx, workload, granularity, trial);
     clock.steady.took((Date.now() - steadyStarted) / 1000);
     const left = clock.left(later, run.result && config.capacity.enabled ? clock.probesFor(config, trial) : 0, config, clock.engineSearchIn(config, trial));
     log(`${where} ${[...run.figures, ...(warm ? [warm] : [])].join('; ')} (${left})`);
@@ -108,15 +108,15 @@ export async function runAll(ctx: RunContext): Promise<RunOutcome> {
     outcome.results.push(result);
     if (!config.capacity.enabled || result.safety?.ok === false) continue;
 
-    const key = `${workload.name}/${strategy}`;
-    const stages: StrategyResult['ramp'] = [];
+    const key = `${workload.name}/${granularity}`;
+    const stages: GranularityResult['ramp'] = [];
     let unsafe = false;
     let probesRun = 0;
     const search = await searchCapacity(
       async (rate) => {
         if (interrupt.interrupted || unsafe) throw new SearchStopped();
         const started = Date.now();
-        const probe = await runProbe(ctx, workload, strategy, trial, rate);
+        const probe = await runProbe(ctx, workload, granularity, trial, rate);
         clock.probe.took((Date.now() - started) / 1000);
         probesRun++;
         stages.push(probe.stage);
@@ -129,7 +129,7 @@ export async function runAll(ctx: RunContext): Promise<RunOutcome> {
         }
         const { verdict } = probe;
         log(
-          `${where} [${strategy}] probe ${rate} ops/s: ${verdict.good ? 'met the objective' : `missed it (${verdict.reasons.join(', ')})`}; ` +
+          `${where} [${granularity}] probe ${rate} ops/s: ${verdict.good ? 'met the objective' : `missed it (${verdict.reasons.join(', ')})`}; ` +
             `goodput ${verdict.goodputRate.toFixed(1)}, acquire p99 ${Math.round(verdict.acquireP99)} ms ` +
             `(${clock.left(later, Math.max(0, clock.probesFor(config, trial) - probesRun), config, clock.engineSearchIn(config, trial))})`,
         );
@@ -154,13 +154,13 @@ export async function runAll(ctx: RunContext): Promise<RunOutcome> {
     if (!brackets.has(key)) brackets.set(key, { good: search.capacity, bad: search.failedAt });
     // The search's conclusion, and the engine-only search's when it runs: one line.
     let capacityLine =
-      `${where} [${strategy}] capacity ${search.capacity} ops/s` +
+      `${where} [${granularity}] capacity ${search.capacity} ops/s` +
       (search.failedAt !== null ? `, missed the objective at ${search.failedAt} ops/s` : ', the search maximum') +
       (search.truncated ? ' (stopped at the probe limit)' : '') +
       ` after ${search.probes.length} probe(s)`;
     if (ctx.engine && clock.engineSearchIn(config, trial) && !interrupt.interrupted) {
       const engineStarted = Date.now();
-      const engine = await ctx.engine.searchCapacity(workload, strategy, trial, {
+      const engine = await ctx.engine.searchCapacity(workload, granularity, trial, {
         probeS: config.engine.probeS,
         objective: config.capacity.objective,
         search: config.capacity.search,

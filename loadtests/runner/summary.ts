@@ -1,10 +1,10 @@
 /**
- * The numbers of one strategy run, read from the k6 summary (handleSummary's JSON, or k6's own
+ * The numbers of one granularity run, read from the k6 summary (handleSummary's JSON, or k6's own
  * --summary-export) and the safety check: per-stage goodput, latency and conflicts, and where it saturates.
  */
 import { readFileSync } from 'node:fs';
 import { OBJECTIVE_METRICS } from '../shared/objective.js';
-import { OP_KINDS, type OpKind, type Strategy } from '../shared/workload.js';
+import { type Granularity, OP_KINDS, type OpKind } from '../shared/workload.js';
 import type { CapacityResult } from './capacity.js';
 import type { Calibration } from './model.js';
 
@@ -85,10 +85,10 @@ export interface SafetySummary {
   phantomCount?: number;
 }
 
-export interface StrategyResult {
+export interface GranularityResult {
   workload: string;
-  strategy: Strategy;
-  /** 1-based trial number (trials of all strategies are interleaved). */
+  granularity: Granularity;
+  /** 1-based trial number (trials of all granularities are interleaved). */
   trial: number;
   /** The steady phase: the expected rate (--rate). */
   steady: StageStats & { dropped: number; durationS: number };
@@ -109,7 +109,7 @@ export interface StrategyResult {
   thresholdsOk: boolean;
   /** Thresholds that fail a run (errors, failed requests, checks), as `metric: expression`. */
   failedThresholds: string[];
-  /** The objective's thresholds that failed (shared/objective.ts): the rate was beyond what the strategy sustains. */
+  /** The objective's thresholds that failed (shared/objective.ts): the rate was beyond what the granularity sustains. */
   missedObjective: string[];
   k6ExitCode: number | null;
   safety: SafetySummary | null;
@@ -194,13 +194,13 @@ export function saturationOf(levels: StageStats[]): Saturation {
 export function extractResult(args: {
   summary: K6Summary;
   workload: string;
-  strategy: Strategy;
+  granularity: Granularity;
   trial?: number;
   steady: { rate: number; durationS: number };
   ramp: { levels: number[]; stepS: number; transitionS: number };
   k6ExitCode: number | null;
   safety: SafetySummary | null;
-}): StrategyResult {
+}): GranularityResult {
   const { summary } = args;
   const steady = {
     ...stage(summary, 'steady', args.steady.rate, args.steady.durationS),
@@ -218,7 +218,7 @@ export function extractResult(args: {
         acquireP95: value(summary, `acquire_latency{stage:steady,op:${op}}`, 'p(95)'),
       },
     ]),
-  ) as StrategyResult['perOp'];
+  ) as GranularityResult['perOp'];
   const failedThresholds: string[] = [];
   const missedObjective: string[] = [];
   for (const [name, metric] of Object.entries(summary.metrics)) {
@@ -228,7 +228,7 @@ export function extractResult(args: {
   }
   return {
     workload: args.workload,
-    strategy: args.strategy,
+    granularity: args.granularity,
     trial: args.trial ?? 1,
     steady,
     capacity: null,

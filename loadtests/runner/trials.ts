@@ -1,10 +1,10 @@
 /**
- * Repeated trials of one strategy on one workload, summed up as spreads (median and range) of the
- * figures the verdict uses. Two strategies are told apart on a figure only when their ranges do
+ * Repeated trials of one granularity on one workload, summed up as spreads (median and range) of the
+ * figures the verdict uses. Two granularities are told apart on a figure only when their ranges do
  * not overlap; otherwise the difference is within this machine's noise.
  */
-import type { Strategy } from '../shared/workload.js';
-import type { StrategyResult } from './summary.js';
+import type { Granularity } from '../shared/workload.js';
+import type { GranularityResult } from './summary.js';
 
 export interface Spread {
   median: number;
@@ -25,10 +25,10 @@ export function spreadOf(values: number[]): Spread {
 /** The ranges share a point: the trials do not separate the two. */
 export const overlaps = (a: Spread, b: Spread): boolean => a.min <= b.max && b.min <= a.max;
 
-export interface StrategyTrials {
+export interface GranularityTrials {
   workload: string;
-  strategy: Strategy;
-  trials: StrategyResult[];
+  granularity: Granularity;
+  trials: GranularityResult[];
   /** Highest offered rate that met the objective, ops/s. */
   capacity: Spread;
   /** Lowest rate that failed it, per trial (null: never failed up to the search's maximum). */
@@ -47,17 +47,17 @@ export interface StrategyTrials {
   phantoms: number;
 }
 
-/** Groups per-trial results by strategy (one workload's results), in the order first measured. */
-export function groupTrials(results: StrategyResult[]): StrategyTrials[] {
-  const order: Strategy[] = [];
-  for (const r of results) if (!order.includes(r.strategy)) order.push(r.strategy);
-  return order.map((strategy) => {
-    const trials = results.filter((r) => r.strategy === strategy).sort((a, b) => a.trial - b.trial);
-    const of = (pick: (r: StrategyResult) => number) => spreadOf(trials.map(pick));
+/** Groups per-trial results by granularity (one workload's results), in the order first measured. */
+export function groupTrials(results: GranularityResult[]): GranularityTrials[] {
+  const order: Granularity[] = [];
+  for (const r of results) if (!order.includes(r.granularity)) order.push(r.granularity);
+  return order.map((granularity) => {
+    const trials = results.filter((r) => r.granularity === granularity).sort((a, b) => a.trial - b.trial);
+    const of = (pick: (r: GranularityResult) => number) => spreadOf(trials.map(pick));
     const checked = trials.filter((r) => r.safety !== null);
     return {
       workload: trials[0]!.workload,
-      strategy,
+      granularity,
       trials,
       capacity: of((r) => r.capacity?.capacity ?? 0),
       failedAt: trials.map((r) => r.capacity?.failedAt ?? null),

@@ -4,7 +4,7 @@
  * few hundred operations per second, so the run measures the locks rather than the harness.
  */
 import type { Objective } from './objective.ts';
-import type { K6RunConfig, RetryPolicy, Strategy, WorkloadConfig } from './workload.ts';
+import type { Granularity, K6RunConfig, RetryPolicy, WorkloadConfig } from './workload.ts';
 
 export function defaultWorkload(): WorkloadConfig {
   return {
@@ -37,14 +37,14 @@ export function defaultSchedule(): Schedule {
     ramp: { levels: [], stepS: 8, transitionS: 0 },
     // Each VU has at most one request in flight. The local stack serves the handlers in process
     // (scripts/stack.ts `inProcess`), so 100 VUs cost little; past the ceiling k6 drops iterations
-    // (reported), which is how an overloaded strategy shows. With LOADTEST_LAMBDA_WORKERS=1 (a worker
+    // (reported), which is how an overloaded granularity shows. With LOADTEST_LAMBDA_WORKERS=1 (a worker
     // started per concurrent request, seconds of CPU each here) use --max-vus 40 or less.
     vus: { preAllocated: 20, max: 100 },
     gracefulStopS: 4,
   };
 }
 
-/** A few seconds per strategy: proves the kit works end to end (used by CI). */
+/** A few seconds per granularity: proves the kit works end to end (used by CI). */
 export function smokeSchedule(): Schedule {
   return {
     steady: { rate: 10, durationS: 3 },
@@ -59,7 +59,7 @@ export const RAMP_PAUSE_S = 2;
 
 export function runConfig(args: {
   runId: string;
-  strategy: Strategy;
+  granularity: Granularity;
   namespace: string;
   workload: WorkloadConfig;
   schedule: Schedule;
@@ -70,7 +70,7 @@ export function runConfig(args: {
   const { schedule } = args;
   return {
     runId: args.runId,
-    strategy: args.strategy,
+    granularity: args.granularity,
     namespace: args.namespace,
     workload: args.workload,
     steady: schedule.steady,

@@ -3,7 +3,7 @@
  * the HTTP API (k6/locks.ts), the engine driver through a LockEngine in the Node process
  * (runner/engine/probe.ts). Each side hands it an IterationDriver (lock-driver.ts).
  *
- *   draw     the next operation (a replayed trace's by its number), and the strategy's lock for it;
+ *   draw     the next operation (a replayed trace's by its number), and the granularity's lock for it;
  *   acquire  retrying a busy (409, contention 503) or unavailable (503) answer with the one backoff,
  *            at least the server's retryAfterMs, until the retry budget: then a busy lock is "gave up"
  *            (contention, as a real client reports "try later"), an unavailable store an error;
@@ -16,7 +16,7 @@
  */
 import { backoffDelayMs, retryDelayMs } from './backoff.ts';
 import type { Grant, IterationDriver, IterationEnd, OpTags, ReleaseAnswer } from './lock-driver.ts';
-import { type HoldRecord, lockPlan, type OperationSource, type RetryPolicy, type Strategy } from './workload.ts';
+import { type Granularity, type HoldRecord, lockPlan, type OperationSource, type RetryPolicy } from './workload.ts';
 
 /** Release attempts after the critical section: 100 ms doubling to 3.2 s between them, about 6 s in all. */
 export const RELEASE_ATTEMPTS = 6;
@@ -24,7 +24,7 @@ export const RELEASE_BACKOFF = { baseMs: 100, maxMs: 3200 };
 
 /** What every iteration of a run shares. */
 export interface IterationPlan {
-  strategy: Strategy;
+  granularity: Granularity;
   namespace: string;
   ttlMs: number;
   retry: RetryPolicy;
@@ -37,7 +37,7 @@ export interface IterationStart {
   /** Its number in the run: picks a replayed trace's operation. */
   index: number;
   stage: string;
-  /** The lock owner (k6: `<runId>-<strategy>-vu<n>`). */
+  /** The lock owner (k6: `<runId>-<granularity>-vu<n>`). */
   owner: string;
   /** Sent with the acquire: retries of one operation are one request to the service. */
   requestId: string;
@@ -46,7 +46,7 @@ export interface IterationStart {
 export async function runIteration(driver: IterationDriver, plan: IterationPlan, start: IterationStart): Promise<IterationEnd> {
   const { locks, metrics } = driver;
   const op = plan.operations.next(driver.random, start.index);
-  const lock = lockPlan(plan.strategy, op);
+  const lock = lockPlan(plan.granularity, op);
   const tags: OpTags = { stage: start.stage, op: op.kind };
   const ended = (end: IterationEnd): IterationEnd => {
     metrics.ended(end, tags);
@@ -107,7 +107,7 @@ export async function runIteration(driver: IterationDriver, plan: IterationPlan,
     release = await releaseWithRetries(driver, grant.leaseToken, tags);
     releaseMs = driver.now() - heldUntil;
     const record: HoldRecord = {
-      strategy: plan.strategy,
+      granularity: plan.granularity,
       namespace: plan.namespace,
       op: op.kind,
       mode: lock.mode,

@@ -8,11 +8,11 @@ export interface SummaryMetrics {
   metrics: Record<string, { values: Record<string, number> } | undefined>;
 }
 
-export function summaryLine(strategy: string, steady: { rate: number; durationS: number }, data: SummaryMetrics): string {
+export function summaryLine(granularity: string, steady: { rate: number; durationS: number }, data: SummaryMetrics): string {
   const count = (name: string): number => data.metrics[name]?.values.count ?? 0;
   const trend = (name: string, stat: string): string => (data.metrics[name]?.values[stat] ?? 0).toFixed(1);
   return (
-    `[${strategy}] steady ${steady.rate}/s for ${steady.durationS}s: goodput ${count('goodput{stage:steady}')}` +
+    `[${granularity}] steady ${steady.rate}/s for ${steady.durationS}s: goodput ${count('goodput{stage:steady}')}` +
     ` of ${count('ops_offered{stage:steady}')} offered, acquire p50/p95/p99 ${trend('acquire_latency{stage:steady}', 'med')}/` +
     `${trend('acquire_latency{stage:steady}', 'p(95)')}/${trend('acquire_latency{stage:steady}', 'p(99)')} ms,` +
     ` conflicts ${count('conflicts{stage:steady}')}, retries ${count('retries{stage:steady}')},` +

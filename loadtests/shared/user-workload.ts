@@ -43,7 +43,7 @@ const parentOf = (path: string): string => path.slice(0, path.lastIndexOf('/'));
 /**
  * The tree a set of paths makes: every path that is no other path's ancestor is a file; every
  * ancestor of a file (but the root) is a directory. Throws a readable error when a directory is too
- * big for a document-strategy rename (it locks every file below in one request).
+ * big for a rename under document locks (it locks every file below in one request).
  */
 export function treeFromPaths(paths: readonly string[], directories: readonly string[] = []): Tree {
   const unique = [...new Set(paths)].sort();
@@ -62,7 +62,7 @@ export function treeFromPaths(paths: readonly string[], directories: readonly st
   const largest = dirs.reduce<DirNode | undefined>((big, dir) => (!big || dir.files.length > big.files.length ? dir : big), undefined);
   if (largest && largest.files.length >= MAX_IDS_PER_REQUEST) {
     throw new Error(
-      `directory ${largest.path} has ${largest.files.length} files below it; a rename under the document strategy locks ` +
+      `directory ${largest.path} has ${largest.files.length} files below it; a rename under the document granularity locks ` +
         `fewer than ${MAX_IDS_PER_REQUEST} ids per request: use a subtree or a sample of the paths`,
     );
   }

@@ -4,17 +4,14 @@
  *
  * A file-system tree is generated deterministically from its shape and seed; operations (read a
  * file, edit a file, rename a directory) pick their targets with a configurable skew; each lock
- * strategy turns an operation into its own lock request.
+ * granularity turns an operation into its own lock request.
  */
 import type { Granularity, LockMode } from '../../packages/client/src/wire.ts';
 import { seededRandom } from '../../tools/shared/seeded-random.ts';
 import type { Objective } from './objective.ts';
 
-export type { LockMode } from '../../packages/client/src/wire.ts';
-
-/** A lock strategy is a granularity of the service's. */
-export type Strategy = Granularity;
-export const STRATEGIES: readonly Strategy[] = ['global', 'document', 'tree'];
+// The service's granularities, as the product lists them: the kit measures each one it has.
+export { GRANULARITY_NAMES, type Granularity, type LockMode } from '../../packages/client/src/wire.ts';
 export type OpKind = 'read' | 'edit' | 'rename' | 'create' | 'delete';
 export const OP_KINDS: readonly OpKind[] = ['read', 'edit', 'rename', 'create', 'delete'];
 
@@ -80,7 +77,7 @@ export interface RetryPolicy {
 /** Everything one k6 invocation needs (passed as JSON in the LT_CONFIG environment variable). */
 export interface K6RunConfig {
   runId: string;
-  strategy: Strategy;
+  granularity: Granularity;
   namespace: string;
   workload: WorkloadConfig;
   steady: { rate: number; durationS: number };
@@ -119,7 +116,7 @@ export interface Operation {
 }
 
 export interface LockPlan {
-  granularity: Strategy;
+  granularity: Granularity;
   mode: LockMode;
   ids?: string[];
   path?: string;
@@ -228,7 +225,7 @@ export function validateWorkload(workload: WorkloadConfig): string[] {
     const stats = treeStats(tree);
     if (stats.largestDirFiles >= MAX_IDS_PER_REQUEST) {
       problems.push(
-        `the largest directory holds ${stats.largestDirFiles} files; a rename under the document strategy must lock ` +
+        `the largest directory holds ${stats.largestDirFiles} files; a rename under the document granularity must lock ` +
           `fewer than ${MAX_IDS_PER_REQUEST} ids: shrink depth, fanout or filesPerDir`,
       );
     }
@@ -368,10 +365,10 @@ export function operationSource(workload: WorkloadConfig, user: { tree?: Tree; s
   };
 }
 
-/** How a strategy locks an operation. */
-export function lockPlan(strategy: Strategy, op: Operation): LockPlan {
+/** How a granularity locks an operation. */
+export function lockPlan(granularity: Granularity, op: Operation): LockPlan {
   const mode: LockMode = op.kind === 'read' ? 'shared' : 'exclusive';
-  switch (strategy) {
+  switch (granularity) {
     case 'global':
       return { granularity: 'global', mode, keys: ['*'] };
     case 'document':
@@ -420,14 +417,14 @@ export function stageTag(level: number | 'steady' | undefined): string {
  */
 export const NAMESPACES_PER_RUN = 1;
 
-/** Lock namespace of one run of one strategy (matches /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/). */
-export function namespaceFor(strategy: Strategy, runId: string, workloadName: string): string {
-  return `lt-${strategy}-${runId}-${workloadName}`.replace(/[^A-Za-z0-9._:-]/g, '-').slice(0, 64);
+/** Lock namespace of one run of one granularity (matches /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/). */
+export function namespaceFor(granularity: Granularity, runId: string, workloadName: string): string {
+  return `lt-${granularity}-${runId}-${workloadName}`.replace(/[^A-Za-z0-9._:-]/g, '-').slice(0, 64);
 }
 
 /** One critical section, as logged by k6 (prefixed with HOLD_MARKER) and read by the safety checker. */
 export interface HoldRecord {
-  strategy: Strategy;
+  granularity: Granularity;
   namespace: string;
   op: OpKind;
   mode: LockMode;

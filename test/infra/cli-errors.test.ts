@@ -87,6 +87,7 @@ const HELP_CASES = [
   ['scripts/dev.ts'],
   ['loadtests/runner/commands/k6-install.ts'],
   ['loadtests/runner/commands/loadtest-model.ts'],
+  ['loadtests/runner/commands/signing-overhead.ts'],
 ] as const;
 
 /** Runs `cases` in one spawned process (test/support/command-batch.ts), each in a new user's environment (USER_SETTINGS) with its `env` on top. */
@@ -152,6 +153,16 @@ describe('usage mistakes: one line naming the flag and the rule, exit 2', () => 
       script: 'loadtests/runner/commands/loadtest-model.ts',
       args: ['--trials', '2.5'],
       says: /^error: --trials: must be a whole number from 1 to 20 \(got "2.5"\)/,
+    },
+    {
+      script: 'loadtests/runner/commands/loadtest-model.ts',
+      args: ['--granularities', 'tree,,global'],
+      says: /^error: --granularities: an empty item in "tree,,global": expected granularity names separated by commas \(global, document, tree\)/,
+    },
+    {
+      script: 'loadtests/runner/commands/loadtest-model.ts',
+      args: ['--strategies', 'row'],
+      says: /^error: --strategies: unknown granularity "row" \(global, document, tree\)/,
     },
     { script: 'bench/engine.ts', args: ['--bogus'], says: /^error: --bogus: unknown flag/ },
     { script: 'bench/engine.ts', args: [], env: { BENCH_ROUNDS: '0' }, says: /^error: BENCH_ROUNDS: must be a whole number >= 1 \(got "0"\)/ },

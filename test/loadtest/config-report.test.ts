@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCli, parseMix, parseSkew, renameSweep } from '../../loadtests/runner/cli.js';
-import { defaultConfig, plannedSeconds, strategySeconds } from '../../loadtests/runner/config.js';
+import { defaultConfig, granularitySeconds, plannedSeconds } from '../../loadtests/runner/config.js';
 import { ConfigError } from '../../loadtests/runner/config-error.js';
 import { parseGoVersion } from '../../loadtests/runner/k6-binary.js';
 import { dashboardEnv } from '../../loadtests/runner/k6-process.js';
@@ -12,8 +12,8 @@ import { renderHtml } from '../../loadtests/runner/render/html.js';
 import { renderMarkdown } from '../../loadtests/runner/render/markdown.js';
 import { crossWorkloadNote, flipPoints, recommend } from '../../loadtests/runner/render/recommendation.js';
 import { capacityChart, goodputChart } from '../../loadtests/runner/render/result-charts.js';
-import { extractResult, type K6Summary, normalizeK6Summary, type StrategyResult, saturationOf } from '../../loadtests/runner/summary.js';
-import type { Strategy } from '../../loadtests/shared/workload.js';
+import { extractResult, type GranularityResult, type K6Summary, normalizeK6Summary, saturationOf } from '../../loadtests/runner/summary.js';
+import type { Granularity } from '../../loadtests/shared/workload.js';
 import { UsageError } from '../../tools/cli/flags.js';
 
 describe('config', () => {
@@ -52,7 +52,7 @@ describe('config', () => {
       }),
     );
     const { config } = parseCli(['--config', file, '--rate', '55', '--skew', 'zipf:1.3', '--levels', '10,30']);
-    expect(config.strategies).toEqual(['global', 'tree']);
+    expect(config.granularities).toEqual(['global', 'tree']);
     expect(config.workloads.map((w) => [w.name, w.mix.rename, w.criticalSectionMs])).toEqual([
       ['light', 1, 5],
       ['renames', 30, 5],
@@ -65,15 +65,31 @@ describe('config', () => {
     const smoke = parseCli(['--smoke', '--target', 'http://example.test:3000/']).config;
     expect(smoke.smoke).toBe(true);
     expect(smoke.target).toBe('http://example.test:3000');
-    expect(strategySeconds(smoke.schedule)).toBeLessThanOrEqual(15);
+    expect(granularitySeconds(smoke.schedule)).toBeLessThanOrEqual(15);
   });
 
   it('rejects bad input with readable messages', () => {
-    expect(() => parseCli(['--strategies', 'global,row'])).toThrow(/unknown strategy "row"/);
+    expect(() => parseCli(['--strategies', 'global,row'])).toThrow(/unknown granularity "row"/);
     expect(() => parseCli(['--levels', '50,20'])).toThrow(/ramp levels must increase/);
     expect(() => parseCli(['--depth', '5', '--fanout', '4', '--files', '10'])).toThrow(ConfigError);
     expect(() => parseCli(['--mix', 'lots'])).toThrow(/--mix/);
     expect(() => parseCli(['--bogus'])).toThrow();
+  });
+
+  it('--granularities, or --strategies, picks the granularities; the config file takes either key, never both', () => {
+    expect(parseCli(['--granularities', 'tree,document']).config.granularities).toEqual(['tree', 'document']);
+    expect(parseCli(['--strategies', 'global']).config.granularities).toEqual(['global']);
+    expect(() => parseCli(['--granularities', 'tree', '--strategies', 'global'])).toThrow(/^--granularities and --strategies: two names of one flag/);
+    expect(() => parseCli(['--granularities', 'tree,'])).toThrow(
+      /^--granularities: an empty item in "tree,": expected granularity names separated by commas \(global, document, tree\)/,
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'lt-config-'));
+    const file = (name: string, json: unknown): string => {
+      writeFileSync(join(dir, name), JSON.stringify(json));
+      return join(dir, name);
+    };
+    expect(parseCli(['--config', file('new.json', { granularities: ['document'] })]).config.granularities).toEqual(['document']);
+    expect(() => parseCli(['--config', file('both.json', { granularities: ['document'], strategies: ['tree'] })])).toThrow(/two names of one setting/);
   });
 
   it('--store picks the lock store; any other value is a usage mistake naming the flag and the rule', () => {
@@ -114,7 +130,7 @@ describe('config', () => {
   });
 });
 
-/** A k6 summary as handleSummary writes it, for one strategy. */
+/** A k6 summary as handleSummary writes it, for one granularity. */
 function summary(steady: { goodput: number; offered: number; p95: number; conflicts?: number }, ramp: Record<number, number>, errorsRate = 0): K6Summary {
   const metrics: K6Summary['metrics'] = {
     'goodput{stage:steady}': { values: { count: steady.goodput } },
@@ -132,11 +148,11 @@ function summary(steady: { goodput: number; offered: number; p95: number; confli
   return { metrics };
 }
 
-function result(strategy: Strategy, s: K6Summary): StrategyResult {
+function result(granularity: Granularity, s: K6Summary): GranularityResult {
   return extractResult({
     summary: s,
     workload: 'default',
-    strategy,
+    granularity,
     steady: { rate: 40, durationS: 20 },
     ramp: { levels: [20, 40, 80], stepS: 5, transitionS: 0 },
     k6ExitCode: 0,
@@ -185,7 +201,7 @@ describe('report', () => {
     const extracted = extractResult({
       summary: normalized,
       workload: 'default',
-      strategy: 'tree',
+      granularity: 'tree',
       steady: { rate: 10, durationS: 3 },
       ramp: { levels: [], stepS: 5, transitionS: 0 },
       k6ExitCode: 99,
@@ -215,9 +231,9 @@ describe('report', () => {
     expect(dashboardEnv('x.html', 3600).K6_WEB_DASHBOARD_PERIOD).toBe('10s');
   });
 
-  /** One trial of a strategy whose capacity search ended between `capacity` and `failedAt`. */
-  function trial(strategy: Strategy, n: number, capacity: number, p95: number, errorsRate = 0): StrategyResult {
-    const base = result(strategy, summary({ goodput: 800, offered: 800, p95 }, { 20: 20, 40: 40, 80: 80 }, errorsRate));
+  /** One trial of a granularity whose capacity search ended between `capacity` and `failedAt`. */
+  function trial(granularity: Granularity, n: number, capacity: number, p95: number, errorsRate = 0): GranularityResult {
+    const base = result(granularity, summary({ goodput: 800, offered: 800, p95 }, { 20: 20, 40: 40, 80: 80 }, errorsRate));
     const failedAt = Math.round(capacity * 1.05);
     const probe = (rate: number, good: boolean) => ({
       rate,
@@ -231,7 +247,7 @@ describe('report', () => {
     });
     return { ...base, trial: n, capacity: { capacity, failedAt, probes: [probe(capacity, true), probe(failedAt, false)], truncated: false } };
   }
-  const trials = (strategy: Strategy, capacities: number[], p95s: number[]) => capacities.map((c, i) => trial(strategy, i + 1, c, p95s[i]!));
+  const trials = (granularity: Granularity, capacities: number[], p95s: number[]) => capacities.map((c, i) => trial(granularity, i + 1, c, p95s[i]!));
 
   it('recommends by capacity when the ranges over trials do not overlap, with median, range and ratio', () => {
     const rec = recommend(
@@ -270,7 +286,7 @@ describe('report', () => {
     expect(rec.headline).toMatch(/one trial, so no error bars/);
   });
 
-  it('never recommends an unsafe or failing strategy', () => {
+  it('never recommends an unsafe or failing granularity', () => {
     const unsafe = trials('document', [300, 310, 305], [5, 5, 5]).map((r, i) =>
       i === 1 ? { ...r, safety: { ok: false, holds: 10, violationCount: 2, warningCount: 0 } } : r,
     );
@@ -284,8 +300,8 @@ describe('report', () => {
 
   it('says where the winner flips across workloads that differ in renames, by interpolating the capacity ratio', () => {
     const workloads = renameSweep(workload, [2, 10, 30]);
-    const at = (w: number, strategy: Strategy, capacities: number[]) =>
-      trials(strategy, capacities, [10, 10, 10]).map((r) => ({ ...r, workload: workloads[w]!.name }));
+    const at = (w: number, granularity: Granularity, capacities: number[]) =>
+      trials(granularity, capacities, [10, 10, 10]).map((r) => ({ ...r, workload: workloads[w]!.name }));
     const entries = [
       { workload: workloads[0]!, results: [...at(0, 'document', [195, 200, 205]), ...at(0, 'tree', [115, 120, 125])] },
       { workload: workloads[1]!, results: [...at(1, 'document', [145, 150, 155]), ...at(1, 'tree', [115, 120, 125])] },
@@ -303,7 +319,7 @@ describe('report', () => {
     expect(() => parseCli(['--renames', '5'])).toThrow(/--renames: expected two or more different percentages/);
   });
 
-  it('puts correctness first: a strategy whose locks let work under a directory being renamed is not ranked, however fast', () => {
+  it('puts correctness first: a granularity whose locks let work under a directory being renamed is not ranked, however fast', () => {
     const phantom = trials('document', [300, 310, 305], [5, 5, 5]).map((r) => ({ ...r, safety: { ...r.safety!, phantomCount: 4 } }));
     const rec = recommend(workload, [...phantom, ...trials('tree', [100, 110, 105], [15, 16, 15])], 40);
     expect(rec.winner).toBe('tree');
@@ -319,14 +335,14 @@ describe('report', () => {
     expect(svg).not.toContain('class="warning"');
   });
 
-  it('marks a strategy unsafe for the workload on the capacity chart, so its bar is not read as the pick', () => {
+  it('marks a granularity unsafe for the workload on the capacity chart, so its bar is not read as the pick', () => {
     const withPhantoms = trials('document', [150, 160, 170], [12, 14, 13]).map((r) => ({ ...r, safety: { ...r.safety!, phantomCount: 4 } }));
     const svg = capacityChart(workload, [...withPhantoms, ...trials('tree', [100, 110, 105], [15, 16, 15])]);
     expect(svg!.match(/class="warning"/g)).toHaveLength(1);
     expect(svg).toContain('unsafe: 12 semantic conflict(s)');
   });
 
-  it('renders markdown, HTML and the charts naming every strategy, with medians, ranges and the probes', () => {
+  it('renders markdown, HTML and the charts naming every granularity, with medians, ranges and the probes', () => {
     const measured = [
       ...trials('global', [20, 22, 21], [900, 950, 920]).map((r) => ({ ...r, k6Dashboard: `k6-dashboard-default-global-t${r.trial}.html` })),
       ...trials('document', [160, 170, 165], [12, 13, 12]),
@@ -352,12 +368,12 @@ describe('report', () => {
     expect(renderMarkdown({ ...input, info: { ...input.info, server: undefined } }, { goodput: 'g.svg' })).toContain(
       '- lock store: not known here (--target without ES_URL or OPENSEARCH_URL)',
     );
-    for (const strategy of ['global', 'document', 'tree']) expect(markdown).toMatch(new RegExp(`\\| ${strategy} \\|`));
+    for (const granularity of ['global', 'document', 'tree']) expect(markdown).toMatch(new RegExp(`\\| ${granularity} \\|`));
     expect(markdown).toContain('![goodput against offered load](goodput.svg)');
-    expect(markdown).toContain('![capacity per strategy, with the range over trials](capacity.svg)');
+    expect(markdown).toContain('![capacity per granularity, with the range over trials](capacity.svg)');
     expect(markdown).toContain('| document | 165 (160-170) |');
     expect(markdown).toContain('| document | 2 | 179 | 143.2 | 400 | missed: p99 |');
-    expect(markdown).toContain('`k6-dashboard-<workload>-<strategy>[-t<trial>].html`');
+    expect(markdown).toContain('`k6-dashboard-<workload>-<granularity>[-t<trial>].html`');
     expect(markdown).toContain('`k6-...log` (what k6 printed');
     const html = renderHtml(input);
     expect(html.match(/<svg /g)).toHaveLength(4);

@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 const options = (overrides: Partial<EngineDriverOptions> = {}): EngineDriverOptions => ({
-  ...engineDriverOptions(defaultConfig(), { target, strategy: 'tree', workload: defaultWorkload(), runId: `test${process.pid}`, probeS: 1 }),
+  ...engineDriverOptions(defaultConfig(), { target, granularity: 'tree', workload: defaultWorkload(), runId: `test${process.pid}`, probeS: 1 }),
   ...overrides,
 });
 
@@ -64,7 +64,7 @@ describe('the engine driver', () => {
     expect(run.safety.ok).toBe(true);
     expect(run.safety.holds).toBe(run.stage.goodput);
     expect(run.leftoverLocks).toBe(0);
-    // The namespace is emptied after the probe (the tree strategy's ancestor markers too).
+    // The namespace is emptied after the probe (the tree granularity's ancestor markers too).
     await target.client.indices.refresh({ index: target.index });
     expect((await target.client.count({ index: target.index, query: { term: { namespace: run.namespace } } })).count).toBe(0);
     // Every operation acquires and releases: at least two requests each.
@@ -86,7 +86,7 @@ describe('the engine driver', () => {
   it('its hold log is what the checker reads: forged overlapping holds are found', async () => {
     // Every operation an exclusive edit under the global lock: any two holds conflict.
     const workload = { ...defaultWorkload(), mix: { read: 0, edit: 100, rename: 0 } };
-    const run = await driveEngine(options({ strategy: 'global', workload }), 10);
+    const run = await driveEngine(options({ granularity: 'global', workload }), 10);
     expect(run.safety.ok).toBe(true);
     const holds = parseHoldLog(run.holdLines.join('\n')).holds;
     expect(holds.length).toBeGreaterThanOrEqual(2);
@@ -110,7 +110,7 @@ describe('the engine driver', () => {
   });
 
   it('feeds the same capacity search as the HTTP layer, each probe in a namespace of its own', async () => {
-    const result = await searchEngineCapacity(options({ strategy: 'document' }), { ...DEFAULT_SEARCH, startRate: 10, maxProbes: 2 });
+    const result = await searchEngineCapacity(options({ granularity: 'document' }), { ...DEFAULT_SEARCH, startRate: 10, maxProbes: 2 });
     expect(result.search.capacity).toBeGreaterThan(0);
     expect(result.search.probes).toHaveLength(2);
     expect(result.runs).toHaveLength(2);
@@ -157,7 +157,7 @@ describe('npm run loadtest:engine at its edge', () => {
   it('an unknown flag or a bad value is one line and exit 2; --help is the usage and exit 0; no Elasticsearch is exit 1', () => {
     for (const [args, says] of [
       [['--bogus'], /^error: --bogus: unknown flag \(see --help\)$/],
-      [['--strategies', 'doc'], /^error: --strategies: unknown strategy "doc"/],
+      [['--strategies', 'doc'], /^error: --strategies: unknown granularity "doc"/],
       [['--trials', '0'], /^error: --trials: must be a whole number from 1 to 20 \(got "0"\)/],
     ] as const) {
       const run = command([...args]);

@@ -57,7 +57,7 @@ function harness(script: { acquire: AcquireAnswer[]; release?: ReleaseAnswer[]; 
 }
 
 const plan = (op: Operation, overrides: Partial<IterationPlan> = {}): IterationPlan => ({
-  strategy: 'document',
+  granularity: 'document',
   namespace: 'ns',
   ttlMs: 15_000,
   retry: { budgetMs: 3000, baseDelayMs: 10, maxDelayMs: 200, honourRetryAfter: true },
@@ -68,7 +68,7 @@ const plan = (op: Operation, overrides: Partial<IterationPlan> = {}): IterationP
 const start = { index: 7, stage: 'steady', owner: 'run-document-vu1', requestId: 'run-document-vu1-steady-7' };
 
 describe('the one iteration', () => {
-  it("asks for the strategy's lock, holds it for the critical section, releases it and records the hold", async () => {
+  it("asks for the granularity's lock, holds it for the critical section, releases it and records the hold", async () => {
     const h = harness({ acquire: [granted()] });
     const end = await runIteration(h.driver, plan(rename), start);
     expect(h.requests).toEqual([
@@ -87,7 +87,7 @@ describe('the one iteration', () => {
     expect(h.events).toEqual(['offered steady rename', 'answered granted', 'acquired 5']);
     expect(h.holds).toEqual([
       {
-        strategy: 'document',
+        granularity: 'document',
         namespace: 'ns',
         op: 'rename',
         mode: 'exclusive',
@@ -114,7 +114,7 @@ describe('the one iteration', () => {
         return read;
       },
     };
-    await runIteration(h.driver, plan(read, { strategy: 'tree', operations }), start);
+    await runIteration(h.driver, plan(read, { granularity: 'tree', operations }), start);
     expect(h.requests[0]).toMatchObject({ granularity: 'tree', path: '/a/x.txt', mode: 'shared' });
     expect(h.requests[0]).not.toHaveProperty('ids');
     expect(indexes).toEqual([7]);

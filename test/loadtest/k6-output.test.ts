@@ -28,7 +28,7 @@ function stubK6(dir: string, code: number, lines = 3): string {
 const config = defaultConfig();
 const k6Config = runConfig({
   runId: 'k6out',
-  strategy: 'tree',
+  granularity: 'tree',
   namespace: 'k6out',
   workload: config.workloads[0]!,
   schedule: config.schedule,

@@ -27,12 +27,12 @@ import {
 import { checkRows, checkTable, checkVerdict, halvesApart, medianCalibration, sidesInTrial } from '../../loadtests/runner/model-check.js';
 import { modelLines } from '../../loadtests/runner/render/model.js';
 import type { RunInfo } from '../../loadtests/runner/render/report-input.js';
-import type { StrategyResult } from '../../loadtests/runner/summary.js';
+import type { GranularityResult } from '../../loadtests/runner/summary.js';
 import { NAMESPACES_PER_RUN } from '../../loadtests/shared/workload.js';
 import { seededRandom } from '../../tools/shared/seeded-random.js';
 
 const document: Calibration = {
-  strategy: 'document',
+  granularity: 'document',
   capacity: 200,
   requestsPerOp: 4,
   writeShare: 0.5,
@@ -61,7 +61,7 @@ describe('the deployment model', () => {
   });
 
   it('weighs each kind of request by how often one operation sends it', () => {
-    const tree = { ...document, strategy: 'tree', requestMix: { write: 2, read: 1, refresh: 0.5, search: 1 } };
+    const tree = { ...document, granularity: 'tree', requestMix: { write: 2, read: 1, refresh: 0.5, search: 1 } };
     // 2 x 1 + 1 x 0 + 0.5 x 8 + 1 x 2 = 8 ms more per operation.
     const prediction = predict(tree, slower({ write: 1, refresh: 8, search: 2 }));
     expect(prediction.operationMs).toBe(10 + 8 + 2 + 20);
@@ -69,7 +69,7 @@ describe('the deployment model', () => {
   });
 
   it('contention weighs a lock by the files it covers: a slow directory lock over many files counts for each of them', () => {
-    const tree = { ...document, strategy: 'tree', perCoveredFile: { esMsPerOp: 30, requestMix: { write: 2, read: 0, refresh: 1, search: 1 } } };
+    const tree = { ...document, granularity: 'tree', perCoveredFile: { esMsPerOp: 30, requestMix: { write: 2, read: 0, refresh: 1, search: 1 } } };
     // Held 20 + 30 = 50 ms per covered file here; 2 x 1 + 1 x 8 + 1 x 2 = 12 ms more there.
     expect(predict(tree, slower({ write: 1, refresh: 8, search: 2 })).capacity).toBeCloseTo((200 * 50) / 62, 5);
     // The functions bound still counts operations, not files: 10 ms + 2 x 1 ms more per operation.
@@ -85,7 +85,7 @@ describe('the deployment model', () => {
   });
 
   it('global is serialised: every replicated write lengthens each handoff', () => {
-    const global = { ...document, strategy: 'global', capacity: 40 };
+    const global = { ...document, granularity: 'global', capacity: 40 };
     const prediction = predict(global, deploymentFromHop({ functions: 50, nodes: 3, replicas: 1, hopMs: 5 }));
     expect(prediction.bound).toBe('serialisation');
     // Held 20 + 10 = 30 ms here, 40 ms with 2 writes x 5 ms more: each handoff waits that much longer.
@@ -137,7 +137,7 @@ describe('the deployment model', () => {
     // The p99 is the renames': one refresh and one search each.
     const tree: Calibration = {
       ...document,
-      strategy: 'tree',
+      granularity: 'tree',
       capacity: 100,
       p99: { objectiveMs: 250, curve, requestsByOp: { read: { ...noRequests(), read: 1 }, rename: { ...noRequests(), refresh: 1, search: 1 } } },
     };
@@ -156,7 +156,7 @@ describe('the deployment model', () => {
   it('the p99 tail when goodput, not the p99, ended the capacity: the trend still says where the shorter budget is crossed', () => {
     const tree: Calibration = {
       ...document,
-      strategy: 'tree',
+      granularity: 'tree',
       capacity: 100,
       p99: {
         objectiveMs: 250,
@@ -245,7 +245,7 @@ describe('the deployment model with several shards', () => {
       config.resultsDir = join('results', 'no-such-dir-for-the-model-test');
       return { runId: 'r', startedAt: 'a', finishedAt: 'b', baseUrl: 'http://x', mode: 'local', k6: 'k6', config, notes: [] };
     };
-    const results = [{ strategy: 'document', engine: { calibration } }] as unknown as StrategyResult[];
+    const results = [{ granularity: 'document', engine: { calibration } }] as unknown as GranularityResult[];
     const one = modelLines(info(1), results);
     const three = modelLines(info(3), results);
     expect(three[0]).toContain('a 3-node cluster, a lock index of 3 primary shard(s) (--functions, --nodes, --shards, --replicas, --hop-ms)');
@@ -293,9 +293,9 @@ describe('the deployment model with several shards', () => {
     const deployment = { ...dedicated, functions: 100_000, shards: 3, namespaces: 64 };
     expect(predict(document, deployment).capacity).toBeCloseTo(((200 * 64) / expectedBusiest(64, even(3))) * (30 / 32), 9);
     // The functions bound is the same: N / operation time.
-    expect(predict(document, { ...deployment, functions: 2 })).toEqual({ strategy: 'document', capacity: 2000 / 34, bound: 'functions', operationMs: 34 });
+    expect(predict(document, { ...deployment, functions: 2 })).toEqual({ granularity: 'document', capacity: 2000 / 34, bound: 'functions', operationMs: 34 });
     // Global serialises per namespace: one global lock each, spread over the shards like the rest.
-    expect(predict({ ...document, strategy: 'global', capacity: 40 }, deployment)).toMatchObject({ bound: 'serialisation' });
+    expect(predict({ ...document, granularity: 'global', capacity: 40 }, deployment)).toMatchObject({ bound: 'serialisation' });
   });
 
   it('the expected busiest bin: known values', () => {
@@ -354,7 +354,7 @@ describe("the model's check on a cluster it did not see", () => {
   // The check's cluster: writes 7.5 ms slower, so 2 writes make the 30 ms hold 45 ms (x 2/3).
   const cluster = slower({ write: 7.5 });
   const trial = (single: number, cluster: number, esMsPerOp = 10) => ({
-    strategy: 'document',
+    granularity: 'document',
     single: { ...document, capacity: single, esMsPerOp },
     cluster: { ...document, capacity: cluster },
   });
@@ -367,7 +367,7 @@ describe("the model's check on a cluster it did not see", () => {
   it('compares the prediction with the median measurement and keeps both ranges', () => {
     const [row] = checkRows([trial(200, 120), trial(400, 150), trial(210, 140)], cluster);
     // Median calibration 210 ops/s, held 30 ms here and 45 ms there: 210 x 2/3 = 140.
-    expect(row).toMatchObject({ strategy: 'document', bound: 'contention' });
+    expect(row).toMatchObject({ granularity: 'document', bound: 'contention' });
     expect(row!.predicted).toBeCloseTo(140, 10);
     expect(row!.calibrated).toMatchObject({ median: 210, min: 200, max: 400 });
     expect(row!.measured).toMatchObject({ median: 140, min: 120, max: 150 });
@@ -378,9 +378,9 @@ describe("the model's check on a cluster it did not see", () => {
     expect(checkTable([row!])).toContain('| document | 210 (200–400) | 140 | 140 (120–150) | 0% | 93% / 14% | - | contention |');
   });
 
-  it('one row per strategy, in the order first measured', () => {
-    const rows = checkRows([{ ...trial(30, 20), strategy: 'global' }, trial(200, 150), { ...trial(32, 21), strategy: 'global' }], cluster);
-    expect(rows.map((r) => r.strategy)).toEqual(['global', 'document']);
+  it('one row per granularity, in the order first measured', () => {
+    const rows = checkRows([{ ...trial(30, 20), granularity: 'global' }, trial(200, 150), { ...trial(32, 21), granularity: 'global' }], cluster);
+    expect(rows.map((r) => r.granularity)).toEqual(['global', 'document']);
     expect(rows[0]!.measured.values).toEqual([20, 21]);
   });
 
@@ -390,17 +390,20 @@ describe("the model's check on a cluster it did not see", () => {
     expect(halvesApart([100])).toBeNaN();
   });
 
-  it('passes only when every strategy is within the target, and says when the trials were too noisy to tell', () => {
-    const rows = checkRows([trial(210, 140), trial(210, 140), { ...trial(30, 20), strategy: 'global' }, { ...trial(30, 20), strategy: 'global' }], cluster);
+  it('passes only when every granularity is within the target, and says when the trials were too noisy to tell', () => {
+    const rows = checkRows(
+      [trial(210, 140), trial(210, 140), { ...trial(30, 20), granularity: 'global' }, { ...trial(30, 20), granularity: 'global' }],
+      cluster,
+    );
     expect(rows.map((r) => r.error)).toEqual([expect.closeTo(0, 10), expect.closeTo(0, 10)]);
-    expect(checkVerdict(rows)).toBe('Within ±20% for every strategy: yes.');
+    expect(checkVerdict(rows)).toBe('Within ±20% for every granularity: yes.');
 
     const steadyMiss = checkRows([trial(210, 100), trial(210, 100)], cluster);
-    expect(checkVerdict(steadyMiss)).toBe('Within ±20% for every strategy: no (document 40%).');
+    expect(checkVerdict(steadyMiss)).toBe('Within ±20% for every granularity: no (document 40%).');
 
     const noisyMiss = checkRows([trial(210, 60), trial(210, 140)], cluster);
     expect(checkVerdict(noisyMiss)).toBe(
-      'Within ±20% for every strategy: no (document 40%). For document the two halves of the trials already differ by more than that: more trials (--trials) would tell.',
+      'Within ±20% for every granularity: no (document 40%). For document the two halves of the trials already differ by more than that: more trials (--trials) would tell.',
     );
   });
 
@@ -416,7 +419,7 @@ describe("the model's check on a cluster it did not see", () => {
     ]);
     expect(median.p99?.curve).toHaveLength(3);
     expect(median.p99?.requestsByOp).toEqual({ rename: { write: 4, read: 0, refresh: 3, search: 0 }, delete: { write: 2, read: 0, refresh: 0, search: 0 } });
-    const [row] = checkRows([{ strategy: 'tree', single: median, cluster: { ...document, capacity: 50 } }], slower({ refresh: 40 }));
+    const [row] = checkRows([{ granularity: 'tree', single: median, cluster: { ...document, capacity: 50 } }], slower({ refresh: 40 }));
     expect(row!.tail).toEqual({ op: 'rename', addedMs: 120 });
     expect(checkTable([row!])).toContain('| rename +120 ms |');
   });
@@ -429,7 +432,7 @@ describe("the model's check on a cluster it did not see", () => {
   it('measures the cluster under the load it is predicted to carry: bisects to the rate whose added latency predicts that rate', async () => {
     const tree: Calibration = {
       ...document,
-      strategy: 'tree',
+      granularity: 'tree',
       capacity: 100,
       requestMix: { write: 3, read: 1, refresh: 0.05, search: 0 },
       p99: {
@@ -459,7 +462,7 @@ describe("the model's check on a cluster it did not see", () => {
     expect(settled.capacity).toBeLessThan(predict(tree, idle).capacity);
     // The load offered is the calibration's request mix at each step's rate; a kind the load left unmeasured keeps its idle figure.
     expect(settled.steps).toHaveLength(8);
-    settled.steps.forEach((step, i) => expect(offered[i]).toEqual({ write: 3 * step.rate, read: step.rate, refresh: 0.05 * step.rate, search: 0 }));
+    expect(offered).toEqual(settled.steps.map((step) => ({ write: 3 * step.rate, read: step.rate, refresh: 0.05 * step.rate, search: 0 })));
     expect(settled.addedMs.search).toBe(3);
   });
 });

@@ -29,7 +29,7 @@ const SIGNER = {
   region: REGION,
   service: 'execute-api',
 };
-/** One strategy, no engine-only layer and no seeded index: the signed path is what is under test. */
+/** One granularity, no engine-only layer and no seeded index: the signed path is what is under test. */
 const SMOKE = ['--smoke', '--strategies', 'document', '--no-engine', '--no-seed', '--region', REGION];
 
 /** The kit's own lines (not the stack's, not k6's). */

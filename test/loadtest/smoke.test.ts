@@ -1,6 +1,6 @@
 /**
  * `npm run loadtest -- --smoke` end to end on the real stack (the test run's Elasticsearch, the lock
- * index, serverless-offline): a few seconds per strategy. The first run on a machine also builds k6.
+ * index, serverless-offline): a few seconds per granularity. The first run on a machine also builds k6.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -29,7 +29,7 @@ async function freePortPair(): Promise<number> {
 }
 
 describe('npm run loadtest -- --smoke', () => {
-  it('starts the stack, runs the three strategies and writes the report', async () => {
+  it('starts the stack, runs the three granularities and writes the report', async () => {
     const results = mkdtempSync(join(tmpdir(), 'lt-smoke-'));
     const port = await freePortPair();
     const apiKey = inject('esApiKey');
@@ -44,9 +44,9 @@ describe('npm run loadtest -- --smoke', () => {
     const report = readFileSync(reportFile, 'utf8');
     // Which server and version the figures come from.
     expect(report).toMatch(/^- lock store: Elasticsearch \d+\.\d+\.\d+ at http/m);
-    for (const strategy of ['global', 'document', 'tree']) {
-      expect(report).toContain(`| ${strategy} |`);
-      expect(run.output).toMatch(new RegExp(`safety ${strategy}/default: OK`));
+    for (const granularity of ['global', 'document', 'tree']) {
+      expect(report).toContain(`| ${granularity} |`);
+      expect(run.output).toMatch(new RegExp(`safety ${granularity}/default: OK`));
     }
     expect(existsSync(join(run.resultDir!, 'goodput.svg'))).toBe(true);
     expect(run.output).toMatch(/recommendation/);
@@ -57,12 +57,14 @@ describe('npm run loadtest -- --smoke', () => {
     expect(run.output).not.toMatch(/checks_succeeded|have been crossed|█/);
     expect(run.output).toMatch(/\[tree\] steady \d+\/s for \d+s: goodput \d+ of \d+ offered/);
     const html = readFileSync(join(run.resultDir!, 'report.html'), 'utf8');
-    for (const strategy of ['global', 'document', 'tree']) {
-      const dashboard = `k6-dashboard-default-${strategy}.html`;
+    for (const granularity of ['global', 'document', 'tree']) {
+      const dashboard = `k6-dashboard-default-${granularity}.html`;
       expect(existsSync(join(run.resultDir!, dashboard)), dashboard).toBe(true);
       expect(html).toContain(`href="${dashboard}"`);
       // The run's one line: its figures, its safety and its dashboard together.
-      expect(run.output).toMatch(new RegExp(`\\[${strategy}\\] steady \\d+/s for \\d+s: goodput .*; safety ${strategy}/default: OK.*; dashboard ${dashboard}`));
+      expect(run.output).toMatch(
+        new RegExp(`\\[${granularity}\\] steady \\d+/s for \\d+s: goodput .*; safety ${granularity}/default: OK.*; dashboard ${dashboard}`),
+      );
     }
     // Every probe in a namespace of its own: holders an overloaded run cut off keep their leases, and
     // in a shared namespace they made the next probes of global measure nothing.
@@ -129,7 +131,7 @@ describe('npm run loadtest -- --smoke', () => {
       expect(readFileSync(join(run.resultDir!, 'trace.jsonl'), 'utf8').trim().split('\n')).toHaveLength(40);
       expect(run.output).toMatch(/replays 40 operations of .*trace-in\.jsonl at 2x their timing/);
       expect(run.output).toMatch(/\[document\] steady \d+\/s for 1s: goodput 40 of 40 offered/);
-      for (const strategy of ['document', 'tree']) expect(run.output).toMatch(new RegExp(`safety ${strategy}/default: OK`));
+      for (const granularity of ['document', 'tree']) expect(run.output).toMatch(new RegExp(`safety ${granularity}/default: OK`));
       const report = readFileSync(join(run.resultDir!, 'report.md'), 'utf8');
       expect(report).toContain(`32 paths from ${esUrl.replace(/\/+$/, '')} ${index}.path`);
     } finally {

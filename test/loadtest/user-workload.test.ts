@@ -40,7 +40,7 @@ describe('paths', () => {
     ]);
   });
 
-  it('refuse a directory too big for a document-strategy rename, naming it', () => {
+  it('refuse a directory too big for a rename under document locks, naming it', () => {
     const many = Array.from({ length: MAX_IDS_PER_REQUEST }, (_, i) => `/big/f${i}.txt`);
     expect(() => treeFromPaths(many)).toThrow(/directory \/big has 500 files below it/);
   });

@@ -3,6 +3,7 @@ import { retryDelayMs } from '../../loadtests/shared/backoff.js';
 import { defaultWorkload } from '../../loadtests/shared/defaults.js';
 import {
   buildTree,
+  GRANULARITY_NAMES,
   lockPlan,
   MAX_IDS_PER_REQUEST,
   namespaceFor,
@@ -10,7 +11,6 @@ import {
   operationSource,
   rampLevelAt,
   rampStages,
-  STRATEGIES,
   skewedPicker,
   treeStats,
   validateWorkload,
@@ -140,8 +140,8 @@ describe('operations and lock plans', () => {
   });
 
   it('namespaces fit the service pattern', () => {
-    for (const strategy of STRATEGIES) {
-      expect(namespaceFor(strategy, '20250101t000000', 'default')).toMatch(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/);
+    for (const granularity of GRANULARITY_NAMES) {
+      expect(namespaceFor(granularity, '20250101t000000', 'default')).toMatch(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/);
     }
     expect(namespaceFor('document', 'x'.repeat(80), 'w').length).toBe(64);
   });

@@ -104,13 +104,25 @@ export function numberFlag(flag: string, text: string | undefined, rule: NumberR
   return value;
 }
 
-/** A comma-separated list of known names, each at most once: `--modes polling,queueing`. */
-export function listFlag<Name extends string>(flag: string, text: string, known: readonly Name[], noun: string): Name[] {
+/**
+ * A comma-separated list of known names, each at most once, or what is wrong with it in words that
+ * name the known ones: an empty item (`tree,,global`, a trailing comma), an unknown name, a repeat.
+ */
+export function readList<Name extends string>(text: string, known: readonly Name[], noun: string): { names: Name[] } | { problem: string } {
   const names = text.split(',').map((name) => name.trim());
+  const allowed = known.join(', ');
+  if (names.includes('')) return { problem: `an empty item in "${text}": expected ${noun} names separated by commas (${allowed})` };
   const unknown = names.find((name) => !(known as readonly string[]).includes(name));
-  if (unknown !== undefined) throw new UsageError(`${flag}: unknown ${noun} "${unknown}" (${known.join(', ')})`);
-  if (new Set(names).size !== names.length) throw new UsageError(`${flag}: a ${noun} is listed twice`);
-  return names as Name[];
+  if (unknown !== undefined) return { problem: `unknown ${noun} "${unknown}" (${allowed})` };
+  if (new Set(names).size !== names.length) return { problem: `a ${noun} is listed twice` };
+  return { names: names as Name[] };
+}
+
+/** A comma-separated list of known names, each at most once: `--modes polling,queueing`; a UsageError naming the flag otherwise. */
+export function listFlag<Name extends string>(flag: string, text: string, known: readonly Name[], noun: string): Name[] {
+  const list = readList(text, known, noun);
+  if ('problem' in list) throw new UsageError(`${flag}: ${list.problem}`);
+  return list.names;
 }
 
 /** Prints the usage and returns true when --help was given. */

@@ -1,8 +1,8 @@
 /**
- * npm run loadtest:model [-- --strategies global,document,tree --trials 5 --probe-seconds 3 --keep-cluster]
+ * npm run loadtest:model [-- --granularities global,document,tree --trials 5 --probe-seconds 3 --keep-cluster]
  *
  * Checks the deployment model (loadtests/runner/model.ts) against a cluster it did not see:
- * calibrates every strategy with the engine-only layer on the single local node (Elasticsearch, or
+ * calibrates every granularity with the engine-only layer on the single local node (Elasticsearch, or
  * OpenSearch with --store opensearch), predicts its capacity on a 3-node local cluster of that product (one replica; the nodes share this machine), and measures that
  * cluster. The cluster enters the model only as how much longer each kind of request takes on it
  * (request-latency.ts, no locks involved), measured in every trial on both sides. Both are up at
@@ -16,22 +16,13 @@ import { join } from 'node:path';
 import { clusterNodes, startCluster, stopCluster } from '../../../infra/es/cluster.js';
 import { isRunning } from '../../../infra/es/probe.js';
 import { describeServer, serverLabel } from '../../../infra/lib/server-info.js';
-import {
-  chooseStore,
-  resolveStore,
-  STORE_FLAG,
-  STORE_RULE,
-  type StoreEndpoint,
-  storeAt,
-  storeDistribution,
-  storeLogTag,
-} from '../../../infra/lib/store-target.js';
-import { numberFlag, parseFlags, printHelp, UsageError } from '../../../tools/cli/flags.js';
+import { resolveStore, STORE_RULE, type StoreEndpoint, storeAt, storeDistribution, storeLogTag } from '../../../infra/lib/store-target.js';
+import { parseFlags, printHelp } from '../../../tools/cli/flags.js';
 import { runCli } from '../../../tools/cli/run-cli.js';
 import { formatSeconds } from '../../../tools/shared/format-seconds.js';
 import { defaultWorkload } from '../../shared/defaults.js';
 import { DEFAULT_OBJECTIVE } from '../../shared/objective.js';
-import { NAMESPACES_PER_RUN, type Strategy } from '../../shared/workload.js';
+import { GRANULARITY_NAMES, type Granularity, NAMESPACES_PER_RUN } from '../../shared/workload.js';
 import { type Bracket, DEFAULT_SEARCH } from '../capacity.js';
 import { defaultConfig } from '../config.js';
 import { EngineLayer } from '../engine/layer.js';
@@ -39,16 +30,20 @@ import { type LoadedPrediction, loadedPrediction } from '../loaded-prediction.js
 import { assumptions, type Calibration, type Deployment, type PerKind, REQUEST_KINDS } from '../model.js';
 import { type CheckTrial, checkRows, checkTable, checkVerdict, medianCalibration, medianPerKind, sidesInTrial } from '../model-check.js';
 import { addedLatency, DEFAULT_LATENCY_ROUNDS, measureLoadedLatency, measureRequestLatency } from '../request-latency.js';
+import { readSearchFlags, SEARCH_FLAGS } from '../search-flags.js';
+
+/** What the command searches when no flag says otherwise (every granularity, five trials of 3 s probes), and the longest probe it takes. */
+const DEFAULTS = { granularities: GRANULARITY_NAMES, trials: 5, probeS: 3, maxProbeS: 60 };
 
 const USAGE = `usage: npm run loadtest:model -- [options]
 
-Predicts each strategy's capacity on a 3-node local cluster from the single local node (or ES_URL,
+Predicts each granularity's capacity on a 3-node local cluster from the single local node (or ES_URL,
 OPENSEARCH_URL), measures the cluster, and prints predicted against measured (results/model-<time>/).
 Both are up at once; the searches alternate between them over the trials.
   --store S             ${STORE_RULE}
-  --strategies LIST     default global,document,tree
-  --trials N            searches per strategy on each side, medians compared (default 5)
-  --probe-seconds S     length of each capacity probe (default 3)
+  --granularities LIST  default ${DEFAULTS.granularities.join(',')} (also --strategies)
+  --trials N            searches per granularity on each side, medians compared (default ${DEFAULTS.trials})
+  --probe-seconds S     length of each capacity probe (default ${DEFAULTS.probeS})
   --keep-cluster        leave the 3-node cluster running (npm run cluster:stop, opensearch-cluster:stop)
   --verbose             stack traces on errors (also DEBUG=1)
 Exit codes: 0 done, 1 failed (e.g. the server unreachable), 2 a usage mistake.`;
@@ -66,10 +61,10 @@ async function openLayer(store: StoreEndpoint, side: Side): Promise<EngineLayer>
   return EngineLayer.open(client, defaultConfig(), `model${side}${Date.now().toString(36)}`, () => client.close());
 }
 
-/** One capacity search of one strategy on one side, and the figures the model is calibrated with (at a light load). */
-async function calibrate(layer: EngineLayer, strategy: Strategy, trial: number, probeS: number, hint: Bracket | undefined) {
+/** One capacity search of one granularity on one side, and the figures the model is calibrated with (at a light load). */
+async function calibrate(layer: EngineLayer, granularity: Granularity, trial: number, probeS: number, hint: Bracket | undefined) {
   const workload = defaultWorkload();
-  const engine = await layer.searchCapacity(workload, strategy, trial, {
+  const engine = await layer.searchCapacity(workload, granularity, trial, {
     probeS,
     objective: DEFAULT_OBJECTIVE,
     search: DEFAULT_SEARCH,
@@ -78,7 +73,7 @@ async function calibrate(layer: EngineLayer, strategy: Strategy, trial: number, 
   const { capacity, failedAt } = engine.capacity;
   // No met probe at all: the capacity is 0 and so is the prediction; the other figures do not matter then.
   const calibration: Calibration = engine.calibration ?? {
-    strategy,
+    granularity,
     capacity,
     requestsPerOp: 0,
     writeShare: 0,
@@ -90,16 +85,16 @@ async function calibrate(layer: EngineLayer, strategy: Strategy, trial: number, 
 }
 
 /**
- * Every strategy once at a light load on each side, not counted. The cluster's JVMs start with the
+ * Every granularity once at a light load on each side, not counted. The cluster's JVMs start with the
  * check and compile their hot paths during the first probes; without this the first trial on the
- * cluster measured below the later ones for every strategy (global 19 then 28-30 ops/s, tree 34
+ * cluster measured below the later ones for every granularity (global 19 then 28-30 ops/s, tree 34
  * then 44-70), and the single node, started earlier and warmed by other runs, did not.
  */
-async function warmUpSide(layer: EngineLayer, side: Side, strategies: Strategy[], probeS: number): Promise<void> {
+async function warmUpSide(layer: EngineLayer, side: Side, granularities: Granularity[], probeS: number): Promise<void> {
   const started = Date.now();
-  for (const strategy of strategies) await layer.probe(defaultWorkload(), strategy, WARM_UP_RATE, probeS, 0, DEFAULT_OBJECTIVE);
+  for (const granularity of granularities) await layer.probe(defaultWorkload(), granularity, WARM_UP_RATE, probeS, 0, DEFAULT_OBJECTIVE);
   console.log(
-    `[model] warmed up ${SIDE_LABEL[side]} (${strategies.length} probe(s) at ${WARM_UP_RATE} ops/s, ${formatSeconds((Date.now() - started) / 1000)})`,
+    `[model] warmed up ${SIDE_LABEL[side]} (${granularities.length} probe(s) at ${WARM_UP_RATE} ops/s, ${formatSeconds((Date.now() - started) / 1000)})`,
   );
 }
 
@@ -126,21 +121,10 @@ async function addedUnderLoad(layers: Record<Side, EngineLayer>, rates: PerKind,
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, {
-    ...STORE_FLAG,
-    strategies: { type: 'string' },
-    trials: { type: 'string' },
-    'probe-seconds': { type: 'string' },
-    'keep-cluster': { type: 'boolean' },
-  });
+  const { values } = parseFlags(argv, { ...SEARCH_FLAGS, 'keep-cluster': { type: 'boolean' } });
   if (printHelp(values, USAGE)) return 0;
-  const product = chooseStore(values.store);
+  const { product, granularities, trials, probeS } = readSearchFlags(values, DEFAULTS);
   const distribution = storeDistribution(product);
-  const strategies = String(values.strategies ?? 'global,document,tree').split(',') as Strategy[];
-  const unknown = strategies.find((s) => !['global', 'document', 'tree'].includes(s));
-  if (unknown !== undefined) throw new UsageError(`--strategies: unknown strategy "${unknown}" (global, document, tree)`);
-  const trials = numberFlag('--trials', values.trials as string | undefined, { integer: true, min: 1, max: 20 }, 5);
-  const probeS = numberFlag('--probe-seconds', values['probe-seconds'] as string | undefined, { integer: true, min: 1, max: 60 }, 3);
 
   const single = await resolveStore(product, (line) => console.log(`[${storeLogTag(product)}] ${line}`));
   const nodes = clusterNodes(3, undefined, distribution);
@@ -159,10 +143,12 @@ async function main(argv: string[]): Promise<number> {
     layers.single = await openLayer(single, 'single');
     layers.cluster = await openLayer(storeAt(product, nodes[0]!.url), 'cluster');
     server = serverLabel(await describeServer(layers.single.client));
-    console.log(`[model] ${server}: ${strategies.join(', ')} x ${trials} trial(s), alternating between ${single.url} (1 node) and ${nodes[0]!.url} (3 nodes)`);
-    for (const side of ['single', 'cluster'] as const) await warmUpSide(layers[side]!, side, strategies, probeS);
+    console.log(
+      `[model] ${server}: ${granularities.join(', ')} x ${trials} trial(s), alternating between ${single.url} (1 node) and ${nodes[0]!.url} (3 nodes)`,
+    );
+    for (const side of ['single', 'cluster'] as const) await warmUpSide(layers[side]!, side, granularities, probeS);
     const started = Date.now();
-    const total = trials * strategies.length * 2;
+    const total = trials * granularities.length * 2;
     let searches = 0;
     const hints = new Map<string, Bracket>();
     for (let trial = 1; trial <= trials; trial++) {
@@ -175,17 +161,17 @@ async function main(argv: string[]): Promise<number> {
           .map((side) => `${SIDE_LABEL[side]} ${perKindText(latency[side]!)}`)
           .join('; ')}`,
       );
-      for (const strategy of strategies) {
+      for (const granularity of granularities) {
         const pair: Partial<Record<Side, Calibration>> = {};
         for (const side of sidesInTrial(trial)) {
-          const key = `${side}/${strategy}`;
-          const { calibration, bracket, failedAt } = await calibrate(layers[side]!, strategy, trial, probeS, hints.get(key));
+          const key = `${side}/${granularity}`;
+          const { calibration, bracket, failedAt } = await calibrate(layers[side]!, granularity, trial, probeS, hints.get(key));
           if (!hints.has(key)) hints.set(key, bracket); // later trials start from trial 1's bracket, as in the load test
           pair[side] = calibration;
           searches++;
           const elapsedS = (Date.now() - started) / 1000;
           console.log(
-            `[model] trial ${trial}/${trials} ${SIDE_LABEL[side]} ${strategy}: capacity ${calibration.capacity} ops/s (missed at ${failedAt ?? '-'}), ` +
+            `[model] trial ${trial}/${trials} ${SIDE_LABEL[side]} ${granularity}: capacity ${calibration.capacity} ops/s (missed at ${failedAt ?? '-'}), ` +
               `${calibration.requestsPerOp.toFixed(2)} requests/op (${Math.round(calibration.writeShare * 100)}% writes), ` +
               `${calibration.esMsPerOp.toFixed(1)} ms in ${single.name} per op at a light load ` +
               (calibration.esMsByKind ? `(requests then, mean ms: ${perKindText(calibration.esMsByKind)}) ` : '') +
@@ -193,20 +179,20 @@ async function main(argv: string[]): Promise<number> {
               `(${searches}/${total}, ${formatSeconds(elapsedS)} elapsed, ~${formatSeconds((elapsedS / searches) * (total - searches))} left)`,
           );
         }
-        done.push({ strategy, single: pair.single!, cluster: pair.cluster! });
+        done.push({ granularity, single: pair.single!, cluster: pair.cluster! });
       }
     }
     deployment = idleDeployment(latencies, trials);
-    for (const strategy of strategies) {
-      const calibration = medianCalibration(done.filter((t) => t.strategy === strategy).map((t) => t.single));
-      loaded[strategy] = await loadedPrediction(
+    for (const granularity of granularities) {
+      const calibration = medianCalibration(done.filter((t) => t.granularity === granularity).map((t) => t.single));
+      loaded[granularity] = await loadedPrediction(
         calibration,
         deployment,
         (rates, step) => addedUnderLoad(layers as Record<Side, EngineLayer>, rates, step),
         LOADED_STEPS,
         (step, index) =>
           console.log(
-            `[model] ${strategy} under load ${index + 1}/${LOADED_STEPS}: at ${step.rate.toFixed(1)} ops/s the cluster adds ${perKindText(step.addedMs)} ms, ` +
+            `[model] ${granularity} under load ${index + 1}/${LOADED_STEPS}: at ${step.rate.toFixed(1)} ops/s the cluster adds ${perKindText(step.addedMs)} ms, ` +
               `so the model predicts ${step.predicted.toFixed(1)} ops/s`,
           ),
       );

@@ -2,7 +2,7 @@
  * npm run loadtest [-- options]   (see --help)
  *
  * Starts the lock store (--store: Elasticsearch or OpenSearch) + the lock index + serverless-offline
- * (scripts/stack.ts) unless --target is given, seeds the file tree, runs the k6 workload once per strategy with the same offered load,
+ * (scripts/stack.ts) unless --target is given, seeds the file tree, runs the k6 workload once per granularity with the same offered load,
  * checks every run's critical sections for safety, writes results/<timestamp>/ and prints a table
  * and a recommendation. Stops what it started on success, failure and Ctrl-C.
  *
@@ -44,7 +44,7 @@ async function main(argv: string[]): Promise<number> {
   const interrupt = new Interrupt();
   interrupt.install();
   phase(
-    `load test ${run.runId}: ${config.strategies.join(', ')} x ${config.workloads.length} workload(s) x ${config.trials} trial(s), ` +
+    `load test ${run.runId}: ${config.granularities.join(', ')} x ${config.workloads.length} workload(s) x ${config.trials} trial(s), ` +
       `about ${formatSeconds(plannedSeconds(config))} of k6 plus the stack's start${config.smoke ? ' [smoke]' : ''}; ` +
       `${config.schedule.steady.rate} ops/s for ${config.schedule.steady.durationS} s each` +
       (config.capacity.enabled ? `, then the capacity search (p99 <= ${objective.p99Ms} ms, goodput >= ${objective.goodputRatio * 100}%)` : '') +
@@ -113,7 +113,7 @@ async function describeStore(store: StoreEndpoint): Promise<NonNullable<RunInfo[
 function report(config: LoadtestConfig, run: RunName, outcome: RunOutcome, baseUrl: string, server: RunInfo['server'], interrupted: boolean): number {
   const interruptedCode = 130;
   if (outcome.results.length === 0) {
-    warn('no strategy produced results');
+    warn('no granularity produced results');
     return interrupted ? interruptedCode : 1;
   }
   const input: ReportInput = {

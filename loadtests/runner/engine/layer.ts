@@ -1,13 +1,13 @@
 /**
  * The engine-only layer as the orchestrator (run.ts, commands/loadtest.ts) and the deployment model
  * (commands/loadtest-model.ts) use it: one lock index of its own per run, probes by workload,
- * strategy and rate. The work is the engine driver's (probe.ts): the kit's one iteration through the
+ * granularity and rate. The work is the engine driver's (probe.ts): the kit's one iteration through the
  * engine in this process, open model, same objective and safety checker.
  */
 import type { SearchClient } from '../../../functions/store/search-client.js';
 import type { StoreEndpoint } from '../../../infra/lib/store-target.js';
 import type { Objective } from '../../shared/objective.js';
-import type { Strategy, WorkloadConfig } from '../../shared/workload.js';
+import type { Granularity, WorkloadConfig } from '../../shared/workload.js';
 import { type Bracket, type SearchSettings, searchCapacity } from '../capacity.js';
 import type { LoadtestConfig } from '../config.js';
 import { log } from '../log.js';
@@ -61,14 +61,14 @@ export class EngineLayer {
    * The capacity search through the engine alone (same workload, objective and search as through
    * HTTP), the deployment model's calibration at a light load, and the safety of every probe.
    */
-  async searchCapacity(workload: WorkloadConfig, strategy: Strategy, trial: number, options: EngineSearchOptions): Promise<EngineResult> {
+  async searchCapacity(workload: WorkloadConfig, granularity: Granularity, trial: number, options: EngineSearchOptions): Promise<EngineResult> {
     const { probeS, objective, search: settings } = options;
     const runs = new Map<number, EngineProbeRun>();
     const p99Curve: P99Point[] = [];
     let violations = 0;
     let phantoms = 0;
     const probe = async (rate: number): Promise<EngineProbeRun> => {
-      const run = await this.probe(workload, strategy, rate, probeS, trial, objective);
+      const run = await this.probe(workload, granularity, rate, probeS, trial, objective);
       violations += run.safety.violationCount;
       phantoms += run.safety.phantomCount;
       if (run.verdict.good || !runs.get(rate)?.verdict.good) runs.set(rate, run);
@@ -89,7 +89,7 @@ export class EngineLayer {
       requestsPerOp: atCapacity && atCapacity.stage.goodput > 0 ? atCapacity.esRequests / atCapacity.stage.goodput : 0,
       ...(light
         ? {
-            calibration: calibrationOf(strategy, workload, light, search.capacity, { objectiveMs: objective.p99Ms, curve: p99Curve }),
+            calibration: calibrationOf(granularity, workload, light, search.capacity, { objectiveMs: objective.p99Ms, curve: p99Curve }),
             calibratedAt: light.verdict.rate,
           }
         : {}),
@@ -100,11 +100,11 @@ export class EngineLayer {
   }
 
   /** One probe: `rate` operations per second for `seconds`, then the in-flight ones finish. */
-  probe(workload: WorkloadConfig, strategy: Strategy, rate: number, seconds: number, trial: number, objective: Objective): Promise<EngineProbeRun> {
+  probe(workload: WorkloadConfig, granularity: Granularity, rate: number, seconds: number, trial: number, objective: Objective): Promise<EngineProbeRun> {
     return driveEngine(
       {
         target: this.target,
-        strategy,
+        granularity,
         workload,
         retry: this.config.retry,
         ttlMs: this.config.ttlMs,
@@ -119,14 +119,14 @@ export class EngineLayer {
 }
 
 function calibrationOf(
-  strategy: Strategy,
+  granularity: Granularity,
   workload: WorkloadConfig,
   light: EngineProbeRun,
   capacity: number,
   p99: { objectiveMs: number; curve: P99Point[] },
 ): Calibration {
   return {
-    strategy,
+    granularity,
     capacity,
     requestsPerOp: light.esRequests / light.stage.goodput,
     writeShare: light.esRequests > 0 ? light.esWrites / light.esRequests : 0,

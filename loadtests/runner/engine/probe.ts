@@ -9,11 +9,11 @@
  *   grace      operations still running `gracefulStopS` after the last arrival's second (2 s, as the
  *              kit's probes) count for nothing, like iterations k6 interrupts; unlike k6 they are
  *              still released (and their holds checked) before the probe returns.
- *   isolation  every probe gets a namespace of its own (`lt-e-<strategy>-<runId>-p<n>`): leftovers of
+ *   isolation  every probe gets a namespace of its own (`lt-e-<granularity>-<runId>-p<n>`): leftovers of
  *              a probe cannot conflict with the next one. After a probe every operation has finished
  *              (and released); lock documents still held in its namespace are counted (`leftoverLocks`,
  *              normally 0) and the namespace is swept (target.ts). The HTTP kit keeps one namespace
- *              per run, so its later probes find the tree strategy's ancestor markers already written;
+ *              per run, so its later probes find the tree granularity's ancestor markers already written;
  *              here each probe writes them again (measured: tree +0.1-0.2 writes per operation at
  *              150 ops/s over 3 s, within the noise of p99).
  */
@@ -22,7 +22,7 @@ import { type IterationPlan, runIteration } from '../../shared/iteration.js';
 import type { IterationDriver } from '../../shared/lock-driver.js';
 import type { Objective } from '../../shared/objective.js';
 import { userWorkloadOf } from '../../shared/user-workload.js';
-import { operationSource, type RetryPolicy, type Strategy, type WorkloadConfig } from '../../shared/workload.js';
+import { type Granularity, operationSource, type RetryPolicy, type WorkloadConfig } from '../../shared/workload.js';
 import { noRequests } from '../model.js';
 import { runArrivals } from './arrivals.js';
 import { engineLockDriver } from './engine-lock-driver.js';
@@ -31,12 +31,12 @@ import { attributeRequests } from './request-count.js';
 import { ProbeTally } from './tally.js';
 import type { EngineTarget } from './target.js';
 
-/** The kit's probes give in-flight iterations this long after the last second (strategy-run.ts runProbe). */
+/** The kit's probes give in-flight iterations this long after the last second (granularity-run.ts runProbe). */
 export const PROBE_GRACEFUL_STOP_S = 2;
 
 export interface EngineDriverOptions {
   target: EngineTarget;
-  strategy: Strategy;
+  granularity: Granularity;
   workload: WorkloadConfig;
   retry: RetryPolicy;
   ttlMs: number;
@@ -54,9 +54,9 @@ export interface EngineDriverOptions {
 }
 
 /** A probe's namespace: unique per probe, within the 64 characters a namespace may have. */
-export function probeNamespace(strategy: Strategy, runId: string, probe: number): string {
+export function probeNamespace(granularity: Granularity, runId: string, probe: number): string {
   const suffix = `-p${probe}`;
-  const head = `lt-e-${strategy}-${runId}`.replace(/[^A-Za-z0-9._:-]/g, '-');
+  const head = `lt-e-${granularity}-${runId}`.replace(/[^A-Za-z0-9._:-]/g, '-');
   return `${head.slice(0, 64 - suffix.length)}${suffix}`;
 }
 
@@ -66,11 +66,11 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 /** One probe: `rate` arrivals per second for options.probeS seconds, then the grace; every operation has ended when it returns. */
 export async function driveEngine(options: EngineDriverOptions, rate: number): Promise<EngineProbeResult> {
-  const { target, strategy, workload, probeS } = options;
+  const { target, granularity, workload, probeS } = options;
   const random = options.random ?? Math.random;
-  const namespace = probeNamespace(strategy, options.runId, target.nextProbe());
+  const namespace = probeNamespace(granularity, options.runId, target.nextProbe());
   const plan: IterationPlan = {
-    strategy,
+    granularity,
     namespace,
     ttlMs: options.ttlMs,
     retry: options.retry,
@@ -93,7 +93,7 @@ export async function driveEngine(options: EngineDriverOptions, rate: number): P
   const arrivals = await runArrivals({ rate, seconds: probeS, slots: options.maxInFlight }, async (slot, index) => {
     const requests = noRequests();
     const driver: IterationDriver = { locks, metrics: tally.forOperation(requests), now, sleep, random, stopped: () => stopped };
-    const owner = `${options.runId}-${strategy}-vu${slot}`;
+    const owner = `${options.runId}-${granularity}-vu${slot}`;
     try {
       await attributeRequests(requests, () => runIteration(driver, plan, { index, stage: 'steady', owner, requestId: `${owner}-steady-${index}` }));
     } catch (error) {

@@ -1,7 +1,7 @@
-/** The kit's capacity search (capacity.ts) over engine probes: what `npm run loadtest:engine` runs per strategy. */
+/** The kit's capacity search (capacity.ts) over engine probes: what `npm run loadtest:engine` runs per granularity. */
 
 import type { ProbeVerdict } from '../../shared/objective.js';
-import type { Strategy, WorkloadConfig } from '../../shared/workload.js';
+import type { Granularity, WorkloadConfig } from '../../shared/workload.js';
 import { type Bracket, type CapacityResult, type SearchSettings, searchCapacity } from '../capacity.js';
 import type { LoadtestConfig } from '../config.js';
 import { driveEngine, type EngineDriverOptions } from './probe.js';
@@ -28,11 +28,11 @@ export function engineProbe(options: EngineDriverOptions, onProbe?: (result: Eng
 /** The driver's settings as the kit's configuration gives them (retry, TTL, VU ceiling, objective, engine probe length). */
 export function engineDriverOptions(
   config: LoadtestConfig,
-  args: { target: EngineTarget; strategy: Strategy; workload: WorkloadConfig; runId: string; probeS?: number },
+  args: { target: EngineTarget; granularity: Granularity; workload: WorkloadConfig; runId: string; probeS?: number },
 ): EngineDriverOptions {
   return {
     target: args.target,
-    strategy: args.strategy,
+    granularity: args.granularity,
     workload: args.workload,
     retry: config.retry,
     ttlMs: config.ttlMs,
@@ -44,7 +44,7 @@ export function engineDriverOptions(
 }
 
 export interface EngineCapacity {
-  strategy: Strategy;
+  granularity: Granularity;
   search: CapacityResult;
   /** Every probe's full result, in the order run. */
   runs: EngineProbeResult[];
@@ -68,7 +68,7 @@ export async function searchEngineCapacity(
   const search = await searchCapacity(probe, settings, hint);
   const atCapacity = probe.runs.find((run) => run.verdict.good && run.verdict.rate === search.capacity);
   return {
-    strategy: options.strategy,
+    granularity: options.granularity,
     search,
     runs: probe.runs,
     safetyOk: probe.runs.every((run) => run.safety.ok),

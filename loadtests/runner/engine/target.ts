@@ -11,7 +11,7 @@
  *              container), which changes the connection count, not the lock index's work per
  *              operation that this layer measures. One probe at a time per target.
  *   index      the driver's own (created here, deleted on close) unless an index is given.
- *   sweep      after a probe every lock document of its namespace is deleted (the tree strategy's
+ *   sweep      after a probe every lock document of its namespace is deleted (the tree granularity's
  *              ancestor markers too), so nothing piles up in the index; those still held are counted.
  */
 import { randomBytes } from 'node:crypto';
@@ -80,7 +80,7 @@ export async function openEngineTarget(options: EngineTargetOptions): Promise<En
     nextProbe: () => ++probes,
     async sweepNamespace(namespace) {
       await client.indices.refresh({ index });
-      // Held: a document with a holder. The tree strategy's ancestor markers (no holders) stay by design; they go too.
+      // Held: a document with a holder. The tree granularity's ancestor markers (no holders) stay by design; they go too.
       const { count: held } = await client.count({ index, query: { bool: { filter: [{ term: { namespace } }, { exists: { field: 'holders.owner' } }] } } });
       // Search and bulk delete (Elasticsearch's test build has no _delete_by_query).
       for (let round = 0; round < 20; round++) {

@@ -1,6 +1,6 @@
 /** Hand-made SVG charts (no chart library): a line chart and a grouped bar chart. */
 
-export const STRATEGY_COLORS: Record<string, string> = {
+export const GRANULARITY_COLORS: Record<string, string> = {
   global: '#d62728',
   document: '#1f77b4',
   tree: '#2ca02c',
@@ -85,7 +85,7 @@ function chartFrame(frame: {
 }
 
 export function colorFor(name: string, index: number): string {
-  return STRATEGY_COLORS[name] ?? FALLBACK_COLORS[index % FALLBACK_COLORS.length]!;
+  return GRANULARITY_COLORS[name] ?? FALLBACK_COLORS[index % FALLBACK_COLORS.length]!;
 }
 
 export function escapeXml(text: string): string {
@@ -197,7 +197,7 @@ export interface BarChartOptions {
   /** A smaller second line under the title: what was measured, how to read it. */
   subtitle?: string;
   yLabel: string;
-  /** One group per category (e.g. a strategy); a warning is printed in red under its name. */
+  /** One group per category (e.g. a granularity); a warning is printed in red under its name. */
   groups: Array<{ name: string; values: number[]; warning?: string; color?: string }>;
   /** Names of the bars in every group (e.g. p50, p95, p99). */
   bars: string[];

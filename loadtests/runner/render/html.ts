@@ -17,7 +17,7 @@ function dashboardLinks(input: ReportInput, results: ReportInput['results']): st
   if (runs.length === 0) return undefined;
   const trials = input.info.config.trials > 1;
   const items = runs.map((r) => {
-    const label = `${r.strategy}${trials ? `, trial ${r.trial}` : ''}`;
+    const label = `${r.granularity}${trials ? `, trial ${r.trial}` : ''}`;
     return `<li><a href="${escapeXml(encodeURI(r.k6Dashboard!))}">${escapeXml(label)}</a></li>`;
   });
   return `<h3>k6 web dashboard of each expected-rate run</h3><ul>${items.join('')}</ul>`;
@@ -26,7 +26,7 @@ function dashboardLinks(input: ReportInput, results: ReportInput['results']): st
 export function renderHtml(input: ReportInput): string {
   const { perWorkload, note } = recommendations(input);
   const body: string[] = [];
-  body.push('<h1>Lock strategy load test</h1>');
+  body.push('<h1>Lock granularity load test</h1>');
   body.push(
     `<ul>${settingsLines(input.info)
       .map((line) => `<li>${escapeXml(line.replace(/^- /, '').replace(/`/g, ''))}</li>`)
@@ -58,7 +58,7 @@ export function renderHtml(input: ReportInput): string {
     if (dashboards) body.push(dashboards);
   }
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Lock strategy load test ${escapeXml(input.info.runId)}</title>
+<html lang="en"><head><meta charset="utf-8"><title>Lock granularity load test ${escapeXml(input.info.runId)}</title>
 <style>
 ${STYLE}
 </style></head>

@@ -3,24 +3,24 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NAMESPACES_PER_RUN } from '../../shared/workload.js';
 import { assumptions, deploymentFromHop, predict } from '../model.js';
-import type { StrategyResult } from '../summary.js';
+import type { GranularityResult } from '../summary.js';
 import { round } from './format.js';
 import type { RunInfo } from './report-input.js';
 
 /** Markdown lines; empty when the engine-only layer did not run (it is the calibration). */
-export function modelLines(info: RunInfo, results: StrategyResult[]): string[] {
-  const calibrations = [...new Map(results.filter((r) => r.engine?.calibration).map((r) => [r.strategy, r.engine!.calibration!])).values()];
+export function modelLines(info: RunInfo, results: GranularityResult[]): string[] {
+  const calibrations = [...new Map(results.filter((r) => r.engine?.calibration).map((r) => [r.granularity, r.engine!.calibration!])).values()];
   if (calibrations.length === 0) return [];
   const { functions, nodes, shards } = info.config.deployment;
   const deployment = deploymentFromHop({ ...info.config.deployment, namespaces: NAMESPACES_PER_RUN });
   const rows = calibrations.map((calibration) => {
     const prediction = predict(calibration, deployment);
-    return `| ${calibration.strategy} | ${round(calibration.capacity, 0)} | ${round(prediction.capacity, 0)} | ${prediction.bound} | ${round(prediction.operationMs)} |`;
+    return `| ${calibration.granularity} | ${round(calibration.capacity, 0)} | ${round(prediction.capacity, 0)} | ${prediction.bound} | ${round(prediction.operationMs)} |`;
   });
   const lines = [
     `Predicted for ${functions} concurrent functions against a ${nodes}-node cluster, a lock index of ${shards} primary shard(s) (--functions, --nodes, --shards, --replicas, --hop-ms), calibrated on this run's engine-only layer:`,
     '',
-    '| strategy | engine alone here ops/s | predicted ops/s | limited by | one operation ms |',
+    '| granularity | engine alone here ops/s | predicted ops/s | limited by | one operation ms |',
     '| --- | --- | --- | --- | --- |',
     ...rows,
     '',

@@ -3,7 +3,7 @@
 import { MARGINAL_P99_FACTOR } from '../../shared/objective.js';
 import type { WorkloadConfig } from '../../shared/workload.js';
 import type { LoadtestConfig } from '../config.js';
-import type { StrategyResult } from '../summary.js';
+import type { GranularityResult } from '../summary.js';
 
 export interface RunInfo {
   runId: string;
@@ -22,11 +22,11 @@ export interface RunInfo {
 
 export interface ReportInput {
   info: RunInfo;
-  results: StrategyResult[];
+  results: GranularityResult[];
 }
 
 /** The configured workloads that have results, each with its results. */
-export function workloadsOf(input: ReportInput): Array<{ workload: WorkloadConfig; results: StrategyResult[] }> {
+export function workloadsOf(input: ReportInput): Array<{ workload: WorkloadConfig; results: GranularityResult[] }> {
   return input.info.config.workloads
     .map((workload) => ({ workload, results: input.results.filter((r) => r.workload === workload.name) }))
     .filter((entry) => entry.results.length > 0);
@@ -39,7 +39,7 @@ export function settingsLines(info: RunInfo): string[] {
   return [
     `- run ${info.runId}, ${info.startedAt} to ${info.finishedAt}, ${info.mode === 'target' ? `against ${info.baseUrl}` : `local stack at ${info.baseUrl}`}, ${info.k6}`,
     `- lock store: ${info.server ? `${info.server.label} at ${info.server.url}` : 'not known here (--target without ES_URL or OPENSEARCH_URL)'}`,
-    `- ${trials} trial${trials === 1 ? '' : 's'} per strategy, interleaved (trial 1 of every strategy, then trial 2...); figures are medians, ranges in brackets`,
+    `- ${trials} trial${trials === 1 ? '' : 's'} per granularity, interleaved (trial 1 of every granularity, then trial 2...); figures are medians, ranges in brackets`,
     `- expected rate: constant-arrival-rate ${schedule.steady.rate} ops/s for ${schedule.steady.durationS} s` +
       (schedule.ramp.levels.length > 0 ? `, then a ramp through ${schedule.ramp.levels.join(', ')} ops/s, ${schedule.ramp.stepS} s per level` : ''),
     ...(capacity.enabled
@@ -52,7 +52,7 @@ export function settingsLines(info: RunInfo): string[] {
       : []),
     `- client: retries 409/503 with exponential backoff ${retry.baseDelayMs}-${retry.maxDelayMs} ms and jitter` +
       `${retry.honourRetryAfter ? ', waiting at least retryAfterMs (capped at the backoff maximum)' : ''}; gives up after ${retry.budgetMs} ms; lease TTL ${info.config.ttlMs} ms`,
-    "- goodput = operations that acquired, ran their critical section and released; a strategy wins only where its range does not overlap the others'",
+    "- goodput = operations that acquired, ran their critical section and released; a granularity wins only where its range does not overlap the others'",
     ...(info.seeded ? [`- tree seeded into index \`${info.seeded.index}\` (${info.seeded.documents} documents)`] : []),
     ...info.notes.map((note) => `- note: ${note}`),
   ];

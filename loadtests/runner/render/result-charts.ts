@@ -1,29 +1,29 @@
 /** The charts of a workload's results: capacity with error bars, goodput against offered load, acquire latency. */
 import type { WorkloadConfig } from '../../shared/workload.js';
 import { capacityBounds } from '../ranking.js';
-import type { StageStats, StrategyResult } from '../summary.js';
-import { groupTrials, type StrategyTrials } from '../trials.js';
+import type { GranularityResult, StageStats } from '../summary.js';
+import { type GranularityTrials, groupTrials } from '../trials.js';
 import { barChart, lineChart } from './charts.js';
 
-/** Every offered rate measured for a strategy (all trials' probes, or the steady phase alone). */
-function pointsOf(results: StrategyResult[], strategy: string, y: (stage: StageStats) => number) {
-  const stages = results.filter((r) => r.strategy === strategy).flatMap((r) => (r.ramp.length > 0 ? r.ramp : [r.steady]));
+/** Every offered rate measured for a granularity (all trials' probes, or the steady phase alone). */
+function pointsOf(results: GranularityResult[], granularity: string, y: (stage: StageStats) => number) {
+  const stages = results.filter((r) => r.granularity === granularity).flatMap((r) => (r.ramp.length > 0 ? r.ramp : [r.steady]));
   return stages
     .filter((stage) => stage.acquire.count > 0 || stage.goodput > 0)
     .sort((a, b) => a.offeredRate - b.offeredRate)
     .map((stage) => ({ x: stage.offeredRate, y: y(stage) }));
 }
 
-const strategiesOf = (results: StrategyResult[]): string[] => [...new Set(results.map((r) => r.strategy))];
+const granularitiesOf = (results: GranularityResult[]): string[] => [...new Set(results.map((r) => r.granularity))];
 
-function unsafeWarning(t: StrategyTrials): { warning?: string } {
+function unsafeWarning(t: GranularityTrials): { warning?: string } {
   if (t.violations > 0) return { warning: `unsafe: ${t.violations} lock violation(s)` };
   if (t.phantoms > 0) return { warning: `unsafe: ${t.phantoms} semantic conflict(s)` };
   return {};
 }
 
 /** Undefined when no capacity search ran. */
-export function capacityChart(workload: WorkloadConfig, results: StrategyResult[]): string | undefined {
+export function capacityChart(workload: WorkloadConfig, results: GranularityResult[]): string | undefined {
   const groups = groupTrials(results).filter((t) => t.trials.some((r) => r.capacity));
   if (groups.length === 0) return undefined;
   const trials = Math.max(...groups.map((t) => t.trials.length));
@@ -32,14 +32,14 @@ export function capacityChart(workload: WorkloadConfig, results: StrategyResult[
     subtitle: `median of ${trials} trial${trials === 1 ? '' : 's'}; whiskers: lowest sustained to highest missed rate`,
     yLabel: 'highest rate meeting the objective (ops/s)',
     bars: ['capacity'],
-    // A bar alone would make an unsafe strategy look like the pick; the verdict ranks only safe ones.
-    groups: groups.map((t) => ({ name: t.strategy, values: [t.capacity.median], ...unsafeWarning(t) })),
+    // A bar alone would make an unsafe granularity look like the pick; the verdict ranks only safe ones.
+    groups: groups.map((t) => ({ name: t.granularity, values: [t.capacity.median], ...unsafeWarning(t) })),
     ranges: groups.map((t) => [capacityBounds(t)]),
   });
 }
 
-export function goodputChart(workload: WorkloadConfig, results: StrategyResult[]): string {
-  const series = strategiesOf(results).map((strategy) => ({ name: strategy, points: pointsOf(results, strategy, (s) => s.goodputRate) }));
+export function goodputChart(workload: WorkloadConfig, results: GranularityResult[]): string {
+  const series = granularitiesOf(results).map((granularity) => ({ name: granularity, points: pointsOf(results, granularity, (s) => s.goodputRate) }));
   const maxOffered = Math.max(0, ...series.flatMap((line) => line.points.map((p) => p.x)));
   return lineChart({
     title: `Goodput against offered load - ${workload.name}`,
@@ -61,26 +61,26 @@ export function goodputChart(workload: WorkloadConfig, results: StrategyResult[]
   });
 }
 
-export function latencyBars(workload: WorkloadConfig, results: StrategyResult[]): string {
+export function latencyBars(workload: WorkloadConfig, results: GranularityResult[]): string {
   const groups = groupTrials(results);
   return barChart({
     title: `Acquire latency at ${results[0]?.steady.offeredRate ?? '?'} ops/s - ${workload.name}`,
     subtitle: 'median over trials; whiskers: range',
     yLabel: 'time to acquire, incl. retries (ms)',
     bars: ['p50', 'p95', 'p99'],
-    groups: groups.map((t) => ({ name: t.strategy, values: [t.acquireP50.median, t.acquireP95.median, t.acquireP99.median] })),
+    groups: groups.map((t) => ({ name: t.granularity, values: [t.acquireP50.median, t.acquireP95.median, t.acquireP99.median] })),
     ranges: groups.map((t) => [t.acquireP50, t.acquireP95, t.acquireP99]),
   });
 }
 
 /** Undefined when nothing was measured above the expected rate. */
-export function latencyByLoadChart(workload: WorkloadConfig, results: StrategyResult[]): string | undefined {
+export function latencyByLoadChart(workload: WorkloadConfig, results: GranularityResult[]): string | undefined {
   if (!results.some((r) => r.ramp.length > 0)) return undefined;
   return lineChart({
     title: `Acquire latency p99 against offered load - ${workload.name}`,
     subtitle: 'capacity probes of all trials',
     xLabel: 'offered load (operations/s)',
     yLabel: 'acquire p99 (ms)',
-    series: strategiesOf(results).map((strategy) => ({ name: strategy, points: pointsOf(results, strategy, (s) => s.acquire.p99) })),
+    series: granularitiesOf(results).map((granularity) => ({ name: granularity, points: pointsOf(results, granularity, (s) => s.acquire.p99) })),
   });
 }

@@ -1,12 +1,12 @@
 /** The results table (markdown, fixed-width text, HTML), the probes table and the per-operation table. */
 import { OP_KINDS, type OpKind } from '../../shared/workload.js';
-import type { StrategyResult } from '../summary.js';
-import { groupTrials, type Spread, type StrategyTrials } from '../trials.js';
+import type { GranularityResult } from '../summary.js';
+import { type GranularityTrials, groupTrials, type Spread } from '../trials.js';
 import { escapeXml } from './charts.js';
 import { round } from './format.js';
 
 const TABLE_HEADER = [
-  'strategy',
+  'granularity',
   'capacity ops/s (range over trials)',
   'missed at ops/s',
   'goodput at expected rate',
@@ -23,13 +23,13 @@ function spreadCell(spread: Spread, digits = 1): string {
   return `${round(spread.median, digits)} (${round(spread.min, digits)}-${round(spread.max, digits)})`;
 }
 
-function tableRows(results: StrategyResult[]): string[][] {
-  return groupTrials(results).map((t: StrategyTrials) => {
+function tableRows(results: GranularityResult[]): string[][] {
+  return groupTrials(results).map((t: GranularityTrials) => {
     const failed = [...new Set(t.failedAt.map((rate) => (rate === null ? '-' : String(rate))))];
     const holds = t.trials.reduce((sum, r) => sum + (r.safety?.holds ?? 0), 0);
     const errors = t.trials.reduce((sum, r) => sum + r.errorCount, 0);
     return [
-      t.strategy,
+      t.granularity,
       t.trials.some((r) => r.capacity) ? spreadCell(t.capacity, 0) : '-',
       failed.join(', '),
       `${spreadCell(t.goodputRate)} / ${t.trials[0]!.steady.offeredRate}`,
@@ -52,12 +52,12 @@ function markdownRows(header: string[], rows: string[][]): string {
   return [`| ${header.join(' | ')} |`, `| ${header.map(() => '---').join(' | ')} |`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
 }
 
-export function markdownTable(results: StrategyResult[]): string {
+export function markdownTable(results: GranularityResult[]): string {
   return markdownRows(TABLE_HEADER, tableRows(results));
 }
 
 /** Fixed-width table for the terminal. */
-export function textTable(results: StrategyResult[]): string {
+export function textTable(results: GranularityResult[]): string {
   const rows = [TABLE_HEADER, ...tableRows(results)];
   const widths = TABLE_HEADER.map((_, i) => Math.max(...rows.map((row) => (row[i] ?? '').length)));
   return rows
@@ -70,7 +70,7 @@ export function textTable(results: StrategyResult[]): string {
     .join('\n');
 }
 
-export function htmlTable(results: StrategyResult[]): string {
+export function htmlTable(results: GranularityResult[]): string {
   const rows = tableRows(results);
   return `<table><thead><tr>${TABLE_HEADER.map((h) => `<th>${escapeXml(h)}</th>`).join('')}</tr></thead><tbody>${rows
     .map((row) => `<tr>${row.map((cell) => `<td>${escapeXml(cell)}</td>`).join('')}</tr>`)
@@ -78,10 +78,10 @@ export function htmlTable(results: StrategyResult[]): string {
 }
 
 /** Every probe of every trial: offered rate, goodput, acquire p99 and the verdict; empty when no search ran. */
-export function probeTable(results: StrategyResult[]): string {
+export function probeTable(results: GranularityResult[]): string {
   const rows = results.flatMap((r) =>
     (r.capacity?.probes ?? []).map((p) => [
-      r.strategy,
+      r.granularity,
       String(r.trial),
       String(p.rate),
       round(p.goodputRate),
@@ -90,15 +90,15 @@ export function probeTable(results: StrategyResult[]): string {
     ]),
   );
   if (rows.length === 0) return '';
-  return markdownRows(['strategy', 'trial', 'offered ops/s', 'goodput ops/s', 'acquire p99 ms', 'objective'], rows);
+  return markdownRows(['granularity', 'trial', 'offered ops/s', 'goodput ops/s', 'acquire p99 ms', 'objective'], rows);
 }
 
 /** Steady phase per operation: goodput / gave up / acquire p95 ms. */
-export function perOperationTable(results: StrategyResult[]): string {
-  const cell = (r: StrategyResult, op: OpKind): string => `${r.perOp[op].goodput} / ${r.perOp[op].gaveUp} / ${round(r.perOp[op].acquireP95)}`;
+export function perOperationTable(results: GranularityResult[]): string {
+  const cell = (r: GranularityResult, op: OpKind): string => `${r.perOp[op].goodput} / ${r.perOp[op].gaveUp} / ${round(r.perOp[op].acquireP95)}`;
   return markdownRows(
-    ['strategy', 'trial', ...OP_KINDS],
-    results.map((r) => [r.strategy, String(r.trial), ...OP_KINDS.map((op) => (r.perOp[op] ? cell(r, op) : '-'))]),
+    ['granularity', 'trial', ...OP_KINDS],
+    results.map((r) => [r.granularity, String(r.trial), ...OP_KINDS.map((op) => (r.perOp[op] ? cell(r, op) : '-'))]),
   );
 }
 
@@ -106,7 +106,7 @@ export function perOperationTable(results: StrategyResult[]): string {
  * The two layers side by side: capacity through the functions (HTTP on the local stack, median over
  * trials) against the engine alone on the same lock store; empty when the engine was not measured.
  */
-export function layersTable(results: StrategyResult[]): string {
+export function layersTable(results: GranularityResult[]): string {
   const rows = groupTrials(results)
     .map((t) => ({ t, engine: t.trials.find((r) => r.engine)?.engine }))
     .filter((row) => row.engine !== undefined)
@@ -114,7 +114,7 @@ export function layersTable(results: StrategyResult[]): string {
       const lock = engine!.capacity.capacity;
       const http = t.capacity.median;
       return [
-        t.strategy,
+        t.granularity,
         `${round(lock, 0)}${engine!.capacity.failedAt === null ? '+' : ''}`,
         round(http, 0),
         lock > 0 ? `${round((http / lock) * 100, 0)}%` : '-',
@@ -125,7 +125,7 @@ export function layersTable(results: StrategyResult[]): string {
     });
   if (rows.length === 0) return '';
   return markdownRows(
-    ['strategy', 'engine alone ops/s', 'through the functions ops/s', 'kept', 'taken by the HTTP layer', 'store requests per op', 'engine safety'],
+    ['granularity', 'engine alone ops/s', 'through the functions ops/s', 'kept', 'taken by the HTTP layer', 'store requests per op', 'engine safety'],
     rows,
   );
 }

@@ -204,7 +204,7 @@ export async function runWaitingMode(target: EngineTarget, mode: WaitMode, scena
         const end = Date.now();
         const outcome = await release(call, grant);
         holds.push({
-          strategy: 'document',
+          granularity: 'document',
           namespace,
           op: lockMode === 'shared' ? 'read' : 'edit',
           mode: lockMode,

@@ -5,6 +5,8 @@
  */
 
 export type Granularity = 'global' | 'document' | 'tree';
+/** Every granularity, coarsest first: the record makes the compiler refuse a list that misses one or names another. */
+export const GRANULARITY_NAMES = Object.keys({ global: true, document: true, tree: true } satisfies Record<Granularity, true>) as readonly Granularity[];
 export type LockMode = 'exclusive' | 'shared';
 /** Multi-granularity modes a lock document records: intentions (IS, IX) on ancestors, S or X on the target. */
 export type HolderMode = 'IS' | 'IX' | 'S' | 'X';

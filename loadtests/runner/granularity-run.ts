@@ -1,20 +1,20 @@
 /**
- * One strategy on one workload: warm the functions, run k6, check its critical sections for
+ * One granularity on one workload: warm the functions, run k6, check its critical sections for
  * safety, and read its numbers. Says what went wrong instead of throwing, so the loop can go on.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
-import { runConfig } from '../shared/defaults.js';
+import { runConfig, type Schedule } from '../shared/defaults.js';
 import { judge, type ProbeVerdict } from '../shared/objective.js';
 import { summaryLine } from '../shared/summary-line.js';
-import { namespaceFor, type Strategy, type WorkloadConfig } from '../shared/workload.js';
+import { type Granularity, type K6RunConfig, namespaceFor, type WorkloadConfig } from '../shared/workload.js';
 import { checkHolds, formatSafety, parseHoldLog, type SafetyReport } from './checker.js';
-import { type LoadtestConfig, strategySeconds, warmupConcurrency } from './config.js';
+import { granularitySeconds, type LoadtestConfig, warmupConcurrency } from './config.js';
 import type { EngineLayer } from './engine/layer.js';
 import type { Interrupt } from './interrupt.js';
 import { describeK6Exit, K6_ABORTED, K6_THRESHOLDS_FAILED, runK6 } from './k6-process.js';
 import { log } from './log.js';
-import { extractResult, readK6Summary, type StageStats, type StrategyResult } from './summary.js';
+import { extractResult, type GranularityResult, readK6Summary, type StageStats } from './summary.js';
 import { DEFAULT_WARMUP, warmUp, warmupNamespace } from './warmup.js';
 
 export interface RunContext {
@@ -30,8 +30,8 @@ export interface RunContext {
   engine?: EngineLayer;
 }
 
-export interface StrategyOutcome {
-  result?: StrategyResult;
+export interface GranularityOutcome {
+  result?: GranularityResult;
   notes: string[];
   /** Problems that fail the whole run (k6 errors, safety violations). */
   failures: number;
@@ -39,6 +39,32 @@ export interface StrategyOutcome {
   stop: boolean;
   /** What the run's one progress line says, in parts (figures, safety, dashboard, findings); run.ts joins them. */
   figures: string[];
+}
+
+/** What every k6 run of the context shares: the binary, the service it loads, Ctrl-C, and how much it prints. */
+function k6Of(ctx: RunContext): Pick<Parameters<typeof runK6>[0], 'k6' | 'baseUrl' | 'targetUrl' | 'interrupt' | 'verbose'> {
+  return {
+    k6: ctx.k6,
+    baseUrl: ctx.baseUrl,
+    ...(ctx.targetUrl ? { targetUrl: ctx.targetUrl } : {}),
+    interrupt: ctx.interrupt,
+    verbose: ctx.config.verbose ?? false,
+  };
+}
+
+/** What k6 is told to run: `granularity` on `workload` in `namespace`, on `schedule`, with the run's retries, TTL and objective. */
+function k6ConfigOf(ctx: RunContext, workload: WorkloadConfig, granularity: Granularity, namespace: string, schedule: Schedule): K6RunConfig {
+  const { config } = ctx;
+  return runConfig({
+    runId: ctx.runId,
+    granularity,
+    namespace,
+    workload,
+    schedule,
+    retry: config.retry,
+    ttlMs: config.ttlMs,
+    objective: config.capacity.objective,
+  });
 }
 
 /** Warms the functions; returns what the run's progress line says about it (nothing when disabled). */
@@ -53,33 +79,13 @@ export async function warmFunctions(ctx: RunContext): Promise<string | undefined
   );
 }
 
-export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, strategy: Strategy, trial = 1): Promise<StrategyOutcome> {
+export async function runGranularity(ctx: RunContext, workload: WorkloadConfig, granularity: Granularity, trial = 1): Promise<GranularityOutcome> {
   const { config } = ctx;
-  const stem = `${workload.name}-${strategy}${config.trials > 1 ? `-t${trial}` : ''}`;
-  const k6Config = runConfig({
-    runId: ctx.runId,
-    strategy,
-    namespace: namespaceFor(strategy, ctx.runId, workload.name),
-    workload,
-    schedule: config.schedule,
-    retry: config.retry,
-    ttlMs: config.ttlMs,
-    objective: config.capacity.objective,
-  });
+  const stem = `${workload.name}-${granularity}${config.trials > 1 ? `-t${trial}` : ''}`;
+  const k6Config = k6ConfigOf(ctx, workload, granularity, namespaceFor(granularity, ctx.runId, workload.name), config.schedule);
   if (workload.traceFile) k6Config.replay = true;
-  const run = await runK6({
-    k6: ctx.k6,
-    k6Config,
-    stem,
-    baseUrl: ctx.baseUrl,
-    ...(ctx.targetUrl ? { targetUrl: ctx.targetUrl } : {}),
-    outDir: ctx.outDir,
-    scheduledS: strategySeconds(config.schedule),
-    interrupt: ctx.interrupt,
-    dashboard: true,
-    verbose: config.verbose ?? false,
-  });
-  const outcome: StrategyOutcome = { notes: [], failures: 0, stop: false, figures: [] };
+  const run = await runK6({ ...k6Of(ctx), k6Config, stem, outDir: ctx.outDir, scheduledS: granularitySeconds(config.schedule), dashboard: true });
+  const outcome: GranularityOutcome = { notes: [], failures: 0, stop: false, figures: [] };
   /** k6 failed, unless it exited 99 (thresholds) for the objective's thresholds alone: a finding, not a failure. */
   const k6Failed = (objectiveOnly: boolean): void => {
     if (run.exitCode === 0 || (objectiveOnly && run.exitCode === K6_THRESHOLDS_FAILED)) return;
@@ -87,15 +93,15 @@ export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, str
     // A crash or a setup failure was reported with the end of its log (k6-process.ts).
     if (run.exitCode === K6_THRESHOLDS_FAILED || ctx.interrupt.interrupted) outcome.figures.push(describeK6Exit(run.exitCode));
   };
-  const safety = checkSafety(ctx.outDir, stem, `${strategy}/${workload.name}`, run.holdsPath);
+  const safety = checkSafety(ctx.outDir, stem, `${granularity}/${workload.name}`, run.holdsPath);
   if (!safety.ok) outcome.failures++;
-  const safetyFigure = `safety ${strategy}/${workload.name}: ${safety.ok ? `OK, ${safety.holds} critical sections` : `VIOLATED (${safety.violationCount})`}${
+  const safetyFigure = `safety ${granularity}/${workload.name}: ${safety.ok ? `OK, ${safety.holds} critical sections` : `VIOLATED (${safety.violationCount})`}${
     safety.phantomCount > 0 ? `, ${safety.phantomCount} semantic conflict(s)` : ''
   }`;
   if (!existsSync(run.summaryPath)) {
-    outcome.figures.push(`[${strategy}] k6 wrote no summary (exit ${run.exitCode})`, safetyFigure);
+    outcome.figures.push(`[${granularity}] k6 wrote no summary (exit ${run.exitCode})`, safetyFigure);
     k6Failed(false);
-    outcome.notes.push(`${strategy} on ${workload.name}: k6 wrote no summary (exit ${run.exitCode})`);
+    outcome.notes.push(`${granularity} on ${workload.name}: k6 wrote no summary (exit ${run.exitCode})`);
     if (run.exitCode === K6_ABORTED) {
       outcome.notes.push('the service failed its health check; remaining runs skipped');
       outcome.stop = true;
@@ -105,18 +111,18 @@ export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, str
   if (ctx.interrupt.interrupted) {
     k6Failed(false);
     outcome.notes.push(
-      `${strategy} on ${workload.name} was interrupted; its partial numbers are left out of the report (see ${relative(ctx.outDir, run.summaryPath)})`,
+      `${granularity} on ${workload.name} was interrupted; its partial numbers are left out of the report (see ${relative(ctx.outDir, run.summaryPath)})`,
     );
     outcome.stop = true;
     return outcome;
   }
   const summary = readK6Summary(run.summaryPath);
   // Ours (k6's own end-of-test summary is in its log, and on the terminal with --verbose).
-  outcome.figures.push(summaryLine(strategy, k6Config.steady, summary), safetyFigure);
+  outcome.figures.push(summaryLine(granularity, k6Config.steady, summary), safetyFigure);
   outcome.result = extractResult({
     summary,
     workload: workload.name,
-    strategy,
+    granularity,
     trial,
     steady: config.schedule.steady,
     ramp: config.schedule.ramp,
@@ -131,7 +137,7 @@ export async function runStrategy(ctx: RunContext, workload: WorkloadConfig, str
   if (!outcome.result.thresholdsOk) outcome.figures.push(`thresholds failed: ${outcome.result.failedThresholds.join(', ')}`);
   if (outcome.result.missedObjective.length > 0) {
     outcome.figures.push(
-      `missed the objective at the expected rate (k6 thresholds ${outcome.result.missedObjective.join(', ')}): the rate is beyond what ${strategy} sustains`,
+      `missed the objective at the expected rate (k6 thresholds ${outcome.result.missedObjective.join(', ')}): the rate is beyond what ${granularity} sustains`,
     );
   }
   return outcome;
@@ -153,7 +159,7 @@ export interface ProbeRun {
  * critical sections checked for safety like any run. k6 failing its thresholds is what an
  * overloaded probe does, not a failure of the run.
  */
-export async function runProbe(ctx: RunContext, workload: WorkloadConfig, strategy: Strategy, trial: number, rate: number): Promise<ProbeRun> {
+export async function runProbe(ctx: RunContext, workload: WorkloadConfig, granularity: Granularity, trial: number, rate: number): Promise<ProbeRun> {
   const { config } = ctx;
   const schedule = { ...config.schedule, steady: { rate, durationS: config.capacity.probeS }, ramp: { ...config.schedule.ramp, levels: [] }, gracefulStopS: 2 };
   // Probes are many: their summaries, hold logs and safety files go to probes/.
@@ -162,37 +168,18 @@ export async function runProbe(ctx: RunContext, workload: WorkloadConfig, strate
   // A rate probed again (a marginal miss being confirmed) keeps the first probe's files.
   const trialPart = config.trials > 1 ? `-t${trial}` : '';
   const repeatPart = (again: number) => (again > 1 ? `-${again}` : '');
-  const stemOf = (again: number) => `${workload.name}-${strategy}${trialPart}-probe${rate}${repeatPart(again)}`;
+  const stemOf = (again: number) => `${workload.name}-${granularity}${trialPart}-probe${rate}${repeatPart(again)}`;
   let again = 1;
   while (existsSync(join(probeDir, `summary-${stemOf(again)}.json`))) again++;
   const stem = stemOf(again);
-  const k6Config = runConfig({
-    runId: ctx.runId,
-    strategy,
-    // A namespace per probe: an overloaded run ends with holders cut off mid-operation, whose leases
-    // (the TTL) would outlive the next probes in a shared namespace. Global once measured 0 goodput
-    // at 20 and 10 ops/s right after a probe at 40, and its capacity came out 4 ops/s.
-    namespace: namespaceFor(strategy, `${ctx.runId}-t${trial}-p${rate}${repeatPart(again)}`, workload.name),
-    workload,
-    schedule,
-    retry: config.retry,
-    ttlMs: config.ttlMs,
-    objective: config.capacity.objective,
-  });
-  const run = await runK6({
-    k6: ctx.k6,
-    k6Config,
-    stem,
-    baseUrl: ctx.baseUrl,
-    ...(ctx.targetUrl ? { targetUrl: ctx.targetUrl } : {}),
-    outDir: probeDir,
-    scheduledS: strategySeconds(schedule),
-    interrupt: ctx.interrupt,
-    quiet: true,
-    verbose: config.verbose ?? false,
-  });
+  // A namespace per probe: an overloaded run ends with holders cut off mid-operation, whose leases
+  // (the TTL) would outlive the next probes in a shared namespace. Global once measured 0 goodput
+  // at 20 and 10 ops/s right after a probe at 40, and its capacity came out 4 ops/s.
+  const namespace = namespaceFor(granularity, `${ctx.runId}-t${trial}-p${rate}${repeatPart(again)}`, workload.name);
+  const k6Config = k6ConfigOf(ctx, workload, granularity, namespace, schedule);
+  const run = await runK6({ ...k6Of(ctx), k6Config, stem, outDir: probeDir, scheduledS: granularitySeconds(schedule), quiet: true });
   const notes: string[] = [];
-  const safety = checkSafety(probeDir, stem, `${strategy}/${workload.name} probe ${rate} ops/s`, run.holdsPath, true);
+  const safety = checkSafety(probeDir, stem, `${granularity}/${workload.name} probe ${rate} ops/s`, run.holdsPath, true);
   const failedRun = (): ProbeRun => {
     const stage = emptyStage(rate);
     return {
@@ -203,13 +190,13 @@ export async function runProbe(ctx: RunContext, workload: WorkloadConfig, strate
       notes,
     };
   };
-  if (run.exitCode !== 0 && run.exitCode !== K6_THRESHOLDS_FAILED) notes.push(`${strategy} probe at ${rate} ops/s: ${describeK6Exit(run.exitCode)}`);
+  if (run.exitCode !== 0 && run.exitCode !== K6_THRESHOLDS_FAILED) notes.push(`${granularity} probe at ${rate} ops/s: ${describeK6Exit(run.exitCode)}`);
   if (!existsSync(run.summaryPath)) return failedRun();
   const summary = readK6Summary(run.summaryPath);
   const result = extractResult({
     summary,
     workload: workload.name,
-    strategy,
+    granularity,
     trial,
     steady: schedule.steady,
     ramp: schedule.ramp,
