@@ -6,7 +6,7 @@
  * falls as the added latency grows, and that grows with R, so bisection finds it: below R the
  * prediction is above the rate, above R below it. Pure, with the measurement passed in.
  */
-import { type Calibration, type Deployment, type PerKind, perKind, predict } from './model.js';
+import { type Calibration, type Deployment, noRequests, type PerKind, perKind, predict } from './model.js';
 
 /** One bisection step: the rate the load was offered at and what the model predicted from it. */
 export interface LoadedStep {
@@ -27,10 +27,12 @@ export interface LoadedPrediction {
 export const requestRates = (calibration: Calibration, rate: number): PerKind => perKind((kind) => rate * (calibration.requestMix?.[kind] ?? 0));
 
 /**
- * Bisects between 0 and the prediction from the idle figures (`deployment.addedMs`; loaded requests
- * are not faster than idle ones, so the rate sought lies below it). `measureAdded` returns how much
- * longer each kind takes on the deployment at the given request rates; a kind it could not measure
- * (NaN: no such requests at that load) keeps the idle figure.
+ * Bisects between 0 and the prediction were nothing slower on the deployment (the calibrated
+ * capacity, as the model bounds it). Not the prediction from the idle figures: under load the
+ * single node slows too, and the cluster measured less added time under load than idle for writes
+ * and reads. `measureAdded` returns how much longer each kind takes on the deployment at the given
+ * request rates; a kind it could not measure (NaN: no such requests at that load) keeps the idle
+ * figure (`deployment.addedMs`).
  */
 export async function loadedPrediction(
   calibration: Calibration,
@@ -39,8 +41,7 @@ export async function loadedPrediction(
   steps: number,
   onStep?: (step: LoadedStep, index: number) => void,
 ): Promise<LoadedPrediction> {
-  const idle = predict(calibration, deployment).capacity;
-  const bracket = { low: 0, high: idle };
+  const bracket = { low: 0, high: predict(calibration, { ...deployment, addedMs: noRequests() }).capacity };
   const done: LoadedStep[] = [];
   for (let index = 0; index < steps && bracket.high > 0; index++) {
     const rate = (bracket.low + bracket.high) / 2;

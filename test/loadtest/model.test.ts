@@ -457,7 +457,7 @@ describe("the model's check on a cluster it did not see", () => {
       8,
     );
     const atSettled = predict(tree, slower({ refresh: 2 * settled.capacity, search: 3 })).capacity;
-    const bracket = predict(tree, idle).capacity / 2 ** 8;
+    const bracket = predict(tree, slower({})).capacity / 2 ** 8;
     expect(Math.abs(atSettled - settled.capacity)).toBeLessThanOrEqual(2 * bracket + 1e-9);
     expect(settled.capacity).toBeLessThan(predict(tree, idle).capacity);
     // The load offered is the calibration's request mix at each step's rate; a kind the load left unmeasured keeps its idle figure.

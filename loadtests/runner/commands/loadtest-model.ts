@@ -51,7 +51,7 @@ Exit codes: 0 done, 1 failed (e.g. the server unreachable), 2 a usage mistake.`;
 type Side = 'single' | 'cluster';
 const perKindText = (values: PerKind): string => REQUEST_KINDS.map((kind) => `${kind} ${values[kind].toFixed(1)}`).join(', ');
 const WARM_UP_RATE = 20;
-const LOADED_STEPS = 4;
+const LOADED_STEPS = 5;
 const LOADED_SECONDS = 8;
 const SIDE_LABEL: Record<Side, string> = { single: '1 node', cluster: '3 nodes' };
 
