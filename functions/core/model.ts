@@ -17,6 +17,7 @@ import type {
   RevokedHolderBody,
   SweepReportBody,
 } from '../../packages/client/src/wire.js';
+import type { LockTarget } from './granularity/index.js';
 
 /** The wire's own (a FencingToken is made in fencing.ts; compare with `compareFencingTokens` or `BigInt`, never as text of different lengths). */
 export type { FencingToken, Granularity, HolderMode, ReleaseOutcome } from '../../packages/client/src/wire.js';
@@ -32,10 +33,8 @@ export type WakeChannel =
 
 export type RequestedMode = LockMode;
 
-export type LockTarget =
-  | { namespace: string; granularity: 'global' }
-  | { namespace: string; granularity: 'document'; ids: string[] }
-  | { namespace: string; granularity: 'tree'; path: string };
+/** Each granularity's module says what its targets name (granularity/): the union is the registry's. */
+export type { LockTarget } from './granularity/index.js';
 
 /** What a permits acquire asks for: `count` of the semaphore's `limit` permits. */
 export interface Permits {
