@@ -14,6 +14,7 @@ import type {
   TargetBody,
 } from '../../packages/client/src/wire.js';
 import type * as Engine from '../core/index.js';
+import { targetBody } from '../core/index.js';
 
 export type { GrantBody, LockStateBody, ReleaseResultBody, RenewalBody } from '../../packages/client/src/wire.js';
 
@@ -38,11 +39,7 @@ export function presentGrant(grant: Engine.Grant): GrantBody {
 }
 
 /** A target as a request names it: what a waiter woken to claim sends back. */
-export function presentTarget(target: Engine.LockTarget): TargetBody {
-  if (target.granularity === 'document') return { namespace: target.namespace, granularity: target.granularity, ids: [...target.ids] };
-  if (target.granularity === 'tree') return { namespace: target.namespace, granularity: target.granularity, path: target.path };
-  return { namespace: target.namespace, granularity: target.granularity };
-}
+export const presentTarget = (target: Engine.LockTarget): TargetBody => targetBody(target);
 
 export function presentQueued(queued: Engine.Queued): QueuedBody {
   return {
