@@ -33,7 +33,7 @@ import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { parse } from '@aws-lambda-powertools/parser';
 import { JSONStringified } from '@aws-lambda-powertools/parser/helpers';
 import { SqsRecordSchema } from '@aws-lambda-powertools/parser/schemas/sqs';
-import { type AcquireBody, fencedIndex, LocalLockTable, LockClient, type Locker } from '@es-lease-locks/client';
+import { type AcquireBody, fencedIndex, GRANULARITY_NAMES, LocalLockTable, LockClient, type Locker } from '@es-lease-locks/client';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
 import { toFieldIssues, ValidationError } from '../../functions/core/index.js';
@@ -49,7 +49,7 @@ export const recordBodySchema = z
     lock: z
       .object({
         namespace: z.string(),
-        granularity: z.enum(['global', 'document', 'tree']),
+        granularity: z.enum(GRANULARITY_NAMES),
         ids: z.array(z.string()).optional(),
         path: z.string().optional(),
         mode: z.enum(['exclusive', 'shared']).optional(),

@@ -2,7 +2,7 @@ export { LockEngine } from './engine.js';
 export * from './errors.js';
 export { compareFencingTokens } from './fencing.js';
 export { parseWith, toFieldIssues } from './field-issues.js';
-export { ancestorsOf, describeTarget } from './granularity/index.js';
+export { ancestorsOf, describeTarget, targetBody } from './granularity/index.js';
 export { lockDocId, planKeys } from './keys.js';
 export * from './model.js';
 export {
@@ -18,7 +18,6 @@ export {
   type RenewRequest,
   type RequestKind,
   type SweepRequest,
-  targetFields,
   UNNAMED_OPERATOR,
 } from './requests.js';
 export { type AcquireInput, type AdminInput, LockService } from './service.js';

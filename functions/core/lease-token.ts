@@ -9,8 +9,8 @@
  */
 import { createHmac, createSecretKey, hash, type KeyObject, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ValidationError } from './errors.js';
-import { rulesFor } from './granularity/index.js';
-import type { Granularity, LockTarget, RequestedMode } from './model.js';
+import { isRegistered, rulesFor, TARGET_FIELDS } from './granularity/index.js';
+import type { LockTarget, RequestedMode } from './model.js';
 import type { StoredLock } from './store.js';
 
 const PREFIX = 'elk1';
@@ -91,7 +91,8 @@ interface Payload {
   l: string;
   n: string;
   g: LockTarget['granularity'];
-  k?: string[] | string;
+  /** The value of the target's one field (its granularity's `field`): ids, or a path. */
+  k?: unknown;
   m: 'x' | 's';
   h?: Array<[string, number, number, 0 | 1, string]>;
   e?: number;
@@ -119,8 +120,8 @@ export function encodeToken(claims: LeaseClaims, secret: string, signingKey?: Ui
     g: target.granularity,
     m: claims.mode === 'exclusive' ? 'x' : 's',
   };
-  const fields = rulesFor(target.granularity).toFields(target);
-  const named = fields.ids ?? fields.path;
+  const rules = rulesFor(target.granularity);
+  const named = rules.field === undefined ? undefined : rules.toFields(target)[rules.field];
   if (named !== undefined) payload.k = named;
   if (claims.expiresAt !== undefined) payload.e = claims.expiresAt;
   if (claims.grantedAt !== undefined) payload.a = claims.grantedAt;
@@ -137,16 +138,14 @@ function malformed(reason: string): ValidationError {
 }
 
 const isString = (value: unknown): value is string => typeof value === 'string';
-const GRANULARITY_NAMES: readonly unknown[] = ['global', 'document', 'tree'] satisfies Granularity[];
 
 /** The target a payload names, if its shape fits its granularity (its content is validated by the engine). */
 function targetOf(payload: Payload): LockTarget | undefined {
-  if (!GRANULARITY_NAMES.includes(payload.g)) return undefined;
+  if (!isRegistered(payload.g)) return undefined;
   const rules = rulesFor(payload.g);
-  const { k } = payload;
-  if (rules.fields.includes('ids')) return Array.isArray(k) && k.every(isString) ? rules.target(payload.n, { ids: k }) : undefined;
-  if (rules.fields.includes('path')) return isString(k) ? rules.target(payload.n, { path: k }) : undefined;
-  return k === undefined ? rules.target(payload.n, {}) : undefined;
+  if (rules.field === undefined) return payload.k === undefined ? rules.target(payload.n, {}) : undefined;
+  const fields = TARGET_FIELDS[rules.field].read(payload.k);
+  return fields ? rules.target(payload.n, fields) : undefined;
 }
 
 /**

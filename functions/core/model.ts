@@ -1,6 +1,26 @@
-/** The lock model: what callers ask for, what the index stores, what the engine answers. */
-/** A decimal integer string (fencing.ts says how it is made); compare with `compareFencingTokens` or `BigInt`, never as text of different lengths. */
-export type FencingToken = string;
+/**
+ * The lock model: what callers ask for, what the index stores, what the engine answers. What is the
+ * same as on the wire (names, modes, reports an operator gets as they are) is the wire contract's own
+ * type; the rest differs from its wire form (epoch ms where the wire also has ISO times, typed targets).
+ */
+import type {
+  ConflictBody,
+  DrainedBody,
+  FencingToken,
+  GrantedKeyBody,
+  Granularity,
+  HolderMode,
+  LockIndexStatusBody,
+  LockMode,
+  ReleaseOutcome,
+  RevocationBody,
+  RevokedHolderBody,
+  SweepReportBody,
+} from '../../packages/client/src/wire.js';
+import type { LockTarget } from './granularity/index.js';
+
+/** The wire's own (a FencingToken is made in fencing.ts; compare with `compareFencingTokens` or `BigInt`, never as text of different lengths). */
+export type { FencingToken, Granularity, HolderMode, ReleaseOutcome } from '../../packages/client/src/wire.js';
 
 /** Where a waiter that is not in the call hears its outcome (wake.ts says how). */
 export type WakeChannel =
@@ -11,15 +31,10 @@ export type WakeChannel =
   /** An EventBridge bus: one event per outcome, source `es-lease-locks`, detail-type `Lock ready to claim` / `Lock wait failed`. */
   | { kind: 'event'; eventBusName: string };
 
-export type Granularity = 'global' | 'document' | 'tree';
-export type RequestedMode = 'exclusive' | 'shared';
-/** Multi-granularity modes: intention shared/exclusive on ancestors, shared/exclusive on the target. */
-export type HolderMode = 'IS' | 'IX' | 'S' | 'X';
+export type RequestedMode = LockMode;
 
-export type LockTarget =
-  | { namespace: string; granularity: 'global' }
-  | { namespace: string; granularity: 'document'; ids: string[] }
-  | { namespace: string; granularity: 'tree'; path: string };
+/** Each granularity's module says what its targets name (granularity/): the union is the registry's. */
+export type { LockTarget } from './granularity/index.js';
 
 /** What a permits acquire asks for: `count` of the semaphore's `limit` permits. */
 export interface Permits {
@@ -199,26 +214,12 @@ export interface HolderView {
   permits?: number;
 }
 
-export interface ConflictingKey {
-  key: string;
-  granularity: Granularity;
-  requestedMode: HolderMode;
+/** A conflict as the wire says it, its holders' expiry in epoch ms only. */
+export interface ConflictingKey extends Omit<ConflictBody, 'holders'> {
   holders: Array<{ owner: string; mode: HolderMode; expiresAt: number }>;
-  /**
-   * Why a holder that is not of an incompatible mode blocks: it holds the same requestId for another
-   * call (`request_id_reused`), or it is a concurrent delivery of this very call that got there first
-   * while this one already held other keys (`duplicate_in_progress`).
-   */
-  reason?: 'request_id_reused' | 'duplicate_in_progress' | 'queued_waiters';
-  /** A semaphore: its limit, and the permits its live holders and reservations take now. */
-  permits?: { limit: number; taken: number };
 }
 
-export interface GrantedKey {
-  key: string;
-  mode: HolderMode;
-  fencingToken: FencingToken;
-}
+export type GrantedKey = GrantedKeyBody;
 
 export interface Grant {
   leaseToken: string;
@@ -266,8 +267,6 @@ export interface Renewal {
   ttlMs: number;
 }
 
-export type ReleaseOutcome = 'released' | 'expired' | 'not_held' | 'partially_held';
-
 export interface Release {
   leaseId: string;
   outcome: ReleaseOutcome;
@@ -290,25 +289,9 @@ export interface LockState {
   permitLimit?: number;
 }
 
-export interface SweepReport {
-  scanned: number;
-  /** Waiters served by the sweeper's writes (the lock was free of live holders). */
-  handedOver: number;
-  deletedLocks: number;
-  prunedHolders: number;
-  conflicts: number;
-  batches: number;
-}
+export type SweepReport = SweepReportBody;
 
-/** One holder an operator's revoke took off a lock document. */
-export interface RevokedHolder {
-  key: string;
-  leaseId: string;
-  owner: string;
-  mode: HolderMode;
-  fencingToken: FencingToken;
-  expiresAt: number;
-}
+export type RevokedHolder = RevokedHolderBody;
 
 /**
  * An operator's revoke, as its audit document keeps it (its own document in the lock index, written
@@ -323,50 +306,15 @@ export interface RevocationRecord {
   keepUntil: number;
 }
 
-/** The answer to a revoke: the holders taken off the target's own keys, and the revoke's own fencing token. */
-export interface Revocation {
+/** The answer to a revoke (the wire's, with the typed target): the holders taken off the target's own keys, and the revoke's own fencing token. */
+export interface Revocation extends Omit<RevocationBody, 'target'> {
   target: LockTarget;
-  by: string;
-  reason: string;
-  at: number;
-  revoked: RevokedHolder[];
-  /** The largest token of the revoke's writes: above every revoked holder's. Null when nothing was held. */
-  fencingToken: FencingToken | null;
-  /** Each key the revoke wrote, with its write's token: every later grant on that key carries a larger one. */
-  keys: Array<{ key: string; fencingToken: FencingToken }>;
-  /** Waiters the revoke's writes handed the lock over to. */
-  handedOver: number;
-  /** Keys elsewhere (ancestors' intentions, a document lease's other ids) the revoked leases were taken off too. */
-  alsoReleased: string[];
 }
 
-/** The answer to a drain: the tickets it took out of the target's queues (their channel waiters are told). */
-export interface Drained {
+/** The answer to a drain (the wire's, with the typed target): the tickets it took out of the target's queues (their channel waiters are told). */
+export interface Drained extends Omit<DrainedBody, 'target'> {
   target: LockTarget;
-  by: string;
-  reason: string;
-  at: number;
-  dropped: Array<{ key: string; ticket: string; owner: string }>;
-  /** Channel waiters told that their wait failed. */
-  told: number;
 }
 
 /** The lock index as an operator sees it (LockStore.status). */
-export interface LockIndexStatus {
-  index: string;
-  incarnation: string;
-  epoch: number;
-  shards: { primaries: number; replicas: number };
-  /** Documents with a live holder. */
-  locks: number;
-  holders: number;
-  waiters: number;
-  workRecords: number;
-  oldestLease: { namespace: string; granularity: Granularity; key: string; owner: string; grantedAt: number; expiresAt: number } | null;
-  /** Operators' audit records kept (revokes, drains). */
-  auditRecords: number;
-  /** Documents the counts come from; `complete` false when the scan stopped at its limit. */
-  scanned: number;
-  complete: boolean;
-  at: number;
-}
+export type LockIndexStatus = LockIndexStatusBody;

@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { parseWith } from './field-issues.js';
-import { rulesFor } from './granularity/index.js';
+import { granularityNames, type RawTargetFields, rulesFor, TARGET_FIELD_NAMES, targetBody } from './granularity/index.js';
 import { checkText } from './granularity/text.js';
 import { planKeys } from './keys.js';
 import { decodeToken } from './lease-token.js';
@@ -20,7 +20,6 @@ import { workKeyHash } from './work.js';
 
 export const NAMESPACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 const REQUEST_ID_PATTERN = /^[\x21-\x7e]+$/;
-const TARGET_FIELDS = ['ids', 'path'] as const;
 const MAX_TOKEN_CHARS = 1_000_000;
 
 type Limits = LockSettings['limits'];
@@ -80,25 +79,22 @@ function targetShape(limits: Limits) {
       .min(1)
       .max(limits.namespaceMax)
       .regex(NAMESPACE_PATTERN, { error: 'must start with a letter or digit and contain only letters, digits, ".", "_", ":" and "-"' }),
-    granularity: z.enum(['global', 'document', 'tree']),
+    granularity: z.enum(granularityNames()),
     ids: z.array(z.string().min(1)).min(1).max(limits.idsPerRequest).optional(),
     path: z.string().optional(),
   };
 }
 
 /** The granularity's own checks, and no target field of another granularity. */
-function checkTarget(
-  input: { granularity: LockTarget['granularity']; ids?: string[] | undefined; path?: string | undefined },
-  ctx: z.core.$RefinementCtx<unknown>,
-  limits: Limits,
-): void {
+function checkTarget(input: RawTargetFields & { granularity: Granularity }, ctx: z.core.$RefinementCtx<unknown>, limits: Limits): void {
   const rules = rulesFor(input.granularity);
-  for (const field of TARGET_FIELDS) {
-    if (!rules.fields.includes(field) && input[field] !== undefined) {
+  for (const field of TARGET_FIELD_NAMES) {
+    if (rules.field !== field && input[field] !== undefined) {
+      const takers = granularityNames().filter((name) => rulesFor(name).field === field);
       ctx.addIssue({
         code: 'custom',
         path: [field],
-        message: `is only allowed for the ${field === 'ids' ? 'document' : 'tree'} granularity`,
+        message: `is only allowed for the ${takers.join(' or ')} granularity`,
         params: { rule: 'not_allowed' },
       });
     }
@@ -224,8 +220,8 @@ function checkPermits(
   input: { granularity: Granularity; ids?: string[] | undefined; mode: RequestedMode },
   rule: (path: string, name: string, message: string) => void,
 ): void {
-  if (input.granularity === 'global')
-    rule('permits', 'not_for_global', 'are for a document target with one id, or a tree path: a semaphore over a whole namespace is not offered');
+  const refusal = rulesFor(input.granularity).refusesPermits;
+  if (refusal !== undefined) rule('permits', `not_for_${input.granularity}`, refusal);
   else if ((input.ids?.length ?? 1) > 1) rule('permits', 'single_key', 'count holders of one lock: give a single id (a semaphore is one document)');
   if (input.mode !== 'exclusive')
     rule('mode', 'not_with_permits', 'must be exclusive with permits: permit holders share only with each other, while their permits fit');
@@ -277,7 +273,7 @@ function listSchema({ limits }: Readonly<LockSettings>) {
   return z
     .object({
       namespace: z.string().min(1).max(limits.namespaceMax).regex(NAMESPACE_PATTERN, { error: 'is not a valid namespace' }).optional(),
-      granularity: z.enum(['global', 'document', 'tree']).optional(),
+      granularity: z.enum(granularityNames()).optional(),
       owner: z.string().min(1).max(limits.ownerMax).optional(),
       pathPrefix: z.string().startsWith('/', { error: 'must start with "/"' }).max(limits.pathBytes).optional(),
       limit: z.number().int().min(1).max(1_000).default(100),
@@ -311,13 +307,8 @@ type ParsedTarget = z.output<ReturnType<typeof targetSchema>>;
 type ParsedAcquire = z.output<ReturnType<typeof acquireSchema>>;
 
 /** The target of a parsed request, in its canonical form. */
-function toTarget(parsed: { namespace: string; granularity: Granularity; ids?: string[] | undefined; path?: string | undefined }): LockTarget {
+function toTarget(parsed: RawTargetFields & { namespace: string; granularity: Granularity }): LockTarget {
   return rulesFor(parsed.granularity).target(parsed.namespace, parsed);
-}
-
-/** The target as a request carries it (flat fields). */
-export function targetFields(target: LockTarget): Record<string, unknown> {
-  return { namespace: target.namespace, granularity: target.granularity, ...rulesFor(target.granularity).toFields(target) };
 }
 
 export interface LockRequests {
@@ -350,7 +341,7 @@ function buildRequests(settings: Readonly<LockSettings>): LockRequests {
    */
   const leaseOf = (leaseToken: string): OwnedToken => {
     const decoded = decodeToken(leaseToken, settings.tokenSigningKey);
-    const leaseTarget = decoded.signed ? decoded.target : toTarget(parseWith(target, { ...targetFields(decoded.target), mode: decoded.mode }));
+    const leaseTarget = decoded.signed ? decoded.target : toTarget(parseWith(target, { ...targetBody(decoded.target), mode: decoded.mode }));
     return { ...decoded, target: leaseTarget, keys: planKeys(leaseTarget, decoded.mode) };
   };
   return Object.freeze({

@@ -6,6 +6,7 @@
 import type { AcquireBody, TargetBody } from '../../packages/client/src/wire.js';
 import { LockEngine } from './engine.js';
 import { ValidationError } from './errors.js';
+import { targetBody } from './granularity/index.js';
 import type {
   AcquireRequest,
   CompletedWork,
@@ -21,7 +22,7 @@ import type {
   Revocation,
   SweepReport,
 } from './model.js';
-import { type LockRequests, lockRequests, parseRequest, targetFields } from './requests.js';
+import { type LockRequests, lockRequests, parseRequest } from './requests.js';
 import type { LockSettings, SettingsOverrides } from './settings.js';
 import type { LockStore } from './store.js';
 
@@ -78,7 +79,7 @@ export class LockService {
   }
 
   async inspect(target: LockTarget, mode: RequestedMode = 'exclusive'): Promise<LockState[]> {
-    return this.engine.inspect(parseRequest(this.requests.inspect, { ...targetFields(target), mode }));
+    return this.engine.inspect(parseRequest(this.requests.inspect, { ...targetBody(target), mode }));
   }
 
   async list(
@@ -110,7 +111,7 @@ export class LockService {
 function flatTarget(input: unknown): unknown {
   if (typeof input !== 'object' || input === null || !('target' in input)) return input;
   const { target, ...rest } = input as { target: LockTarget };
-  return { ...targetFields(target), ...stripUndefined(rest) };
+  return { ...targetBody(target), ...stripUndefined(rest) };
 }
 
 function stripUndefined(fields: Record<string, unknown>): Record<string, unknown> {

@@ -64,7 +64,7 @@ export interface BelowQuery {
   namespace: string;
   /**
    * A tree path: the search covers the tree documents whose key starts with `<path>/`. Absent: every
-   * document and tree lock of the namespace (what is below its global lock).
+   * lock of the namespace below its global lock (the `below` rules of granularity/tree.ts and global.ts).
    */
   path?: string;
   /** The path's own document: returned as the copy that answered sees it (`self`), whatever its holders. */

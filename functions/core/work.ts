@@ -15,7 +15,7 @@ import type { StoredLock, WriteOp } from './store.js';
  * logged. The target is part of it, so one key on two targets names two pieces of work.
  */
 export function workKeyHash(target: LockTarget, idempotencyKey: string): string {
-  const identity = rulesFor(target.granularity).identity(target as never);
+  const identity = rulesFor(target.granularity).identity(target);
   return hash('sha256', JSON.stringify([target.namespace, target.granularity, identity, idempotencyKey]), 'base64url');
 }
 

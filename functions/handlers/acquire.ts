@@ -1,5 +1,6 @@
 /** POST /acquire, or a direct invocation with the same JSON: takes a lock and answers the grant. */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { rulesFor } from '../core/granularity/index.js';
 import { lockHandler } from '../runtime/handler.js';
 import { presentAcquired } from '../runtime/present.js';
 import { runtime } from '../runtime/runtime.js';
@@ -12,7 +13,13 @@ export const handler = lockHandler(runtime(), {
     ...(request.requestId ? { requestId: request.requestId } : {}),
     ...(request.work ? { workKeyHash: request.work.keyHash } : {}),
   }),
-  access: ({ target, owner }) => ({ action: 'acquire', namespace: target.namespace, owner, keys: target.granularity === 'document' ? target.ids.length : 1 }),
+  access: ({ target, mode, owner }) => ({
+    action: 'acquire',
+    namespace: target.namespace,
+    owner,
+    // The lock documents of its own it takes (document ids), which quotas count.
+    keys: rulesFor(target.granularity).plan(target, mode).length,
+  }),
   // A waiter with a wake channel is answered at once (queued; woken later to claim with the same acquire without wake); the others wait in the call.
   // Work named by an idempotency key answers its recorded result when it was completed.
   run: (engine, request) =>

@@ -11,26 +11,16 @@ import type {
   RenewalBody,
   RevocationBody,
   SweepReportBody,
+  TargetBody,
 } from '../../packages/client/src/wire.js';
-import type {
-  CompletedWork,
-  Drained,
-  Grant,
-  LockIndexStatus,
-  LockState,
-  LockTarget,
-  Queued,
-  Release,
-  Renewal,
-  Revocation,
-  SweepReport,
-} from '../core/index.js';
+import type * as Engine from '../core/index.js';
+import { targetBody } from '../core/index.js';
 
 export type { GrantBody, LockStateBody, ReleaseResultBody, RenewalBody } from '../../packages/client/src/wire.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-export function presentGrant(grant: Grant): GrantBody {
+export function presentGrant(grant: Engine.Grant): GrantBody {
   return {
     leaseToken: grant.leaseToken,
     fencingToken: grant.fencingToken,
@@ -49,13 +39,9 @@ export function presentGrant(grant: Grant): GrantBody {
 }
 
 /** A target as a request names it: what a waiter woken to claim sends back. */
-export function presentTarget(target: LockTarget): { namespace: string; granularity: LockTarget['granularity']; ids?: string[]; path?: string } {
-  if (target.granularity === 'document') return { namespace: target.namespace, granularity: target.granularity, ids: [...target.ids] };
-  if (target.granularity === 'tree') return { namespace: target.namespace, granularity: target.granularity, path: target.path };
-  return { namespace: target.namespace, granularity: target.granularity };
-}
+export const presentTarget = (target: Engine.LockTarget): TargetBody => targetBody(target);
 
-export function presentQueued(queued: Queued): QueuedBody {
+export function presentQueued(queued: Engine.Queued): QueuedBody {
   return {
     status: 'queued',
     ticket: queued.ticket,
@@ -70,7 +56,7 @@ export function presentQueued(queued: Queued): QueuedBody {
   };
 }
 
-export function presentCompleted(done: CompletedWork): CompletedBody {
+export function presentCompleted(done: Engine.CompletedWork): CompletedBody {
   return {
     status: 'completed',
     keyHash: done.keyHash,
@@ -84,12 +70,12 @@ export function presentCompleted(done: CompletedWork): CompletedBody {
 }
 
 /** An acquire's answer: the grant, the waiter's place in the queue, or the recorded result of completed work. */
-export function presentAcquired(outcome: Grant | Queued | CompletedWork): GrantBody | QueuedBody | CompletedBody {
+export function presentAcquired(outcome: Engine.Grant | Engine.Queued | Engine.CompletedWork): GrantBody | QueuedBody | CompletedBody {
   if (!('status' in outcome)) return presentGrant(outcome);
   return outcome.status === 'queued' ? presentQueued(outcome) : presentCompleted(outcome);
 }
 
-export function presentRenewal(renewal: Renewal): RenewalBody {
+export function presentRenewal(renewal: Engine.Renewal): RenewalBody {
   return {
     leaseToken: renewal.leaseToken,
     fencingToken: renewal.fencingToken,
@@ -99,7 +85,7 @@ export function presentRenewal(renewal: Renewal): RenewalBody {
   };
 }
 
-export function presentRelease(release: Release): ReleaseResultBody {
+export function presentRelease(release: Engine.Release): ReleaseResultBody {
   return {
     outcome: release.outcome,
     releasedKeys: release.releasedKeys,
@@ -108,11 +94,11 @@ export function presentRelease(release: Release): ReleaseResultBody {
   };
 }
 
-export function presentStates(states: LockState[]): LockStatesBody {
+export function presentStates(states: Engine.LockState[]): LockStatesBody {
   return { locks: states.map(presentState) };
 }
 
-export function presentState(state: LockState): LockStateBody {
+export function presentState(state: Engine.LockState): LockStateBody {
   return {
     key: state.key,
     namespace: state.namespace,
@@ -130,18 +116,18 @@ export function presentState(state: LockState): LockStateBody {
   };
 }
 
-export function presentSweep(report: SweepReport): SweepReportBody {
+export function presentSweep(report: Engine.SweepReport): SweepReportBody {
   return { ...report };
 }
 
-export function presentRevocation(revocation: Revocation): RevocationBody {
+export function presentRevocation(revocation: Engine.Revocation): RevocationBody {
   return { ...revocation, target: presentTarget(revocation.target), revoked: revocation.revoked.map((holder) => ({ ...holder })) };
 }
 
-export function presentDrained(drained: Drained): DrainedBody {
+export function presentDrained(drained: Engine.Drained): DrainedBody {
   return { ...drained, target: presentTarget(drained.target), dropped: drained.dropped.map((ticket) => ({ ...ticket })) };
 }
 
-export function presentStatus(status: LockIndexStatus): LockIndexStatusBody {
+export function presentStatus(status: Engine.LockIndexStatus): LockIndexStatusBody {
   return { ...status, shards: { ...status.shards }, oldestLease: status.oldestLease ? { ...status.oldestLease } : null };
 }

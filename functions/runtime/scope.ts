@@ -1,9 +1,9 @@
 /** Log and metric context (namespace, granularity, key) from a typed request's target. */
 
-import { logKeyOf } from '../core/granularity/index.js';
-import { type LockTarget, targetFields } from '../core/index.js';
+import { logKeyOf, targetBody } from '../core/granularity/index.js';
+import type { LockTarget } from '../core/index.js';
 import type { Scope } from './handler.js';
 
 export function scopeOfTarget(target: LockTarget): Scope {
-  return { namespace: target.namespace, granularity: target.granularity, key: logKeyOf(targetFields(target) as Parameters<typeof logKeyOf>[0]) };
+  return { namespace: target.namespace, granularity: target.granularity, key: logKeyOf(targetBody(target)) };
 }

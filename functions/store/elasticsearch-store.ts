@@ -1,6 +1,7 @@
 /** LockStore on Elasticsearch core APIs only: get/mget, create, index/delete on if_seq_no, bulk, search. */
 import type { estypes } from '@elastic/elasticsearch';
 import { StoreRejectedError, StoreUnavailableError } from '../core/errors.js';
+import { type BelowScope, belowScopeOf } from '../core/granularity/index.js';
 import type { LockDocument } from '../core/model.js';
 import type { BelowQuery, BelowResult, ExpiredPage, ListQuery, LockIndexFacts, LockStore, StoredLock, WriteOp, WriteOutcome } from '../core/store.js';
 import { opaqueIdOption } from './correlation.js';
@@ -63,6 +64,12 @@ interface PrimaryCopy {
 /** A lock on a directory waits for at most this many live locks below it (pages of search_after). */
 const BELOW_PAGE_SIZE = 1_000;
 const BELOW_PAGES = 100;
+
+/** The documents a search below covers (a tree path's, or the namespace's root's), as its granularity's rule says: by granularity and key prefix. */
+const belowFilter = (scope: BelowScope): estypes.QueryDslQueryContainer[] => [
+  { terms: { granularity: [...scope.granularities] } },
+  ...(scope.keyPrefix === undefined ? [] : [{ prefix: { key: scope.keyPrefix } }]),
+];
 
 interface ItemResult {
   status: number;
@@ -478,14 +485,7 @@ export class ElasticsearchLockStore implements LockStore {
               { ids: { values: [query.selfDocId] } },
               {
                 bool: {
-                  filter: [
-                    { term: { namespace: query.namespace } },
-                    // Below a path: the tree documents under it; below the namespace's root: every document and tree lock in it.
-                    ...(query.path === undefined
-                      ? [{ terms: { granularity: ['document', 'tree'] } }]
-                      : [{ term: { granularity: 'tree' } }, { prefix: { key: `${query.path}/` } }]),
-                    { range: { maxExpiresAt: { gt: query.liveAfter } } },
-                  ],
+                  filter: [{ term: { namespace: query.namespace } }, ...belowFilter(belowScopeOf(query)), { range: { maxExpiresAt: { gt: query.liveAfter } } }],
                 },
               },
             ],

@@ -9,7 +9,7 @@
  *
  * Plain TypeScript with type imports only: k6 and Node load it alike.
  */
-import type { AcquireBody } from '../../packages/client/src/wire.ts';
+import type { AcquireBody } from '../../packages/client/src/wire/requests.ts';
 import type { HoldRecord, OpKind } from './workload.ts';
 
 /** The body of an acquire request (the service's POST /acquire), with what the kit always sends. */

@@ -6,12 +6,13 @@
  * file, edit a file, rename a directory) pick their targets with a configurable skew; each lock
  * granularity turns an operation into its own lock request.
  */
-import type { Granularity, LockMode } from '../../packages/client/src/wire.ts';
+import type { Granularity, LockMode } from '../../packages/client/src/wire/granularities.ts';
 import { seededRandom } from '../../tools/shared/seeded-random.ts';
 import type { Objective } from './objective.ts';
 
-// The service's granularities, as the product lists them: the kit measures each one it has.
-export { GRANULARITY_NAMES, type Granularity, type LockMode } from '../../packages/client/src/wire.ts';
+// The service's granularities, as the product lists them: the kit measures each one it has. From the
+// wire module's own file: k6 loads files as named, and wire.ts re-exports by `.js` names only tsc maps.
+export { GRANULARITY_NAMES, type Granularity, type LockMode } from '../../packages/client/src/wire/granularities.ts';
 export type OpKind = 'read' | 'edit' | 'rename' | 'create' | 'delete';
 export const OP_KINDS: readonly OpKind[] = ['read', 'edit', 'rename', 'create', 'delete'];
 

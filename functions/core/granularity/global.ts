@@ -3,18 +3,30 @@
  * lock waits for the live locks below it that its mode excludes (every writer for S, everything for
  * X), found by a search once anything was ever locked in the namespace (scope.ts).
  */
+import { GLOBAL_KEY } from '../../../packages/client/src/wire.js';
 import { targetMode } from '../compatibility.js';
-import type { GranularityRules } from './rules.js';
-import { confirmScope, GLOBAL_KEY, scopeHold } from './scope.js';
+import type { Above, GranularityRules } from './rules.js';
+import { confirmScope, scopeHold } from './scope.js';
 
-export { GLOBAL_KEY } from './scope.js';
+export { GLOBAL_KEY } from '../../../packages/client/src/wire.js';
 
-export const globalRules: GranularityRules<'global'> = {
+export interface GlobalTarget {
+  namespace: string;
+  granularity: 'global';
+}
+
+/** The namespace's root: its global lock's document, above every other granularity's keys. */
+export const ROOT: Above = { granularity: 'global', key: GLOBAL_KEY };
+
+export const globalRules: GranularityRules<GlobalTarget> = {
   name: 'global',
-  fields: [],
+  tag: 'g',
   check: () => {},
   target: (namespace) => ({ namespace, granularity: 'global' }),
   plan: (_, mode) => [{ key: GLOBAL_KEY, mode: targetMode(mode) }],
+  // Below the root: every lock of the namespace, whatever its granularity.
+  below: (_, registered) => ({ granularities: registered.filter((name) => name !== globalRules.name) }),
+  refusesPermits: 'are for a document target with one id, or a tree path: a semaphore over a whole namespace is not offered',
   confirm: (context, held) => confirmScope(context, scopeHold(context, held, globalRules.describe(held.target), [], {})),
   toFields: () => ({}),
   identity: () => GLOBAL_KEY,

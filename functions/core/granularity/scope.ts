@@ -17,21 +17,9 @@ import type { ConflictingKey, Granularity, HolderMode, PlannedKey, RequestedMode
 import type { EngineContext } from '../operations/context.js';
 import type { StoredLock, WriteOp } from '../store.js';
 import { contentionPause, writeUntilSettled } from '../write-loop.js';
-import type { Above, HeldTarget } from './rules.js';
+import type { Above, HeldTarget, TargetBase } from './rules.js';
 
 export type { Above } from './rules.js';
-
-/** `/a/b/c` → `/a`, `/a/b` (the root above them is the namespace's global lock). */
-export function ancestorsOf(path: string): string[] {
-  const segments = path.slice(1).split('/');
-  return segments.slice(0, -1).map((_, index) => `/${segments.slice(0, index + 1).join('/')}`);
-}
-
-/** The key of a namespace's one global lock document: the root above everything in the namespace. */
-export const GLOBAL_KEY = '*';
-
-/** The namespace's root: its global lock's document. */
-export const ROOT: Above = { granularity: 'global', key: GLOBAL_KEY };
 
 /** How a holder of a path looks from an ancestor: a lock below `/a` is an intention on `/a`. */
 const asSeenFromAbove = (mode: HolderMode): HolderMode => (mode === 'X' || mode === 'IX' ? 'IX' : 'IS');
@@ -65,9 +53,9 @@ export interface ScopeHold {
 }
 
 /** The hold a granularity's check starts from: what the acquire holds, what is above it, and where locks below it live. */
-export function scopeHold<G extends Granularity>(
+export function scopeHold<T extends TargetBase>(
   context: EngineContext,
-  held: HeldTarget<G>,
+  held: HeldTarget<T>,
   label: string,
   above: Above[],
   below?: { path?: string },

@@ -5,17 +5,29 @@
  * docs/tree-locks.md), so writers that share a directory never contend.
  */
 import { targetMode } from '../compatibility.js';
-import type { GranularityRules } from './rules.js';
-import { type Above, ancestorsOf, confirmScope, ROOT, scopeHold } from './scope.js';
+import { ROOT } from './global.js';
+import type { Above, GranularityRules } from './rules.js';
+import { confirmScope, scopeHold } from './scope.js';
 import { checkText, issue, LOG_KEY_CHARS, toNfc, utf8Bytes } from './text.js';
 
-export { ancestorsOf } from './scope.js';
+export interface TreeTarget {
+  namespace: string;
+  granularity: 'tree';
+  path: string;
+}
 
-const above = (path: string): Above[] => [...ancestorsOf(path).map((key) => ({ granularity: 'tree' as const, key })), ROOT];
+/** `/a/b/c` → `/a`, `/a/b` (the root above them is the namespace's global lock). */
+export function ancestorsOf(path: string): string[] {
+  const segments = path.slice(1).split('/');
+  return segments.slice(0, -1).map((_, index) => `/${segments.slice(0, index + 1).join('/')}`);
+}
 
-export const treeRules: GranularityRules<'tree'> = {
+const above = (path: string): Above[] => [...ancestorsOf(path).map((key) => ({ granularity: treeRules.name, key })), ROOT];
+
+export const treeRules: GranularityRules<TreeTarget> = {
   name: 'tree',
-  fields: ['path'],
+  tag: 't',
+  field: 'path',
   check(input, ctx, limits) {
     const path = input.path;
     if (path === undefined) return issue(ctx, ['path'], 'required', 'is required for the tree granularity');
@@ -38,6 +50,8 @@ export const treeRules: GranularityRules<'tree'> = {
   target: (namespace, input) => ({ namespace, granularity: 'tree', path: toNfc(input.path ?? '') }),
   plan: (target, mode) => [{ key: target.path, mode: targetMode(mode) }],
   guards: (target) => above(target.path),
+  // Below a path: the paths under it (its own key is not below it, hence the slash).
+  below: (path) => ({ granularities: [treeRules.name], keyPrefix: `${path}/` }),
   confirm: (context, held) =>
     confirmScope(context, scopeHold(context, held, `${held.target.namespace} ${held.target.path}`, above(held.target.path), { path: held.target.path })),
   toFields: (target) => ({ path: target.path }),

@@ -9,7 +9,7 @@ import { hash } from 'node:crypto';
 import { allExclusive } from '../compatibility.js';
 import { FencingRangeError, LockHeldError, LockOutcomeUnknownError, PermitLimitMismatchError, QueueFullError, StoreUnavailableError } from '../errors.js';
 import { encodable, maxFencingToken } from '../fencing.js';
-import { describeTarget, rulesFor } from '../granularity/index.js';
+import { aboveTarget, describeTarget, rulesFor } from '../granularity/index.js';
 import { lockDocId } from '../keys.js';
 import { encodeToken, hintFor, type NewLease } from '../lease-token.js';
 import { type Claim, type Decision, decideAcquire, fenceOf, isLive, noteOf, writtenLock } from '../lock-document.js';
@@ -76,10 +76,7 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
     this.context = { ...outer, store: this.counted };
     this.call = request.requestId === undefined ? null : callFingerprint(request);
     const { target } = request;
-    const guards =
-      rulesFor(target.granularity)
-        .guards?.(target as never)
-        .map(({ granularity, key }) => lockDocId(target.namespace, granularity, key)) ?? [];
+    const guards = aboveTarget(target).map(({ granularity, key }) => lockDocId(target.namespace, granularity, key));
     if (guards.length > 0) this.alsoRead = guards;
   }
 

@@ -1,6 +1,6 @@
 /** Inspect (realtime, by target) and list (search, by namespace, owner or path prefix). */
 
-import { rulesFor } from '../granularity/index.js';
+import { aboveTarget } from '../granularity/index.js';
 import { lockDocId, planKeys } from '../keys.js';
 import { holderViews } from '../lock-document.js';
 import type { LockState, LockTarget, RequestedMode } from '../model.js';
@@ -14,8 +14,10 @@ function toState(lock: StoredLock, now: number, skewMs: number): LockState {
 
 /** Who holds each key of a target, and each key above it that can block it (tree ancestors, the namespace's global lock), now. Keys nobody holds are left out. A plain read: during a partition it may lag. */
 export async function inspect(context: EngineContext, target: LockTarget, mode: RequestedMode): Promise<LockState[]> {
-  const guards = rulesFor(target.granularity).guards?.(target as never) ?? [];
-  const docIds = [...guards.map(({ granularity, key }) => lockDocId(target.namespace, granularity, key)), ...planKeys(target, mode).map((key) => key.docId)];
+  const docIds = [
+    ...aboveTarget(target).map(({ granularity, key }) => lockDocId(target.namespace, granularity, key)),
+    ...planKeys(target, mode).map((key) => key.docId),
+  ];
   const found = await context.store.read(docIds);
   const now = context.settings.now();
   return docIds.flatMap((docId) => {

@@ -6,6 +6,7 @@
  * the lock document: a second wake-up makes the waiter claim again, which finds its own grant.
  */
 import { LockWaitExpiredError } from '../errors.js';
+import { targetOfKey } from '../granularity/index.js';
 import { replaceOp, settleFences } from '../lock-document.js';
 import type { LockDocument, LockTarget, StoredTicket } from '../model.js';
 import type { QueueEffects, StoredLock } from '../store.js';
@@ -20,11 +21,8 @@ export interface WrittenEffects {
 }
 
 /** The target a single-key lock document stands for. */
-export function targetOfDocument(body: Pick<LockDocument, 'namespace' | 'granularity' | 'key'>): LockTarget {
-  if (body.granularity === 'document') return { namespace: body.namespace, granularity: 'document', ids: [body.key] };
-  if (body.granularity === 'tree') return { namespace: body.namespace, granularity: 'tree', path: body.key };
-  return { namespace: body.namespace, granularity: 'global' };
-}
+export const targetOfDocument = (body: Pick<LockDocument, 'namespace' | 'granularity' | 'key'>): LockTarget =>
+  targetOfKey(body.namespace, body.granularity, body.key);
 
 /** Wakes every channel waiter a write reserved the lock for, and tells those whose ticket it dropped. Best effort: the sweeper wakes again, and a channel's own timeout tells a waiter that hears nothing. */
 export async function tellWaiters(context: EngineContext, written: readonly WrittenEffects[]): Promise<void> {

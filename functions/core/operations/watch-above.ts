@@ -8,20 +8,19 @@
  */
 import { compatible } from '../compatibility.js';
 import { lockDocId } from '../doc-id.js';
+import { aboveTarget } from '../granularity/index.js';
 import { isLive } from '../lock-document.js';
 import type { ConflictingKey, LockTarget } from '../model.js';
 import type { StoredLock } from '../store.js';
 import type { EngineContext } from './context.js';
 
-/** Whether every conflict is with a lock above the target: an ancestor path, or the namespace's root. */
+/** Whether every conflict is with a lock above the target (its granularity's guards: an ancestor path, the namespace's root). */
 export function blockedOnlyAbove(target: LockTarget, conflicts: readonly ConflictingKey[]): boolean {
+  const above = aboveTarget(target);
   return (
     conflicts.length > 0 &&
     conflicts.every(
-      (conflict) =>
-        conflict.reason === undefined &&
-        ((conflict.granularity === 'global' && target.granularity !== 'global') ||
-          (conflict.granularity === 'tree' && target.granularity === 'tree' && target.path.startsWith(`${conflict.key}/`))),
+      (conflict) => conflict.reason === undefined && above.some((guard) => guard.granularity === conflict.granularity && guard.key === conflict.key),
     )
   );
 }

@@ -3,6 +3,7 @@
  * `reservedUntilMs`: claim it with the same acquire again, without `wake`; the claim's answer is the
  * grant) or `failed`. A wake-up is never a grant.
  */
+import type { TargetBody } from '../../../packages/client/src/wire.js';
 import type { WakeMessage } from '../../core/wake.js';
 import { presentTarget } from '../present.js';
 
@@ -15,7 +16,7 @@ export type WakeBody =
       owner: string;
       requestId?: string;
       permits?: { limit: number; count: number };
-    } & ReturnType<typeof presentTarget>)
+    } & TargetBody)
   | { status: 'failed'; ticket: string; error: string; message: string };
 
 export function wakeBody(message: WakeMessage): WakeBody {

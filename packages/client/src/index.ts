@@ -61,7 +61,7 @@ export {
 } from './fenced-writes.js';
 export { compareFencingTokens, isNewerFencingToken } from './fencing-token.js';
 export { Lock, type LockEvents, type LockState } from './handle.js';
-export { GLOBAL_KEY, type LocalKey, localKeysOf } from './local-keys.js';
+export { type LocalKey, localKeysOf } from './local-keys.js';
 export {
   DEFAULT_LOCAL_LOCK_TABLE_SETTINGS,
   type LocalEnterOptions,
