@@ -5,7 +5,9 @@
  * calibrates every granularity with the engine-only layer on the single local node (Elasticsearch, or
  * OpenSearch with --store opensearch), predicts its capacity on a 3-node local cluster of that product (one replica; the nodes share this machine), and measures that
  * cluster. The cluster enters the model only as how much longer each kind of request takes on it
- * (request-latency.ts, no locks involved), measured in every trial on both sides. Both are up at
+ * (request-latency.ts, no locks involved): idle in every trial on both sides, then, after the
+ * trials, under a lock-free load of the granularity's request mix at the rate the model predicts
+ * (loaded-prediction.ts: bisection, each step measured on both sides). Both are up at
  * once and the searches alternate between them, trial after trial, so the machine's noise falls on
  * both sides alike; the prediction comes from the median calibration and is
  * compared with the median measurement (model-check.ts). Writes
@@ -214,7 +216,7 @@ async function main(argv: string[]): Promise<number> {
     '',
     `Server: ${server} (single node ${single.url}, cluster ${nodes[0]!.url}).`,
     '',
-    `Capacity (ops/s) of the engine-only layer, default workload, objective: goodput >= 95%, acquire p99 <= 250 ms; median (range) of ${trials} search(es) on each side, alternating between them. Predicted from the single node's median calibration and the cluster's request latencies (measured without locks), never from the cluster's lock figures.`,
+    `Capacity (ops/s) of the engine-only layer, default workload, objective: goodput >= 95%, acquire p99 <= 250 ms; median (range) of ${trials} search(es) on each side, alternating between them. Predicted from the single node's median calibration and how much longer each kind of request takes on the cluster, measured without locks under the load the prediction puts on it, never from the cluster's lock figures.`,
     '',
     checkTable(rows),
     '',
