@@ -148,9 +148,7 @@ async function main(argv: string[]): Promise<number> {
     // run's figures hung on where its indices' primaries fell: on that node, a request saves a hop.
     layers.cluster = await openLayer(storeAt(product, clusterUrls), 'cluster');
     server = serverLabel(await describeServer(layers.single.client));
-    console.log(
-      `[model] ${server}: ${granularities.join(', ')} x ${trials} trial(s), alternating between ${single.url} (1 node) and ${clusterUrls} (3 nodes)`,
-    );
+    console.log(`[model] ${server}: ${granularities.join(', ')} x ${trials} trial(s), alternating between ${single.url} (1 node) and ${clusterUrls} (3 nodes)`);
     for (const side of ['single', 'cluster'] as const) await warmUpSide(layers[side]!, side, granularities, probeS);
     const started = Date.now();
     const total = trials * granularities.length * 2;
