@@ -12,17 +12,20 @@ export type LocalErrorClass<Fields extends object> = new (
   options?: { cause?: unknown },
 ) => Error & { readonly retryable: boolean } & Readonly<Fields>;
 
-/** The base of the class of a local error: `class InsufficientTimeError extends localError<Fields>('InsufficientTimeError') {}`. */
-export function localError<Fields extends object>(name: LocalErrorName): LocalErrorClass<Fields> {
+/**
+ * The base of the class of a local error: `class InsufficientTimeError extends localError<Fields>('InsufficientTimeError') {}`.
+ * The fields are given to the instance at run time, so the overload types them.
+ */
+export function localError<Fields extends object>(name: LocalErrorName): LocalErrorClass<Fields>;
+export function localError(name: LocalErrorName): LocalErrorClass<Record<never, never>> {
   return class extends Error {
     override readonly name = name;
     readonly retryable = LOCAL_ERRORS[name].retryable;
-    constructor(fields: Fields, message: string, options: { cause?: unknown } = {}) {
+    constructor(fields: object, message: string, options: { cause?: unknown } = {}) {
       super(message, options.cause === undefined ? undefined : { cause: options.cause });
       Object.assign(this, fields);
     }
-    // The instance has its fields (Object.assign above), which a class cannot declare for any Fields.
-  } as unknown as LocalErrorClass<Fields>;
+  };
 }
 
 /**
