@@ -2,12 +2,20 @@
  * Every error the lock engine can raise. Handlers map these by `name` (HTTP status, or the error
  * name a Step Functions `Retry`/`Catch` matches), so names are part of the public contract.
  *
- * Status, retryability, metric and log level are the wire catalogue's (ERRORS); a class adds only
- * its own fields, kept in `context`, and how they read on the wire (`toWire`). One constructor shape
- * for all: `(fields, message?)`, where `fields` may carry a `cause`; a message left out is written
- * from the fields.
+ * Status, retryability, metric and log level are the wire catalogue's (ERRORS; LOCAL_ERRORS for a
+ * name that never crosses the wire); a class adds only its own fields, kept in `context`, and how they
+ * read on the wire (`toWire`). One constructor shape for all: `(fields, message?)`, where `fields`
+ * may carry a `cause`; a message left out is written from the fields.
  */
-import { type ConflictBody, type ErrorBody, type ErrorSpec, errorSpecOf, type FieldIssueBody, isErrorName } from '../../packages/client/src/wire.js';
+import {
+  type ConflictBody,
+  type ErrorBody,
+  type ErrorName,
+  type FieldIssueBody,
+  isErrorName,
+  type LocalErrorName,
+  retryableOf,
+} from '../../packages/client/src/wire.js';
 import type { ConflictingKey } from './model.js';
 
 /** A request field and the rule it broke: as the wire says it. */
@@ -30,13 +38,8 @@ export abstract class LockError<Fields extends object = object> extends Error {
     const { cause, ...fields } = raised;
     super(message, cause === undefined ? undefined : { cause });
     // Own and enumerable like a plain field (loggers list an error's own fields), read once the subclass has set the name.
-    Object.defineProperty(this, 'retryable', { get: () => this.spec.retryable, enumerable: true });
+    Object.defineProperty(this, 'retryable', { get: () => retryableOf(this.name), enumerable: true });
     this.context = fields as Fields;
-  }
-
-  /** The catalogue's entry for this name (InternalError's for a name the wire does not know). */
-  get spec(): ErrorSpec {
-    return errorSpecOf(this.name);
   }
 
   /** The error body an answer carries: name, message and retryability, then the error's own wire fields. */
@@ -56,6 +59,45 @@ export abstract class LockError<Fields extends object = object> extends Error {
   }
 }
 
+/** The class of an engine error: raised as `new X(fields, message?)`, with the `Exposed` fields as read-only properties. */
+type LockErrorClass<Fields extends object, Exposed extends keyof Fields> = new (
+  raised: Raised<Fields>,
+  message?: string,
+) => LockError<Fields> & { readonly [Field in Exposed]: Fields[Field] };
+
+/**
+ * The base of the class of the engine error `name` (one of the wire catalogue's, or of its local
+ * errors'): `describe` writes the message from the fields when the raiser gives none, and the
+ * `exposed` fields also read as the error's own properties, getters over `context` where they live.
+ * The getters are defined at run time, so the overload types them.
+ */
+export function lockErrorClass<Fields extends object, Exposed extends keyof Fields = never>(
+  name: ErrorName | LocalErrorName,
+  describe: (fields: Fields) => string,
+  ...exposed: Exposed[]
+): LockErrorClass<Fields, Exposed>;
+export function lockErrorClass<Fields extends object>(
+  name: ErrorName | LocalErrorName,
+  describe: (fields: Fields) => string,
+  ...exposed: Array<keyof Fields>
+): LockErrorClass<Fields, never> {
+  class Named extends LockError<Fields> {
+    override readonly name: string = name;
+    constructor(raised: Raised<Fields>, message?: string) {
+      super(raised, message ?? describe(raised));
+    }
+  }
+  for (const field of exposed) {
+    Object.defineProperty(Named.prototype, field, {
+      get(this: LockError<Fields>) {
+        return this.context[field];
+      },
+      configurable: true,
+    });
+  }
+  return Named;
+}
+
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** Conflicts as the wire says them (times as ISO strings and epoch ms). */
@@ -71,14 +113,11 @@ export function presentConflicts(conflicts: ConflictingKey[]): ConflictBody[] {
 }
 
 /** Bad input. Nothing was read or written. */
-export class ValidationError extends LockError<{ fields: FieldIssue[] }> {
-  override readonly name = 'ValidationError';
-  constructor(raised: Raised<{ fields: FieldIssue[] }>, message?: string) {
-    super(raised, message ?? `Invalid request: ${raised.fields.map((issue) => `${issue.field}: ${issue.message}`).join('; ')}`);
-  }
-  get fields(): FieldIssue[] {
-    return this.context.fields;
-  }
+export class ValidationError extends lockErrorClass(
+  'ValidationError',
+  ({ fields }: { fields: FieldIssue[] }) => `Invalid request: ${fields.map((issue) => `${issue.field}: ${issue.message}`).join('; ')}`,
+  'fields',
+) {
   protected override wireFields(): Partial<ErrorBody> {
     return { fields: this.fields };
   }
@@ -110,12 +149,11 @@ interface AccessDenied {
  * The namespace policy does not let this caller do this in this namespace, or does not know the
  * caller. Nothing was read or written.
  */
-export class AccessDeniedError extends LockError<AccessDenied> {
-  override readonly name = 'AccessDeniedError';
-  constructor(raised: Raised<AccessDenied>, message?: string) {
-    const { action, reason, namespace, principal } = raised;
-    super(raised, message ?? `${principal ?? 'the caller'} may not ${action}${namespace ? ` in namespace ${namespace}` : ''} (${reason})`);
-  }
+export class AccessDeniedError extends lockErrorClass(
+  'AccessDeniedError',
+  ({ action, reason, namespace, principal }: AccessDenied) =>
+    `${principal ?? 'the caller'} may not ${action}${namespace ? ` in namespace ${namespace}` : ''} (${reason})`,
+) {
   protected override wireFields(): Partial<ErrorBody> {
     const { reason, action, namespace, principal } = this.context;
     return { reason, action, ...(namespace ? { namespace } : {}), ...(principal ? { principal } : {}) };
@@ -135,16 +173,11 @@ interface Quota {
  * taken. The count behind it comes from search, about a second behind, so the limit is a guard rail
  * that can be passed by a few concurrent calls, never a safety property.
  */
-export class QuotaExceededError extends LockError<Quota> {
-  override readonly name = 'QuotaExceededError';
-  constructor(raised: Raised<Quota>, message?: string) {
-    const { per, subject, limit, held, requested } = raised;
-    super(
-      raised,
-      message ??
-        `Quota exceeded: ${per} ${subject} holds ${held} live lock${held === 1 ? '' : 's'} (limit ${limit} per ${per}); this call asks for ${requested} more`,
-    );
-  }
+export class QuotaExceededError extends lockErrorClass(
+  'QuotaExceededError',
+  ({ per, subject, limit, held, requested }: Quota) =>
+    `Quota exceeded: ${per} ${subject} holds ${held} live lock${held === 1 ? '' : 's'} (limit ${limit} per ${per}); this call asks for ${requested} more`,
+) {
   protected override wireFields(): Partial<ErrorBody> {
     return { quota: { ...this.context } };
   }
@@ -158,22 +191,16 @@ interface Held {
   waitedMs?: number;
 }
 
-/** Someone else holds an incompatible lock on at least one key; this call holds nothing. */
-export class LockHeldError extends LockError<Held> {
-  override readonly name = 'LockHeldError';
-  constructor(raised: Raised<Held>, message?: string) {
-    const held = raised.conflicts.map((conflict) => {
+const describeHeld = ({ conflicts }: Held): string =>
+  `Lock held: ${conflicts
+    .map((conflict) => {
       const holders = conflict.holders.map((holder) => `${holder.mode} by ${holder.owner}`).join(', ');
       return `${conflict.key} (${conflict.permits ? `${conflict.permits.taken} of ${conflict.permits.limit} permits taken: ` : ''}${holders})`;
-    });
-    super(raised, message ?? `Lock held: ${held.join('; ')}`);
-  }
-  get conflicts(): ConflictingKey[] {
-    return this.context.conflicts;
-  }
-  get retryAfterMs(): number {
-    return this.context.retryAfterMs;
-  }
+    })
+    .join('; ')}`;
+
+/** Someone else holds an incompatible lock on at least one key; this call holds nothing. */
+export class LockHeldError extends lockErrorClass('LockHeldError', describeHeld, 'conflicts', 'retryAfterMs') {
   get waitedMs(): number {
     return this.context.waitedMs ?? 0;
   }
@@ -188,32 +215,21 @@ interface LimitMismatch {
   heldLimit: number | null;
 }
 
+const describeMismatch = ({ key, requestedLimit, heldLimit }: LimitMismatch): string => {
+  const asked = requestedLimit === null ? 'a plain lock' : `permits of a limit of ${requestedLimit}`;
+  const held = heldLimit === null ? 'held as a plain lock' : `a semaphore with a limit of ${heldLimit} permits`;
+  return `${key} is ${held}; this acquire asks for ${asked}`;
+};
+
 /**
  * The document is in use in another way than this acquire asks: a semaphore with another limit
  * (every acquire of one semaphore gives the same `permits.limit`), a semaphore asked for as a plain
  * lock, or a plain lock asked for with permits. A limit of null stands for a plain lock. Nothing is
  * held; waiting would not help while the document is in use (docs/permits.md).
  */
-export class PermitLimitMismatchError extends LockError<LimitMismatch> {
-  override readonly name = 'PermitLimitMismatchError';
-  constructor(raised: Raised<LimitMismatch>, message?: string) {
-    const { key, requestedLimit, heldLimit } = raised;
-    const asked = requestedLimit === null ? 'a plain lock' : `permits of a limit of ${requestedLimit}`;
-    const held = heldLimit === null ? 'held as a plain lock' : `a semaphore with a limit of ${heldLimit} permits`;
-    super(raised, message ?? `${key} is ${held}; this acquire asks for ${asked}`);
-  }
-  get key(): string {
-    return this.context.key;
-  }
-  get requestedLimit(): number | null {
-    return this.context.requestedLimit;
-  }
-  get heldLimit(): number | null {
-    return this.context.heldLimit;
-  }
+export class PermitLimitMismatchError extends lockErrorClass('PermitLimitMismatchError', describeMismatch, 'key', 'requestedLimit', 'heldLimit') {
   protected override wireFields(): Partial<ErrorBody> {
-    const { key, requestedLimit, heldLimit } = this.context;
-    return { key, requestedLimit, heldLimit };
+    return { ...this.context };
   }
 }
 
@@ -230,41 +246,26 @@ interface QueueFull {
  * join, and nothing was written. A waiter already in the queue is never refused. Try again once
  * waiters ahead have been served.
  */
-export class QueueFullError extends LockError<QueueFull> {
-  override readonly name = 'QueueFullError';
-  constructor(raised: Raised<QueueFull>, message?: string) {
-    super(raised, message ?? `the queue of lock ${raised.key} is full (${raised.limit} tickets, queue.maxTickets); nothing was written`);
-  }
-  get key(): string {
-    return this.context.key;
-  }
-  get limit(): number {
-    return this.context.limit;
-  }
-  get queued(): number {
-    return this.context.queued;
-  }
-  get retryAfterMs(): number {
-    return this.context.retryAfterMs;
-  }
+export class QueueFullError extends lockErrorClass(
+  'QueueFullError',
+  ({ key, limit }: QueueFull) => `the queue of lock ${key} is full (${limit} tickets, queue.maxTickets); nothing was written`,
+  'key',
+  'limit',
+  'queued',
+  'retryAfterMs',
+) {
   protected override wireFields(): Partial<ErrorBody> {
-    const { key, limit, queued, retryAfterMs } = this.context;
-    return { key, limit, queued, retryAfterMs };
+    return { ...this.context };
   }
 }
 
 /** The lease this token names is gone: released, or expired and taken over or swept. */
-export class LeaseLostError extends LockError<{ leaseId: string; lostKeys: string[] }> {
-  override readonly name = 'LeaseLostError';
-  constructor(raised: Raised<{ leaseId: string; lostKeys: string[] }>, message?: string) {
-    super(raised, message ?? `Lease ${raised.leaseId} is no longer held on ${raised.lostKeys.join(', ')}`);
-  }
-  get leaseId(): string {
-    return this.context.leaseId;
-  }
-  get lostKeys(): string[] {
-    return this.context.lostKeys;
-  }
+export class LeaseLostError extends lockErrorClass(
+  'LeaseLostError',
+  ({ leaseId, lostKeys }: { leaseId: string; lostKeys: string[] }) => `Lease ${leaseId} is no longer held on ${lostKeys.join(', ')}`,
+  'leaseId',
+  'lostKeys',
+) {
   protected override wireFields(): Partial<ErrorBody> {
     return { lostKeys: this.lostKeys };
   }
@@ -282,11 +283,10 @@ interface InProgress {
  * may still): this call holds nothing. Try again later: it then gets the recorded result, or takes
  * the work on if that delivery failed or died.
  */
-export class WorkInProgressError extends LockError<InProgress> {
-  override readonly name = 'WorkInProgressError';
-  constructor(raised: Raised<InProgress>, message?: string) {
-    super(raised, message ?? `The work ${raised.keyHash} is in progress${raised.owner ? ` (taken on by ${raised.owner})` : ''}; nothing is held`);
-  }
+export class WorkInProgressError extends lockErrorClass(
+  'WorkInProgressError',
+  ({ keyHash, owner }: InProgress) => `The work ${keyHash} is in progress${owner ? ` (taken on by ${owner})` : ''}; nothing is held`,
+) {
   protected override wireFields(): Partial<ErrorBody> {
     const { keyHash, owner, retryAfterMs } = this.context;
     return { keyHash, ...(owner ? { owner } : {}), retryAfterMs };
@@ -294,15 +294,11 @@ export class WorkInProgressError extends LockError<InProgress> {
 }
 
 /** The lease exists but the token's secret does not match it. Nothing was changed. */
-export class LeaseTokenMismatchError extends LockError<{ leaseId: string }> {
-  override readonly name = 'LeaseTokenMismatchError';
-  constructor(raised: Raised<{ leaseId: string }>, message?: string) {
-    super(raised, message ?? `The token does not own lease ${raised.leaseId}`);
-  }
-  get leaseId(): string {
-    return this.context.leaseId;
-  }
-}
+export class LeaseTokenMismatchError extends lockErrorClass(
+  'LeaseTokenMismatchError',
+  ({ leaseId }: { leaseId: string }) => `The token does not own lease ${leaseId}`,
+  'leaseId',
+) {}
 
 interface Unavailable {
   operation: string;
@@ -315,11 +311,10 @@ interface Unavailable {
  * write may have applied: retry with the same requestId to get that grant back; otherwise it expires
  * with its lease.
  */
-export class StoreUnavailableError extends LockError<Unavailable> {
-  override readonly name = 'StoreUnavailableError';
-  constructor(raised: Raised<Unavailable>, message = `The lock store is unavailable during ${raised.operation}`) {
-    super(raised, message);
-  }
+export class StoreUnavailableError extends lockErrorClass(
+  'StoreUnavailableError',
+  ({ operation }: Unavailable) => `The lock store is unavailable during ${operation}`,
+) {
   // The store's own words stay in the logs; the caller is told what to do.
   protected override wireMessage(): string {
     return this.context.ambiguous
@@ -329,12 +324,10 @@ export class StoreUnavailableError extends LockError<Unavailable> {
 }
 
 /** Elasticsearch refused a request in a way retrying will not fix (mapping, missing index, permissions). */
-export class StoreRejectedError extends LockError<{ operation: string; statusCode?: number; reason?: string }> {
-  override readonly name = 'StoreRejectedError';
-  constructor(raised: Raised<{ operation: string; statusCode?: number; reason?: string }>, message = `The lock store refused ${raised.operation}`) {
-    super(raised, message);
-  }
-}
+export class StoreRejectedError extends lockErrorClass(
+  'StoreRejectedError',
+  ({ operation }: { operation: string; statusCode?: number; reason?: string }) => `The lock store refused ${operation}`,
+) {}
 
 interface OutcomeUnknown {
   operation: string;
@@ -348,11 +341,10 @@ interface OutcomeUnknown {
  * over whatever this call left, under a new lease and a larger fencing token); without a requestId
  * the keys stay blocked until the lease ends (`mayHoldUntil`).
  */
-export class LockOutcomeUnknownError extends LockError<OutcomeUnknown> {
-  override readonly name = 'LockOutcomeUnknownError';
-  constructor(raised: Raised<OutcomeUnknown>, message = `The outcome of ${raised.operation} is unknown; it may hold keys until their lease ends`) {
-    super(raised, message);
-  }
+export class LockOutcomeUnknownError extends lockErrorClass(
+  'LockOutcomeUnknownError',
+  ({ operation }: OutcomeUnknown) => `The outcome of ${operation} is unknown; it may hold keys until their lease ends`,
+) {
   protected override wireFields(): Partial<ErrorBody> {
     const { requestId, mayHoldUntil } = this.context;
     return { ...(requestId ? { requestId } : {}), ...(mayHoldUntil ? { mayHoldUntil: iso(mayHoldUntil) } : {}) };
@@ -363,52 +355,38 @@ export class LockOutcomeUnknownError extends LockError<OutcomeUnknown> {
  * The lock index's (primary term, seq_no) left the range a fencing token can encode exactly. No
  * grant is made with an inexact token; create a new lock index (and reset the tokens stored downstream).
  */
-export class FencingRangeError extends LockError<{ primaryTerm: number; seqNo: number }> {
-  override readonly name = 'FencingRangeError';
-  constructor(
-    raised: Raised<{ primaryTerm: number; seqNo: number }>,
-    message = `primary term ${raised.primaryTerm}, seq_no ${raised.seqNo} leave the fencing range`,
-  ) {
-    super(raised, message);
-  }
-}
+export class FencingRangeError extends lockErrorClass(
+  'FencingRangeError',
+  ({ primaryTerm, seqNo }: { primaryTerm: number; seqNo: number }) => `primary term ${primaryTerm}, seq_no ${seqNo} leave the fencing range`,
+) {}
 
 /** Too many writers raced on the same lock documents for this call to finish its writes; retry. */
-export class LockContentionError extends LockError<{ keys: string[]; rounds: number }> {
-  override readonly name = 'LockContentionError';
-  constructor(raised: Raised<{ keys: string[]; rounds: number }>, message?: string) {
-    super(raised, message ?? `Gave up after ${raised.rounds} rounds of concurrent updates on ${raised.keys.join(', ')}`);
-  }
-  get keys(): string[] {
-    return this.context.keys;
-  }
-  get rounds(): number {
-    return this.context.rounds;
-  }
-}
+export class LockContentionError extends lockErrorClass(
+  'LockContentionError',
+  ({ keys, rounds }: { keys: string[]; rounds: number }) => `Gave up after ${rounds} rounds of concurrent updates on ${keys.join(', ')}`,
+  'keys',
+  'rounds',
+) {}
 
 /**
- * A write to a fenced resource carried a fencing token older than one the resource has already
- * seen: a later holder of the lock wrote first, so this holder's lease was taken over. Nothing was
- * written. Not a wire name: an answer says InternalError (and the catalogue's retryability of it).
+ * A write to a fenced resource (store/fenced-document.ts) carried a fencing token older than one the
+ * resource has already seen: a later holder of the lock wrote first, so this holder's lease was taken
+ * over. Nothing was written. Raised to the writer in its own process, never answered by the service:
+ * a local error of the catalogue (LOCAL_ERRORS), like the client's FencedOutError; should one escape a
+ * handler, it answers as an InternalError.
  */
-export class StaleFencingTokenError extends LockError<{ index: string; id: string; fencingToken: string }> {
-  override readonly name = 'StaleFencingTokenError';
-  constructor(raised: Raised<{ index: string; id: string; fencingToken: string }>, message?: string) {
-    super(raised, message ?? `${raised.index}/${raised.id} was written under a newer fencing token than ${raised.fencingToken}: this lease was taken over`);
-  }
-}
+export class StaleFencingTokenError extends lockErrorClass(
+  'StaleFencingTokenError',
+  ({ index, id, fencingToken }: { index: string; id: string; fencingToken: string }) =>
+    `${index}/${id} was written under a newer fencing token than ${fencingToken}: this lease was taken over`,
+) {}
 
 /**
  * A queued waiter was not served before its ticket ran out (its `queueTtlMs`): told on its wake
  * channel. It holds nothing and is no longer in the queue.
  */
-export class LockWaitExpiredError extends LockError<{ ticket: string; key: string }> {
-  override readonly name = 'LockWaitExpiredError';
-  constructor(raised: Raised<{ ticket: string; key: string }>, message?: string) {
-    super(raised, message ?? `Ticket ${raised.ticket} for ${raised.key} ran out before the lock was reserved for it; nothing is held`);
-  }
-  get ticket(): string {
-    return this.context.ticket;
-  }
-}
+export class LockWaitExpiredError extends lockErrorClass(
+  'LockWaitExpiredError',
+  ({ ticket, key }: { ticket: string; key: string }) => `Ticket ${ticket} for ${key} ran out before the lock was reserved for it; nothing is held`,
+  'ticket',
+) {}

@@ -170,16 +170,11 @@ export function decideAcquire(existing: StoredLock | null, planned: PlannedKey, 
   if (blocking.length > 0 || blockingReservations.length > 0 || unserved.length > 0 || claim.queue?.wake) {
     if (claim.queue && !retried && reusedByAnother.length === 0 && duplicate.length === 0) return joinQueue(existing, key, live, claim, now, timing);
     const waiters = blocking.length > 0 ? [] : [...blockingReservations, ...unserved].slice(0, 1);
-    return {
-      kind: 'conflict',
-      conflict: {
-        key: key.key,
-        granularity: key.granularity,
-        requestedMode: key.mode,
-        holders: [
-          ...blocking.map(({ owner, mode, expiresAt }) => ({ owner, mode, expiresAt })),
-          ...waiters.map(({ owner, mode, reservedUntil, expiresAt }) => ({ owner, mode, expiresAt: reservedUntil ?? expiresAt })),
-        ],
+    return conflictOn(
+      key,
+      [...blocking.map(shown), ...waiters.map(({ owner, mode, reservedUntil, expiresAt }) => ({ owner, mode, expiresAt: reservedUntil ?? expiresAt }))],
+      blocking.length > 0 ? Math.max(...blocking.map((holder) => holder.expiresAt + skewMs)) : now,
+      {
         ...(reusedByAnother.length > 0
           ? { reason: 'request_id_reused' as const }
           : duplicate.length > 0
@@ -189,8 +184,7 @@ export function decideAcquire(existing: StoredLock | null, planned: PlannedKey, 
               : {}),
         ...(key.permitLimit !== undefined ? { permits: { limit: key.permitLimit, taken: permitsTaken([...others, ...reservations]) } } : {}),
       },
-      clearsAt: blocking.length > 0 ? Math.max(...blocking.map((holder) => holder.expiresAt + skewMs)) : now,
-    };
+    );
   }
   // The retry supersedes: the earlier lease is gone from this key, and the new holder's fencing token
   // comes from this write, so it is larger than the earlier one's and downstream can reject the earlier
@@ -201,6 +195,17 @@ export function decideAcquire(existing: StoredLock | null, planned: PlannedKey, 
   const successor: StoredHolder = { ...fresh, expiresAt: Math.max(fresh.expiresAt, retried.expiresAt), restores: retried };
   return { kind: 'write', op: replaceOp(existing, key, [...others, successor], now, timing), reused: true };
 }
+
+/**
+ * The refusal of `key`: who stands in the way, when they may be gone (`clearsAt`), and in `why` a
+ * reason other than their mode and a semaphore's permits.
+ */
+function conflictOn(key: AcquiredKey, holders: ConflictingKey['holders'], clearsAt: number, why: Pick<ConflictingKey, 'reason' | 'permits'> = {}): Decision {
+  return { kind: 'conflict', conflict: { key: key.key, granularity: key.granularity, requestedMode: key.mode, holders, ...why }, clearsAt };
+}
+
+/** A holder as a conflict shows it. */
+const shown = ({ owner, mode, expiresAt }: StoredHolder): ConflictingKey['holders'][number] => ({ owner, mode, expiresAt });
 
 /** The live ticket of this call: our own (a waiter in the call), or one of an earlier delivery of the same call (same requestId, target, mode and owner). */
 function ticketOfCall(queue: readonly StoredTicket[], claim: Claim): StoredTicket | undefined {
@@ -231,16 +236,7 @@ function claimReservation(
   const holder = holderFrom(reserved, fresh);
   const blocking = blockersOf(holder, live, key.permitLimit);
   if (blocking.length > 0) {
-    return {
-      kind: 'conflict',
-      conflict: {
-        key: key.key,
-        granularity: key.granularity,
-        requestedMode: key.mode,
-        holders: blocking.map(({ owner, mode, expiresAt }) => ({ owner, mode, expiresAt })),
-      },
-      clearsAt: Math.max(...blocking.map((holder) => holder.expiresAt + timing.maxClockSkewMs)),
-    };
+    return conflictOn(key, blocking.map(shown), Math.max(...blocking.map((holder) => holder.expiresAt + timing.maxClockSkewMs)));
   }
   // From the document's queue as stored: the write's own hand-over then drops (and reports) what ran out.
   const rest = (existing.body.queue ?? []).filter((ticket) => ticket.ticket !== reserved.ticket);

@@ -3,6 +3,7 @@
  * load-test kit's k6 setup() calls it before it starts. Also answers a direct invocation.
  */
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { ERRORS } from '../../packages/client/src/wire.js';
 import { errorReply } from '../runtime/errors.js';
 import { invocationOf } from '../runtime/events.js';
 import { correlate, jsonResponse } from '../runtime/handler.js';
@@ -36,13 +37,15 @@ export async function handler(event: unknown, context?: Partial<Context>): Promi
   } catch (error) {
     rt.logger.warn('health check failed', { reason: (error as Error).message });
     const reply = errorReply(error);
+    // Whatever went wrong, a health check answers that the store is unavailable (the catalogue's status and retryability).
+    const unavailable = ERRORS.StoreUnavailableError;
     const body = {
       error: 'StoreUnavailableError',
-      message: reply.statusCode === 503 ? reply.body.message : 'The lock store or the lock index is not ready.',
-      retryable: true,
+      message: reply.statusCode === unavailable.status ? reply.body.message : 'The lock store or the lock index is not ready.',
+      retryable: unavailable.retryable,
       status: 'unavailable',
     };
-    if (http) return jsonResponse(503, body, { 'Retry-After': '1', 'x-correlation-id': correlationId });
+    if (http) return jsonResponse(unavailable.status, body, { 'Retry-After': '1', 'x-correlation-id': correlationId });
     throw Object.assign(new Error(body.message), { name: 'StoreUnavailableError' });
   } finally {
     rt.logger.resetKeys();

@@ -6,7 +6,7 @@
  */
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { ERROR_NAMES, ERRORS, type ErrorBody, type ErrorName, type ErrorSpec, isErrorName } from '../../packages/client/src/wire.js';
-import { LockError, StoreRejectedError } from '../core/index.js';
+import { LockError, lockErrorClass, StoreRejectedError } from '../core/index.js';
 
 export type { ErrorBody } from '../../packages/client/src/wire.js';
 
@@ -18,13 +18,13 @@ export interface ErrorReply {
 }
 
 /** The error a direct invocation throws when nothing more specific applies (no internals in the message). */
-export class InternalError extends LockError<{ correlationId?: string }> {
-  override readonly name = 'InternalError';
+export class InternalError extends lockErrorClass(
+  'InternalError',
+  ({ correlationId }: { correlationId?: string }) =>
+    `Internal error${correlationId ? ` (correlation id ${correlationId})` : ''}; the function logs have the details.`,
+) {
   constructor(correlationId?: string) {
-    super(
-      correlationId ? { correlationId } : {},
-      `Internal error${correlationId ? ` (correlation id ${correlationId})` : ''}; the function logs have the details.`,
-    );
+    super(correlationId ? { correlationId } : {});
   }
 }
 

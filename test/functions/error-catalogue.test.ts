@@ -4,44 +4,10 @@
  * all agree with it.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  AccessDeniedError,
-  FencingRangeError,
-  LeaseLostError,
-  LeaseTokenMismatchError,
-  LockContentionError,
-  type LockError,
-  LockHeldError,
-  LockOutcomeUnknownError,
-  LockWaitExpiredError,
-  PermitLimitMismatchError,
-  QueueFullError,
-  QuotaExceededError,
-  StoreRejectedError,
-  StoreUnavailableError,
-  ValidationError,
-  WorkInProgressError,
-} from '../../functions/core/index.js';
+import { LockHeldError, QueueFullError, StoreRejectedError, StoreUnavailableError } from '../../functions/core/index.js';
 import { errorReply, InternalError, invocationError } from '../../functions/runtime/errors.js';
 import { ERRORS, type ErrorName } from '../../packages/client/src/wire.js';
-
-const engineErrors: LockError[] = [
-  new ValidationError({ fields: [{ field: 'owner', rule: 'required', message: 'is required' }] }),
-  new LockHeldError({ conflicts: [], retryAfterMs: 2_500 }),
-  new PermitLimitMismatchError({ key: 'jobs', requestedLimit: 3, heldLimit: 5 }),
-  new LeaseLostError({ leaseId: 'l', lostKeys: ['a'] }),
-  new LeaseTokenMismatchError({ leaseId: 'l' }),
-  new LockWaitExpiredError({ ticket: 't', key: 'a' }),
-  new StoreUnavailableError({ operation: 'acquire' }, 'down'),
-  new StoreRejectedError({ operation: 'acquire', reason: 'index_not_found_exception' }, 'no index'),
-  new LockContentionError({ keys: ['a'], rounds: 9 }),
-  new LockOutcomeUnknownError({ operation: 'acquire', requestId: 'r-1', mayHoldUntil: 1_700_000_000_000 }, 'unknown'),
-  new FencingRangeError({ primaryTerm: 1_000, seqNo: 0 }, 'spent'),
-  new AccessDeniedError({ action: 'acquire', reason: 'not_allowed', namespace: 'orders', principal: 'direct' }),
-  new QuotaExceededError({ per: 'owner', subject: 'o', limit: 2, held: 2, requested: 1 }),
-  new WorkInProgressError({ keyHash: 'h', owner: 'o', retryAfterMs: 1_000 }),
-  new QueueFullError({ key: 'jobs', limit: 1_000, queued: 1_000, retryAfterMs: 1_000 }),
-];
+import { engineErrorOfEachName as engineErrors } from '../support/engine-errors.js';
 
 it('every catalogue name but InternalError is an engine error above', () => {
   expect(new Set(engineErrors.map((error) => error.name))).toEqual(new Set(Object.keys(ERRORS).filter((name) => name !== 'InternalError')));

@@ -5,28 +5,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  AccessDeniedError,
-  FencingRangeError,
-  LeaseLostError,
-  LeaseTokenMismatchError,
-  LockContentionError,
-  LockHeldError,
-  LockOutcomeUnknownError,
-  LockWaitExpiredError,
-  PermitLimitMismatchError,
-  QueueFullError,
-  QuotaExceededError,
-  StoreRejectedError,
-  StoreUnavailableError,
-  ValidationError,
-  WorkInProgressError,
-} from '../../functions/core/errors.js';
 import { INVOCATION_ERROR_NAMES, InternalError } from '../../functions/runtime/errors.js';
 import { deleteLockIndex } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { type AslDefinition, runStateMachine } from '../support/asl.js';
 import { testClient } from '../support/engine.js';
+import { engineErrorOfEachName } from '../support/engine-errors.js';
 import { type Handlers, loadHandlers, setFunctionEnv } from '../support/functions.js';
 import { lambdaContext } from '../support/lambda-events.js';
 
@@ -117,24 +101,7 @@ describe('state machine structure', () => {
   });
 
   it('Retry and Catch match only error names the functions throw (or Step Functions / Lambda ones)', () => {
-    const thrown = [
-      new ValidationError({ fields: [] }),
-      new AccessDeniedError({ action: 'acquire', reason: 'not_allowed' }),
-      new QuotaExceededError({ per: 'owner', subject: 'o', limit: 1, held: 1, requested: 1 }),
-      new LockHeldError({ conflicts: [], retryAfterMs: 1 }),
-      new PermitLimitMismatchError({ key: 'k', requestedLimit: 1, heldLimit: null }),
-      new QueueFullError({ key: 'k', limit: 1, queued: 1, retryAfterMs: 1 }),
-      new LeaseLostError({ leaseId: 'l', lostKeys: [] }),
-      new LeaseTokenMismatchError({ leaseId: 'l' }),
-      new WorkInProgressError({ keyHash: 'k', retryAfterMs: 1 }),
-      new LockWaitExpiredError({ ticket: 't', key: 'k' }),
-      new StoreUnavailableError({ operation: 'x' }, 'x'),
-      new StoreRejectedError({ operation: 'x' }, 'x'),
-      new LockContentionError({ keys: [], rounds: 1 }),
-      new LockOutcomeUnknownError({ operation: 'acquire' }, 'x'),
-      new FencingRangeError({ primaryTerm: 1, seqNo: 0 }, 'x'),
-      new InternalError(),
-    ].map((error) => error.name);
+    const thrown = [...engineErrorOfEachName, new InternalError()].map((error) => error.name);
     expect(thrown.sort()).toEqual([...INVOCATION_ERROR_NAMES].sort());
     const used = Object.values(states).flatMap((state) =>
       [...(state.Retry ?? []), ...(state.Catch ?? [])].flatMap((rule: { ErrorEquals: string[] }) => rule.ErrorEquals),

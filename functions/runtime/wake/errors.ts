@@ -1,9 +1,11 @@
 /** The wake-up channels' one error: the message may not have reached the waiter, so it is delivered again later. */
+import { LOCAL_ERRORS } from '../../../packages/client/src/wire.js';
 import type { WakeChannel } from '../../core/wake.js';
 
 export class WakeDeliveryError extends Error {
   override readonly name = 'WakeDeliveryError';
-  readonly retryable = true;
+  /** The catalogue's word (LOCAL_ERRORS: an error that never crosses the wire). */
+  readonly retryable = LOCAL_ERRORS.WakeDeliveryError.retryable;
   constructor(
     readonly channel: WakeChannel['kind'],
     detail: string,

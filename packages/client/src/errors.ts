@@ -2,18 +2,15 @@
  * The service's errors as classes, one per name of the wire catalogue (ERRORS in wire.ts), so that
  * callers can write `catch (e) { if (e instanceof LockHeldError) ... }` whatever the transport.
  * Status and retryability come from the catalogue; an error's fields live in its `body` (the wire
- * body it came as), and a class only reads the ones its name carries.
+ * body it came as), and a class only says how it reads the ones its name carries.
  *
  * One constructor shape for all: `new LockHeldError({ conflicts, retryAfterMs }, message?, { status, cause })`.
+ * The client's own errors, which never come from the service, are in local-errors.ts.
  */
-import { type ConflictBody, ERRORS, type ErrorBody, type ErrorName, type FieldIssueBody, isErrorName } from './wire.js';
+import { type ConflictBody, ERRORS, type ErrorBody, type ErrorName, type FieldIssueBody, isErrorName, unnamedErrorSpec } from './wire.js';
 
 /** What a class constructor takes besides the message: the error body's other fields. */
-export type ErrorDetails = Partial<
-  Pick<ErrorBody, 'retryable' | 'fields' | 'conflicts' | 'retryAfterMs' | 'waitedMs' | 'lostKeys' | 'requestId' | 'mayHoldUntil'>
-> & {
-  [field: string]: unknown;
-};
+export type ErrorDetails = { [Field in keyof ErrorBody as Exclude<Field, 'error' | 'message'>]?: ErrorBody[Field] };
 
 export interface ErrorOptions {
   /** The HTTP status the answer came with (defaults to the catalogue's). */
@@ -36,10 +33,12 @@ export class LockServiceError extends Error {
   constructor(name: string, details: ErrorDetails = {}, message: string = name, options: ErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = name;
-    const spec = isErrorName(name) ? ERRORS[name] : undefined;
-    this.status = spec?.status ?? options.status ?? 500;
-    // Unknown names: the body's own word, else what the HTTP status says (gateways answer 502/503/504 without a name).
-    this.retryable = spec?.retryable ?? (typeof details.retryable === 'boolean' ? details.retryable : [429, 502, 503, 504].includes(this.status));
+    // A name this client does not know (gateways answer 502/503/504 with none): the body's word, else the status's.
+    const spec = isErrorName(name)
+      ? ERRORS[name]
+      : unnamedErrorSpec(options.status ?? 500, typeof details.retryable === 'boolean' ? details.retryable : undefined);
+    this.status = spec.status;
+    this.retryable = spec.retryable;
     this.body = { ...details, error: name as ErrorName, message };
   }
 
@@ -49,90 +48,88 @@ export class LockServiceError extends Error {
   }
 }
 
-/** The base of the class of a catalogue name: the constructor every such class takes. */
-function named(name: ErrorName) {
-  return class extends LockServiceError {
+/** How a class reads each field its name carries from the body (which leaves out what is empty). */
+type Readers = Record<string, (body: ErrorBody) => unknown>;
+
+/** The class of a catalogue name: the constructor every such class takes, and its fields as read-only properties. */
+type NamedClass<Fields extends Readers> = new (
+  details?: ErrorDetails,
+  message?: string,
+  options?: ErrorOptions,
+) => LockServiceError & { readonly [Field in keyof Fields]: ReturnType<Fields[Field]> };
+
+/**
+ * The base of the class of a catalogue name. Its `fields` are getters that read the body on each
+ * access, the body being where they live; they are defined at run time, so the overloads type them.
+ */
+function named(name: ErrorName): NamedClass<Record<never, never>>;
+function named<Fields extends Readers>(name: ErrorName, fields: Fields): NamedClass<Fields>;
+function named(name: ErrorName, fields: Readers = {}): NamedClass<Record<never, never>> {
+  class Named extends LockServiceError {
     constructor(details: ErrorDetails = {}, message?: string, options: ErrorOptions = {}) {
       super(name, details, message, options);
     }
-  };
+  }
+  for (const [field, read] of Object.entries(fields)) {
+    Object.defineProperty(Named.prototype, field, {
+      get(this: LockServiceError) {
+        return read(this.body);
+      },
+      configurable: true,
+    });
+  }
+  return Named;
 }
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 const count = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
 
 /** Bad input: nothing was read or written. */
-export class ValidationError extends named('ValidationError') {
-  get fields(): FieldIssueBody[] {
-    return this.body.fields ?? [];
-  }
-}
+export class ValidationError extends named('ValidationError', {
+  fields: (body): FieldIssueBody[] => body.fields ?? [],
+}) {}
 
 /** The caller may not do this in this namespace. */
 export class AccessDeniedError extends named('AccessDeniedError') {}
 
 /** A limit on held locks would be exceeded; nothing was taken. */
-export class QuotaExceededError extends named('QuotaExceededError') {
-  get retryAfterMs(): number | undefined {
-    return this.body.retryAfterMs;
-  }
-}
+export class QuotaExceededError extends named('QuotaExceededError', {
+  retryAfterMs: (body): number | undefined => body.retryAfterMs,
+}) {}
 
 /** An incompatible holder has a key; this call holds nothing. */
-export class LockHeldError extends named('LockHeldError') {
-  get conflicts(): ConflictBody[] {
-    return this.body.conflicts ?? [];
-  }
+export class LockHeldError extends named('LockHeldError', {
+  conflicts: (body): ConflictBody[] => body.conflicts ?? [],
   /** When trying again may succeed (the holders' lease ends, bounded by the service). */
-  get retryAfterMs(): number {
-    return this.body.retryAfterMs ?? 1_000;
-  }
+  retryAfterMs: (body): number => body.retryAfterMs ?? 1_000,
   /** How long the service waited (the acquire's waitMs) before refusing. */
-  get waitedMs(): number {
-    return this.body.waitedMs ?? 0;
-  }
-}
+  waitedMs: (body): number => body.waitedMs ?? 0,
+}) {}
 
 /** The key is a semaphore of another limit, or a plain lock and a semaphore met on it (a limit of null: a plain lock); nothing is held. */
-export class PermitLimitMismatchError extends named('PermitLimitMismatchError') {
-  get key(): string | undefined {
-    return text(this.body.key);
-  }
-  get requestedLimit(): number | null {
-    return count(this.body.requestedLimit) ?? null;
-  }
-  get heldLimit(): number | null {
-    return count(this.body.heldLimit) ?? null;
-  }
-}
+export class PermitLimitMismatchError extends named('PermitLimitMismatchError', {
+  key: (body): string | undefined => text(body.key),
+  requestedLimit: (body): number | null => count(body.requestedLimit) ?? null,
+  heldLimit: (body): number | null => count(body.heldLimit) ?? null,
+}) {}
 
 /** The lock's queue is full: this waiter did not join, nothing was written. Retryable after `retryAfterMs`. */
-export class QueueFullError extends named('QueueFullError') {
-  get key(): string | undefined {
-    return text(this.body.key);
-  }
+export class QueueFullError extends named('QueueFullError', {
+  key: (body): string | undefined => text(body.key),
   /** The queue's limit (the service's queue.maxTickets). */
-  get limit(): number | undefined {
-    return count(this.body.limit);
-  }
+  limit: (body): number | undefined => count(body.limit),
   /** Live tickets in the queue when it refused. */
-  get queued(): number | undefined {
-    return count(this.body.queued);
-  }
-  get retryAfterMs(): number {
-    return this.body.retryAfterMs ?? 1_000;
-  }
-}
+  queued: (body): number | undefined => count(body.queued),
+  retryAfterMs: (body): number => body.retryAfterMs ?? 1_000,
+}) {}
 
 /** The lease exists but the token's secret does not match it. */
 export class LeaseTokenMismatchError extends named('LeaseTokenMismatchError') {}
 
 /** The lease is gone (released, or expired and taken over or swept), or ran out by the caller's clock. */
-export class LeaseLostError extends named('LeaseLostError') {
-  get lostKeys(): string[] {
-    return this.body.lostKeys ?? [];
-  }
-}
+export class LeaseLostError extends named('LeaseLostError', {
+  lostKeys: (body): string[] => body.lostKeys ?? [],
+}) {}
 
 /** A queued waiter's ticket ran out before the lock was reserved for it, or its reservation lapsed unclaimed (told on its wake channel). It holds nothing. */
 export class LockWaitExpiredError extends named('LockWaitExpiredError') {}
@@ -141,16 +138,14 @@ export class LockWaitExpiredError extends named('LockWaitExpiredError') {}
 export class WorkInProgressError extends named('WorkInProgressError') {}
 
 /** A write of this call may have applied (or no answer came back): retry with the same requestId. */
-export class LockOutcomeUnknownError extends named('LockOutcomeUnknownError') {
-  get requestId(): string | undefined {
-    return this.body.requestId;
-  }
+export class LockOutcomeUnknownError extends named('LockOutcomeUnknownError', {
+  requestId: (body): string | undefined => body.requestId,
   /** Until when the keys may stay held if nobody retries (epoch ms). */
-  get mayHoldUntil(): number | undefined {
-    const until = this.body.mayHoldUntil === undefined ? Number.NaN : Date.parse(this.body.mayHoldUntil);
+  mayHoldUntil: (body): number | undefined => {
+    const until = body.mayHoldUntil === undefined ? Number.NaN : Date.parse(body.mayHoldUntil);
     return Number.isNaN(until) ? undefined : until;
-  }
-}
+  },
+}) {}
 
 /** The lock store could not be reached, timed out or pushed back. */
 export class StoreUnavailableError extends named('StoreUnavailableError') {}
@@ -167,7 +162,7 @@ export class FencingRangeError extends named('FencingRangeError') {}
 /** Anything else on the service's side; its logs have the details under the correlation id. */
 export class InternalError extends named('InternalError') {}
 
-type ErrorClass = ReturnType<typeof named>;
+type ErrorClass = NamedClass<Record<never, never>>;
 
 /** A class for every name of the catalogue: a name added there without a class here does not compile. */
 const CLASSES: { readonly [Name in ErrorName]: ErrorClass } = {
@@ -204,50 +199,4 @@ export function errorFromBody(body: unknown, options: ErrorOptions = {}): LockSe
 /** A new error of a catalogue name, made on the client's side (a lost answer, a lease run out by the local clock). */
 export function lockError(name: ErrorName, message: string, details: ErrorDetails = {}, options: ErrorOptions = {}): LockServiceError {
   return new CLASSES[name](details, message, options);
-}
-
-/**
- * Refused by the client before any request: the Lambda function's remaining time (minus what the
- * release and the answer need) is too short for the shortest lease the service grants.
- */
-export class InsufficientTimeError extends Error {
-  override readonly name = 'InsufficientTimeError';
-  readonly retryable = false;
-  constructor(
-    message: string,
-    /** What was left for the lease, in ms. */
-    readonly availableMs: number,
-    /** The shortest lease worth asking for, in ms. */
-    readonly neededMs: number,
-  ) {
-    super(message);
-  }
-}
-
-/**
- * A fenced write (fenced-writes.ts) refused because the document already carries a newer fencing
- * token: a later holder of the lock wrote it (or deleted it, leaving a tombstone), so this holder
- * lost the lock at some point and its write must not land. Not retryable with this token.
- */
-export class FencedOutError extends Error {
-  override readonly name = 'FencedOutError';
-  readonly retryable = false;
-  readonly index: string;
-  readonly id: string;
-  /** This write's token. */
-  readonly fencingToken: string;
-  /** The newer token the document carries, when the server's refusal (or the read before the write) told it. */
-  readonly currentToken: string | undefined;
-
-  constructor(details: { index: string; id: string; fencingToken: string; currentToken?: string | undefined }, options: { cause?: unknown } = {}) {
-    const newer = details.currentToken === undefined ? 'a newer fencing token' : `fencing token ${details.currentToken}`;
-    super(
-      `Fenced out: ${details.index}/${details.id} already carries ${newer}, newer than this write's ${details.fencingToken}; a later holder of the lock wrote it, so this write was refused`,
-      options.cause === undefined ? undefined : { cause: options.cause },
-    );
-    this.index = details.index;
-    this.id = details.id;
-    this.fencingToken = details.fencingToken;
-    this.currentToken = details.currentToken;
-  }
 }

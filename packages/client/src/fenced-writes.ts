@@ -31,7 +31,7 @@ export {
   type FencedBulkResult,
   fencedBulk,
 } from './fenced-writes/bulk.js';
-export { FencedBulkItemError, FencedDocumentExistsError, FencedDocumentMissingError } from './fenced-writes/errors.js';
+export { FencedBulkItemError, FencedDocumentExistsError, FencedDocumentMissingError, FencedOutError } from './fenced-writes/errors.js';
 export { excludeFencedTombstones, FENCED_TOMBSTONE_FIELD, type FencedTombstone, isFencedTombstone } from './fenced-writes/tombstone.js';
 export type { FencedTransportOptions, FencedTransportParams, FencedWritesClient } from './fenced-writes/transport.js';
 export type { FencedTarget, FencedWriteResult } from './fenced-writes/types.js';

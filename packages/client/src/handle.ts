@@ -10,7 +10,8 @@
  * request that set it was sent: the service started it later, so the local end is never after the
  * service's, whatever the two wall clocks say. A released lock stops renewing; its signal stays as it is.
  */
-import { InsufficientTimeError, LeaseLostError, LeaseTokenMismatchError, type LockServiceError } from './errors.js';
+import { LeaseLostError, LeaseTokenMismatchError, type LockServiceError } from './errors.js';
+import { InsufficientTimeError } from './local-errors.js';
 import type { LocalSlot } from './local-lock-table.js';
 import type { CallOptions, Locker } from './locker.js';
 import { fitRenewal, type RemainingTime } from './remaining-time.js';

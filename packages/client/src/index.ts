@@ -12,9 +12,7 @@ export {
   type ErrorDetails,
   type ErrorOptions,
   errorFromBody,
-  FencedOutError,
   FencingRangeError,
-  InsufficientTimeError,
   InternalError,
   LeaseLostError,
   LeaseTokenMismatchError,
@@ -43,6 +41,7 @@ export {
   type FencedBulkResult,
   FencedDocumentExistsError,
   FencedDocumentMissingError,
+  FencedOutError,
   type FencedRefresh,
   type FencedTarget,
   type FencedTombstone,
@@ -61,6 +60,7 @@ export {
 } from './fenced-writes.js';
 export { compareFencingTokens, isNewerFencingToken } from './fencing-token.js';
 export { Lock, type LockEvents, type LockState } from './handle.js';
+export { InsufficientTimeError } from './local-errors.js';
 export { type LocalKey, localKeysOf } from './local-keys.js';
 export {
   DEFAULT_LOCAL_LOCK_TABLE_SETTINGS,

@@ -6,18 +6,7 @@
  * The package ships two (httpTransport, invokeTransport); anything else with these three calls
  * plugs in the same way, e.g. the lock engine in-process (examples/sqs-consumer/engine-locker.ts).
  */
-import type {
-  AcquireBody,
-  CompletedBody,
-  GrantBody,
-  InspectQuery,
-  ListQuery,
-  LockStatesBody,
-  ReleaseBody,
-  ReleaseResultBody,
-  RenewalBody,
-  RenewBody,
-} from './wire.js';
+import type { Operations } from './wire.js';
 
 export interface CallOptions {
   /** Aborts the call (the promise rejects with the signal's reason). */
@@ -26,13 +15,14 @@ export interface CallOptions {
   timeoutMs?: number;
 }
 
+/** Each call takes its operation's request and answers its answer, as the wire contract types them (Operations). */
 export interface Locker {
   /** A CompletedBody only for a request with an idempotencyKey whose work was completed. */
-  acquire(body: AcquireBody, options?: CallOptions): Promise<GrantBody | CompletedBody>;
-  renew(body: RenewBody, options?: CallOptions): Promise<RenewalBody>;
-  release(body: ReleaseBody, options?: CallOptions): Promise<ReleaseResultBody>;
+  acquire(body: Operations['acquire']['request'], options?: CallOptions): Promise<Operations['acquire']['answer']>;
+  renew(body: Operations['renew']['request'], options?: CallOptions): Promise<Operations['renew']['answer']>;
+  release(body: Operations['release']['request'], options?: CallOptions): Promise<Operations['release']['answer']>;
   /** Who holds a target's keys now. Optional: in-process adapters may leave it out. */
-  inspect?(query: InspectQuery, options?: CallOptions): Promise<LockStatesBody>;
+  inspect?(query: Operations['inspect']['request'], options?: CallOptions): Promise<Operations['inspect']['answer']>;
   /** Locks by namespace, owner or path prefix (search: about a second behind). */
-  list?(query: ListQuery, options?: CallOptions): Promise<LockStatesBody>;
+  list?(query: Operations['list']['request'], options?: CallOptions): Promise<Operations['list']['answer']>;
 }

@@ -5,7 +5,7 @@
  * deadline, less a reserve for the release and the function's answer; when even the shortest lease
  * would not fit, the call is refused before any request (InsufficientTimeError).
  */
-import { InsufficientTimeError } from './errors.js';
+import { InsufficientTimeError } from './local-errors.js';
 import type { LockClientSettings } from './settings.js';
 
 /** The Lambda function's remaining time in ms, e.g. `context.getRemainingTimeInMillis`. */
@@ -46,10 +46,10 @@ export function fitRenewal(ttlMs: number, remainingTimeMs: RemainingTime, settin
 }
 
 function tooLittleTime(operation: 'acquire' | 'renew', available: number, settings: Readonly<LockClientSettings>): InsufficientTimeError {
+  const availableMs = Math.max(0, available);
   return new InsufficientTimeError(
-    `Not enough of the function's time left to ${operation} a lease: ${Math.max(0, available)} ms after the ${settings.deadlineReserveMs} ms reserve, ` +
+    { availableMs, neededMs: settings.minTtlMs },
+    `Not enough of the function's time left to ${operation} a lease: ${availableMs} ms after the ${settings.deadlineReserveMs} ms reserve, ` +
       `less than the shortest lease (${settings.minTtlMs} ms). No request was sent.`,
-    Math.max(0, available),
-    settings.minTtlMs,
   );
 }

@@ -7,18 +7,7 @@
 import { errorFromBody, lockError } from './errors.js';
 import type { CallOptions, Locker } from './locker.js';
 import { createSigV4Signer, type RequestSigner, type SigV4Options } from './sigv4.js';
-import type {
-  AcquireBody,
-  CompletedBody,
-  GrantBody,
-  InspectQuery,
-  ListQuery,
-  LockStatesBody,
-  ReleaseBody,
-  ReleaseResultBody,
-  RenewalBody,
-  RenewBody,
-} from './wire.js';
+import type { Operations } from './wire.js';
 
 export interface HttpTransportOptions {
   /** The API's base URL, e.g. `https://abc123.execute-api.eu-west-1.amazonaws.com` (a stage path may follow). */
@@ -49,20 +38,20 @@ export class HttpTransport implements Locker {
     this.sign = sigv4 ? createSigV4Signer(sigv4, new URL(this.baseUrl)) : undefined;
   }
 
-  acquire(body: AcquireBody, options: CallOptions = {}): Promise<GrantBody | CompletedBody> {
+  acquire(body: Operations['acquire']['request'], options: CallOptions = {}): Promise<Operations['acquire']['answer']> {
     // The service may wait up to waitMs before it answers.
     return this.call('POST', '/acquire', body, { ...options, timeoutMs: (options.timeoutMs ?? this.timeoutMs) + (body.waitMs ?? 0) }, body.requestId);
   }
 
-  renew(body: RenewBody, options: CallOptions = {}): Promise<RenewalBody> {
+  renew(body: Operations['renew']['request'], options: CallOptions = {}): Promise<Operations['renew']['answer']> {
     return this.call('POST', '/renew', body, options);
   }
 
-  release(body: ReleaseBody, options: CallOptions = {}): Promise<ReleaseResultBody> {
+  release(body: Operations['release']['request'], options: CallOptions = {}): Promise<Operations['release']['answer']> {
     return this.call('POST', '/release', body, options);
   }
 
-  inspect(query: InspectQuery, options: CallOptions = {}): Promise<LockStatesBody> {
+  inspect(query: Operations['inspect']['request'], options: CallOptions = {}): Promise<Operations['inspect']['answer']> {
     const params = new URLSearchParams({ namespace: query.namespace, granularity: query.granularity });
     for (const id of query.ids ?? []) params.append('id', id);
     if (query.path !== undefined) params.set('path', query.path);
@@ -70,7 +59,7 @@ export class HttpTransport implements Locker {
     return this.call('GET', `/inspect?${params}`, undefined, options);
   }
 
-  list(query: ListQuery = {}, options: CallOptions = {}): Promise<LockStatesBody> {
+  list(query: Operations['list']['request'] = {}, options: CallOptions = {}): Promise<Operations['list']['answer']> {
     const params = new URLSearchParams();
     for (const [name, value] of Object.entries(query)) if (value !== undefined) params.set(name, String(value));
     return this.call('GET', `/locks?${params}`, undefined, options);

@@ -5,9 +5,8 @@
  * newer token. Items on the same document apply in order: an update merges into what the items
  * before it in the same bulk wrote.
  */
-import { FencedOutError } from '../errors.js';
 import { type Decision, type DocumentState, decideCreate, decideUpdate, stateOf, type Target } from './decide.js';
-import { FencedBulkItemError } from './errors.js';
+import { FencedBulkItemError, FencedOutError } from './errors.js';
 import { tombstone } from './tombstone.js';
 import { currentTokenIn, type DocumentAddress, type FencedWritesClient, isConflict, readDocuments, send } from './transport.js';
 import type { FencedWriteResult } from './types.js';

@@ -4,9 +4,8 @@
  * document. The server still has the last word: the write carries the token as its version and is
  * refused if a newer one landed in between (FencedOutError).
  */
-import { FencedOutError } from '../errors.js';
 import { compareFencingTokens } from '../fencing-token.js';
-import { FencedDocumentExistsError, FencedDocumentMissingError } from './errors.js';
+import { FencedDocumentExistsError, FencedDocumentMissingError, FencedOutError } from './errors.js';
 import { mergeDocument } from './merge.js';
 import { isFencedTombstone } from './tombstone.js';
 import type { StoredDocument } from './transport.js';

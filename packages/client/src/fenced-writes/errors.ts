@@ -1,62 +1,75 @@
 /**
- * The refusals of fenced writes other than a newer token (FencedOutError, in ../errors.ts): a
- * create over a live document, a partial update of no document, and a bulk item the server failed
- * for another reason. None is retryable as it is.
+ * The refusals of fenced writes: a newer token on the document, a create over a live document, a
+ * partial update of no document (none retryable as it is: their retryability is the catalogue of
+ * local errors'), and a bulk item the server failed for another reason.
  */
+import { localError } from '../local-errors.js';
+import type { Target } from './decide.js';
 
-interface Target {
-  index: string;
-  id: string;
-  fencingToken: string;
+/** What a refusal of a write to one document carries. */
+interface Refused extends Target {
+  /** The newer token the document carries (or, for a create, the token the live one was written with), when known. */
+  currentToken: string | undefined;
+}
+
+/** A refused write as the helpers know it: its target, and the token found on the document when one was. */
+type Found = Target & { currentToken?: string | undefined };
+
+/** Only the fields a refusal carries, whatever else the caller's target holds (an op, a routing). */
+const refused = ({ index, id, fencingToken, currentToken }: Found): Refused => ({
+  index,
+  id,
+  fencingToken,
+  currentToken,
+});
+
+/**
+ * A fenced write refused because the document already carries a newer fencing token: a later holder
+ * of the lock wrote it (or deleted it, leaving a tombstone), so this holder lost the lock at some
+ * point and its write must not land. Not retryable with this token.
+ */
+export class FencedOutError extends localError<Refused>('FencedOutError') {
+  constructor(target: Found, options: { cause?: unknown } = {}) {
+    const newer = target.currentToken === undefined ? 'a newer fencing token' : `fencing token ${target.currentToken}`;
+    const message = `Fenced out: ${target.index}/${target.id} already carries ${newer}, newer than this write's ${target.fencingToken}; a later holder of the lock wrote it, so this write was refused`;
+    super(refused(target), message, options);
+  }
 }
 
 /** fencedCreate (or a bulk `create`) found a live document (not a tombstone) under the id: nothing was written. */
-export class FencedDocumentExistsError extends Error {
-  override readonly name = 'FencedDocumentExistsError';
-  readonly retryable = false;
-  readonly index: string;
-  readonly id: string;
-  readonly fencingToken: string;
-  /** The token the existing document was written with (its version), when known. */
-  readonly currentToken: string | undefined;
-
-  constructor(target: Target & { currentToken?: string | undefined }) {
+export class FencedDocumentExistsError extends localError<Refused>('FencedDocumentExistsError') {
+  constructor(target: Found) {
     const written = target.currentToken === undefined ? '' : ` (written with fencing token ${target.currentToken})`;
-    super(`${target.index}/${target.id} already exists${written}: a fenced create with token ${target.fencingToken} does not replace it (use fencedIndex)`);
-    this.index = target.index;
-    this.id = target.id;
-    this.fencingToken = target.fencingToken;
-    this.currentToken = target.currentToken;
+    super(
+      refused(target),
+      `${target.index}/${target.id} already exists${written}: a fenced create with token ${target.fencingToken} does not replace it (use fencedIndex)`,
+    );
   }
 }
 
 /** fencedUpdate (or a bulk `update`) found no document to merge into, or only a tombstone: nothing was written. */
-export class FencedDocumentMissingError extends Error {
-  override readonly name = 'FencedDocumentMissingError';
-  readonly retryable = false;
-  readonly index: string;
-  readonly id: string;
-  readonly fencingToken: string;
-  /** Whether a tombstone (a fenced delete) stands there; its token is then `currentToken` when known. */
-  readonly deleted: boolean;
-  readonly currentToken: string | undefined;
-
-  constructor(target: Target & { deleted: boolean; currentToken?: string | undefined }) {
+export class FencedDocumentMissingError extends localError<
+  Refused & {
+    /** Whether a tombstone (a fenced delete) stands there; its token is then `currentToken` when known. */
+    deleted: boolean;
+  }
+>('FencedDocumentMissingError') {
+  constructor(target: Found & { deleted: boolean }) {
     const state = target.deleted
       ? `was deleted by a fenced delete${target.currentToken === undefined ? '' : ` with fencing token ${target.currentToken}`} (a tombstone)`
       : 'does not exist';
     super(
+      { ...refused(target), deleted: target.deleted },
       `${target.index}/${target.id} ${state}: a fenced partial update with token ${target.fencingToken} has nothing to merge into (use fencedIndex or fencedCreate)`,
     );
-    this.index = target.index;
-    this.id = target.id;
-    this.fencingToken = target.fencingToken;
-    this.deleted = target.deleted;
-    this.currentToken = target.currentToken;
   }
 }
 
-/** A bulk item the server failed for a reason other than a newer token (a mapping error, a missing index, a rejection under load...). */
+/**
+ * A bulk item the server failed for a reason other than a newer token (a mapping error, a missing
+ * index, a rejection under load...). Not in the catalogue of local errors: whether retrying the item
+ * can succeed is the data cluster's word on it (its status), not a property of the name.
+ */
 export class FencedBulkItemError extends Error {
   override readonly name = 'FencedBulkItemError';
   readonly index: string;

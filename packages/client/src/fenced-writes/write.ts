@@ -4,8 +4,8 @@
  * the server refuses it when the document already carries a newer token. `external_gte`, not
  * `external`: the same holder may write the same document several times under one token.
  */
-import { FencedOutError } from '../errors.js';
 import type { Target } from './decide.js';
+import { FencedOutError } from './errors.js';
 import { currentTokenIn, documentPath, type FencedWritesClient, failureOf, isConflict, send } from './transport.js';
 
 /** The `refresh` of a write: as the servers take it (`wait_for`: answer once a search would see it). */

@@ -1,6 +1,7 @@
 /**
  * Every error the service answers: its body, and the catalogue that gives each name its HTTP status,
- * retryability, metric and log level (read from here and nowhere else).
+ * retryability, metric and log level (read from here and nowhere else); and the small catalogue of
+ * the errors that never cross the wire, which gives each its retryability.
  */
 import type { Granularity, HolderMode } from './granularities.js';
 
@@ -114,4 +115,46 @@ export function isErrorName(name: unknown): name is ErrorName {
 /** The spec of a name (InternalError's for a name this version does not know). */
 export function errorSpecOf(name: unknown): ErrorSpec {
   return isErrorName(name) ? ERRORS[name] : ERRORS.InternalError;
+}
+
+/**
+ * An answer that names no error of this catalogue (a name of a later version, or none at all: a
+ * gateway's own 429, 502, 503 or 504): its status as it came, and retryable as its body says, else
+ * as its status says.
+ */
+export function unnamedErrorSpec(status: number, retryable?: boolean): Pick<ErrorSpec, 'status' | 'retryable'> {
+  return { status, retryable: retryable ?? [429, 502, 503, 504].includes(status) };
+}
+
+/**
+ * The errors that never cross the wire, by name: raised and caught in one process (the client's own
+ * refusals, the fenced-write helpers' on either side, the wake-up channels'), so no HTTP status,
+ * metric or log level of the service's, only whether trying again can succeed. Apart from ERRORS so
+ * that every name there stays one the service answers (the OpenAPI enum, the client's classes, a
+ * Step Functions Retry/Catch). Should one escape a handler, it answers as an InternalError.
+ */
+export const LOCAL_ERRORS = {
+  /** The client's: the Lambda function's remaining time is too short for the shortest lease; nothing was sent. */
+  InsufficientTimeError: { retryable: false },
+  /** The client's fenced write: the document carries a newer fencing token (this holder lost the lock). */
+  FencedOutError: { retryable: false },
+  /** The client's fenced create: a live document is there already; nothing was written. */
+  FencedDocumentExistsError: { retryable: false },
+  /** The client's fenced partial update: no document to merge into (or a tombstone); nothing was written. */
+  FencedDocumentMissingError: { retryable: false },
+  /** The functions' fenced write (store/fenced-document.ts), FencedOutError's twin: a newer fencing token is there. */
+  StaleFencingTokenError: { retryable: false },
+  /** The functions' wake-up channels: the message may not have reached the waiter; it is delivered again later. */
+  WakeDeliveryError: { retryable: true },
+} as const satisfies Record<string, Pick<ErrorSpec, 'retryable'>>;
+
+export type LocalErrorName = keyof typeof LOCAL_ERRORS;
+
+export function isLocalErrorName(name: unknown): name is LocalErrorName {
+  return typeof name === 'string' && Object.hasOwn(LOCAL_ERRORS, name);
+}
+
+/** Whether trying again can succeed, by name: either catalogue's word (InternalError's for a name in neither). */
+export function retryableOf(name: unknown): boolean {
+  return isLocalErrorName(name) ? LOCAL_ERRORS[name].retryable : errorSpecOf(name).retryable;
 }
