@@ -14,90 +14,101 @@ import { spreadOf } from './trials.js';
 
 export const DEFAULT_LATENCY_ROUNDS = 60;
 
-/** Median latency of each kind of request, ms. */
-export async function measureRequestLatency(client: SearchClient, index: string, rounds = DEFAULT_LATENCY_ROUNDS): Promise<PerKind> {
+/** The engine's kinds of request on a probe index, each timed into its kind's samples. */
+class ProbeRequests {
+  readonly samples: Record<RequestKind, number[]> = { write: [], read: [], refresh: [], search: [] };
+  constructor(
+    private readonly client: SearchClient,
+    private readonly index: string,
+  ) {}
+
+  /** The engine's writes are conditional: a create, then a delete on the sequence number it got. */
+  async writePair(id: string): Promise<void> {
+    const { client, index } = this;
+    let created: { _seq_no?: number; _primary_term?: number } = {};
+    await this.timed('write', async () => {
+      created = await client.index({ index, id, op_type: 'create', document: { namespace: 'latency-probe', key: id } });
+    });
+    await this.timed('write', () => client.delete({ index, id, if_seq_no: created._seq_no!, if_primary_term: created._primary_term! }));
+  }
+
+  read(id: string): Promise<void> {
+    return this.timed('read', () => this.client.mget({ index: this.index, ids: ['kept', id] }));
+  }
+
+  /** A rename refreshes, then searches below. */
+  async refreshThenSearch(): Promise<void> {
+    await this.timed('refresh', () => this.client.indices.refresh({ index: this.index }));
+    await this.timed('search', () => this.client.search({ index: this.index, query: { term: { namespace: 'latency-probe' } }, size: 10 }));
+  }
+
+  /** Each kind's median, NaN for a kind not sent. */
+  medians(): PerKind {
+    return perKind((kind) => spreadOf(this.samples[kind]).median);
+  }
+
+  private async timed(kind: RequestKind, request: () => Promise<unknown>): Promise<void> {
+    const started = performance.now();
+    await request();
+    this.samples[kind].push(performance.now() - started);
+  }
+}
+
+/** Runs `probe` on a fresh index with the lock index's settings and one stored document, then deletes it. */
+async function onProbeIndex(client: SearchClient, index: string, probe: (requests: ProbeRequests) => Promise<void>): Promise<PerKind> {
   await client.indices.create({ index, ...LOCK_INDEX_DEFINITION } as Parameters<SearchClient['indices']['create']>[0]);
   try {
     await client.cluster.health({ index, wait_for_status: 'green', timeout: '30s' }).catch(() => {});
-    const stored = { namespace: 'latency-probe', key: 'kept' };
-    await client.index({ index, id: 'kept', document: stored, refresh: true });
-    const samples: Record<RequestKind, number[]> = { write: [], read: [], refresh: [], search: [] };
-    const timed = async (kind: RequestKind, request: () => Promise<unknown>): Promise<void> => {
-      const started = performance.now();
-      await request();
-      samples[kind].push(performance.now() - started);
-    };
+    await client.index({ index, id: 'kept', document: { namespace: 'latency-probe', key: 'kept' }, refresh: true });
+    const requests = new ProbeRequests(client, index);
+    await probe(requests);
+    return requests.medians();
+  } finally {
+    await client.indices.delete({ index }).catch(() => {});
+  }
+}
+
+/** Median latency of each kind of request, ms. */
+export function measureRequestLatency(client: SearchClient, index: string, rounds = DEFAULT_LATENCY_ROUNDS): Promise<PerKind> {
+  return onProbeIndex(client, index, async (requests) => {
     for (let round = 0; round < rounds; round++) {
-      // The engine's writes are conditional: a create, then a delete on the sequence number it got.
-      let created: { _seq_no?: number; _primary_term?: number } = {};
-      await timed('write', async () => {
-        created = await client.index({ index, id: `w${round}`, op_type: 'create', document: { namespace: 'latency-probe', key: `w${round}` } });
-      });
-      await timed('read', () => client.mget({ index, ids: ['kept', `w${round}`] }));
-      await timed('write', () => client.delete({ index, id: `w${round}`, if_seq_no: created._seq_no!, if_primary_term: created._primary_term! }));
+      await requests.writePair(`w${round}`);
+      await requests.read(`w${round}`);
     }
     // Apart from the writes: a refresh leaves work behind on every copy (new segments) that slowed
     // the next requests when interleaved (writes 6.9 ms on the cluster, against about 3.4 ms per
     // request that the lock operations saw there), and the lock workloads refresh rarely.
     for (let round = 0; round < Math.ceil(rounds / 2); round++) {
       await client.index({ index, id: `r${round}`, document: { namespace: 'latency-probe', key: `r${round}` } });
-      await timed('refresh', () => client.indices.refresh({ index }));
-      await timed('search', () => client.search({ index, query: { term: { namespace: 'latency-probe' } }, size: 10 }));
+      await requests.refreshThenSearch();
     }
-    return perKind((kind) => spreadOf(samples[kind]).median);
-  } finally {
-    await client.indices.delete({ index }).catch(() => {});
-  }
+  });
 }
 
 /** How much longer each kind of request takes on `there` than on `here`, ms. */
 export const addedLatency = (here: PerKind, there: PerKind): PerKind => perKind((kind) => there[kind] - here[kind]);
 
-/** Requests per second of each kind: the load a granularity put on the single node at its calibration's light load. */
-export type RequestRates = PerKind;
-
 /** Most requests of the background load in flight at once: a slow server is measured, not buried. */
 const MAX_IN_FLIGHT = 32;
 
 /**
- * How long each kind of request takes, on average, while the server carries `rates` of lock-free
- * requests: the engine's requests, minus the locks. A refresh's cost is the writes since the last
- * one and what else the copies are doing, so idle figures understate it under load (on the 3-node
- * cluster a refresh took 21-62 ms idle and 35-137 ms during light lock probes). Writes are
- * create + conditional delete pairs, reads an mget of two ids, and each refresh is followed by a
- * search (a rename refreshes, then searches below). Kinds without a rate are not measured: NaN.
- * Medians, like the idle figures: one stall of this shared machine should not move the figure.
+ * How long each kind of request takes while the server carries `rates` (requests per second of each
+ * kind) of lock-free requests: the engine's requests, minus the locks. A refresh's cost is the
+ * writes since the last one and what else the copies are doing, so idle figures understate it
+ * under load (on the 3-node cluster a refresh took 21-62 ms idle and 35-137 ms during light lock
+ * probes). Writes are create + conditional delete pairs, reads an mget of two ids, and each refresh
+ * is followed by a search. Kinds without a rate are not measured: NaN. Medians, like the idle
+ * figures: one stall of this shared machine should not move the figure.
  */
-export async function measureLoadedLatency(client: SearchClient, index: string, rates: RequestRates, seconds: number): Promise<PerKind> {
-  await client.indices.create({ index, ...LOCK_INDEX_DEFINITION } as Parameters<SearchClient['indices']['create']>[0]);
-  try {
-    await client.cluster.health({ index, wait_for_status: 'green', timeout: '30s' }).catch(() => {});
-    await client.index({ index, id: 'kept', document: { namespace: 'latency-probe', key: 'kept' }, refresh: true });
-    const samples: Record<RequestKind, number[]> = { write: [], read: [], refresh: [], search: [] };
-    const timed = async (kind: RequestKind, request: () => Promise<unknown>): Promise<void> => {
-      const started = performance.now();
-      await request();
-      samples[kind].push(performance.now() - started);
-    };
-    let sequence = 0;
-    const writePair = async (): Promise<void> => {
-      const id = `w${sequence++}`;
-      let created: { _seq_no?: number; _primary_term?: number } = {};
-      await timed('write', async () => {
-        created = await client.index({ index, id, op_type: 'create', document: { namespace: 'latency-probe', key: id } });
-      });
-      await timed('write', () => client.delete({ index, id, if_seq_no: created._seq_no!, if_primary_term: created._primary_term! }));
-    };
-    const read = (): Promise<void> => timed('read', () => client.mget({ index, ids: ['kept', `w${sequence - 1}`] }));
-    const refreshThenSearch = async (): Promise<void> => {
-      await timed('refresh', () => client.indices.refresh({ index }));
-      await timed('search', () => client.search({ index, query: { term: { namespace: 'latency-probe' } }, size: 10 }));
-    };
-    await Promise.all([paced(rates.write / 2, seconds, writePair), paced(rates.read, seconds, read), paced(rates.refresh, seconds, refreshThenSearch)]);
-    return perKind((kind) => spreadOf(samples[kind]).median);
-  } finally {
-    await client.indices.delete({ index }).catch(() => {});
-  }
+export function measureLoadedLatency(client: SearchClient, index: string, rates: PerKind, seconds: number): Promise<PerKind> {
+  return onProbeIndex(client, index, async (requests) => {
+    let written = 0;
+    await Promise.all([
+      paced(rates.write / 2, seconds, () => requests.writePair(`w${written++}`)),
+      paced(rates.read, seconds, () => requests.read(`w${written - 1}`)),
+      paced(rates.refresh, seconds, () => requests.refreshThenSearch()),
+    ]);
+  });
 }
 
 /** Starts `task` `perSecond` times a second for `seconds` (open loop, evenly spaced, at most MAX_IN_FLIGHT at once), then waits for them. */
