@@ -1,7 +1,7 @@
 /**
  * A prediction that carries its own load. How much longer a request takes on the deployment grows
- * with the load on it (a refresh on the 3-node cluster: 21-62 ms idle, 100-200 ms at a tree
- * workload's rate), and the load is the rate the prediction gives. So the added latency is measured
+ * with the load on it (a refresh on the 3-node cluster: 21-62 ms idle; at a tree workload's rate,
+ * 30-100 ms more than on one node), and the load is the rate the prediction gives. So the added latency is measured
  * at the predicted rate itself: the rate R where predict(added measured at R) = R. The prediction
  * falls as the added latency grows, and that grows with R, so bisection finds it: below R the
  * prediction is above the rate, above R below it. Pure, with the measurement passed in.
