@@ -8,7 +8,7 @@
  * release a lease it holds alone with one round of conditional deletes.
  */
 import { createHmac, createSecretKey, hash, type KeyObject, randomBytes, timingSafeEqual } from 'node:crypto';
-import { ValidationError } from './errors.js';
+import { LeaseTokenMismatchError, ValidationError } from './errors.js';
 import { isRegistered, rulesFor, TARGET_FIELDS } from './granularity/index.js';
 import type { LockTarget, RequestedMode } from './model.js';
 import type { StoredLock } from './store.js';
@@ -46,7 +46,7 @@ export interface LeaseClaims {
 
 export interface DecodedToken extends LeaseClaims {
   secret: string;
-  /** True only when a MAC was present and checked with the engine's key. */
+  /** True when the engine has a signing key (then the MAC was present and verified, or the token refused). */
   signed: boolean;
 }
 
@@ -131,6 +131,12 @@ export function encodeToken(claims: LeaseClaims, secret: string, signingKey?: Ui
   return signingKey ? `${body}.${mac(signingKey, body)}` : body;
 }
 
+function macMatches(signingKey: Uint8Array, body: string, presented: string): boolean {
+  const expected = Buffer.from(mac(signingKey, body));
+  const actual = Buffer.from(presented);
+  return expected.length === actual.length && timingSafeEqual(expected, actual);
+}
+
 function malformed(reason: string): ValidationError {
   return new ValidationError({
     fields: [{ field: 'leaseToken', rule: 'lease_token', message: `is not a lease token issued by this service (${reason})` }],
@@ -149,8 +155,9 @@ function targetOf(payload: Payload): LockTarget | undefined {
 }
 
 /**
- * Parses the token's structure. The target inside is re-validated by the engine before use; a token
- * whose MAC does not verify still works, through the slower read-and-compare path.
+ * Parses the token's structure. Without a signing key the target inside is re-validated by the engine
+ * before use, and its work (`w`) is only a name: a record needs the work's claim to name the lease. With
+ * a signing key, a token whose MAC is missing or does not verify is refused (LeaseTokenMismatchError).
  */
 export function decodeToken(token: string, signingKey?: Uint8Array): DecodedToken {
   const parts = token.split('.');
@@ -169,12 +176,14 @@ export function decodeToken(token: string, signingKey?: Uint8Array): DecodedToke
   if (!target) throw malformed('bad target');
   if (payload.w !== undefined && !(isString(payload.w) && KEY_HASH.test(payload.w))) throw malformed('bad work');
 
-  const body = `${PREFIX}.${encodedPayload}.${secret}`;
-  let signed = false;
-  if (signingKey && presentedMac) {
-    const expected = Buffer.from(mac(signingKey, body));
-    const actual = Buffer.from(presentedMac);
-    signed = expected.length === actual.length && timingSafeEqual(expected, actual);
+  // With a signing key, every token this service issues carries a MAC: one without it, or whose MAC
+  // does not verify, is refused whole (nothing in it is used: not its work, not its hints).
+  const signed = signingKey !== undefined;
+  if (signingKey && !(presentedMac !== undefined && macMatches(signingKey, `${PREFIX}.${encodedPayload}.${secret}`, presentedMac))) {
+    throw new LeaseTokenMismatchError(
+      { leaseId: payload.l },
+      `The token for lease ${payload.l} was not issued by this service (its signature does not verify)`,
+    );
   }
   const hints: WriteHint[] =
     signed && Array.isArray(payload.h)

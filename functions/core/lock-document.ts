@@ -24,6 +24,8 @@ export interface Claim {
   queue?: Omit<StoredTicket, 'position' | 'queuedAt'>;
   /** A semaphore's acquire: the permits its holder (and its ticket) takes, of the limit (permits.ts). */
   permits?: Permits;
+  /** Work that runs once: the hash of the work the holder takes on (StoredHolder.work). */
+  work?: string;
 }
 
 /** Seen by anyone but the holder, a lease ends only once the clock skew allowance has also passed. */
@@ -118,6 +120,7 @@ export function decideAcquire(existing: StoredLock | null, planned: PlannedKey, 
     request: claim.requestId,
     call: claim.call,
     ...(claim.permits ? { permits: claim.permits.count } : {}),
+    ...(claim.work ? { work: claim.work } : {}),
   };
   if (!existing) {
     if (claim.queue?.wake) return joinQueue(null, key, [], claim, now, timing);

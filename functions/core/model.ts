@@ -75,9 +75,24 @@ export type WorkStatus = 'completed' | 'failed';
  */
 export interface StoredWork {
   keyHash: string;
-  claim?: { lease: string; owner: string; fencingToken: FencingToken; claimedAt: number; expiresAt: number };
+  claim?: WorkClaim;
   /** `lease`: the lease that recorded it (a retry of that release, whose first answer was lost, finds it recorded). */
   outcome?: { status: WorkStatus; result?: unknown; lease: string; owner: string; fencingToken: FencingToken; recordedAt: number; expiresAt: number };
+}
+
+/**
+ * Who took the work on. `locks`: the lock documents of its lease, where the sweeper looks before it
+ * removes the claim of a lease that may have been renewed. A revoke's fence names no lease (`~revoked`)
+ * and keeps the revoked one in `revoked`: nobody can record under it, and only a later lease replaces it.
+ */
+export interface WorkClaim {
+  lease: string;
+  owner: string;
+  fencingToken: FencingToken;
+  claimedAt: number;
+  expiresAt: number;
+  locks?: string[];
+  revoked?: string;
 }
 
 /** What a holder records when it releases a lease acquired with an idempotency key. */
@@ -141,6 +156,8 @@ export interface StoredHolder {
   ticket?: StoredTicket;
   /** A semaphore's holder: how many of the document's `permitLimit` permits it holds (docs/permits.md). */
   permits?: number;
+  /** Acquired with an idempotency key: the hash of the work it takes on (a revoke fences that work's claim). */
+  work?: string;
 }
 
 /**

@@ -5,9 +5,9 @@
  */
 import { hash } from 'node:crypto';
 import { workDocId } from './doc-id.js';
-import type { FencingToken } from './fencing.js';
+import { compareFencingTokens, type FencingToken, maxFencingToken } from './fencing.js';
 import { rulesFor } from './granularity/index.js';
-import type { CompletedWork, LockDocument, LockTarget, StoredWork, WorkRecord } from './model.js';
+import type { CompletedWork, LockDocument, LockTarget, StoredWork, WorkClaim, WorkRecord } from './model.js';
 import type { StoredLock, WriteOp } from './store.js';
 
 /**
@@ -22,17 +22,22 @@ export function workKeyHash(target: LockTarget, idempotencyKey: string): string 
 export { workDocId };
 
 export type WorkState =
-  /** An outcome `completed` that has not expired: the answer to every later call. */
+  /** An outcome `completed` that everyone may still see unexpired: the answer to every later call. */
   | { kind: 'completed'; answer: CompletedWork }
   /** Taken on by a lease that may still be at it (its lease, as of the claim, has not ended). */
   | { kind: 'in_progress'; owner: string; since: number }
   /** Nobody on it: never taken on, failed, expired, or its taker's lease ran out. */
   | { kind: 'open' };
 
+/**
+ * The state as every process may see it: a record counts as expired only once its `expiresAt` plus
+ * the clock skew allowance has passed (as for the sweeper), so a caller whose clock runs ahead never
+ * takes on work another caller would still be told is completed.
+ */
 export function workState(lock: StoredLock | null, now: number, skewMs: number): WorkState {
   const work = lock?.body.work;
   const outcome = work?.outcome;
-  if (work && outcome?.status === 'completed' && now < outcome.expiresAt) {
+  if (work && outcome?.status === 'completed' && now < outcome.expiresAt + skewMs) {
     const { result, owner, fencingToken, recordedAt, expiresAt } = outcome;
     return {
       kind: 'completed',
@@ -48,29 +53,48 @@ export interface WorkTaker {
   owner: string;
   fencingToken: FencingToken;
   expiresAt: number;
+  /** The lease's lock documents (WorkClaim.locks). */
+  locks: string[];
 }
 
+/** The revoke's name for a fenced claim: no lease id has this form (lease-token.ts), so nobody records under it. */
+export const REVOKED_CLAIM = '~revoked';
+
 /**
- * The write that takes the work on for `taker`, who holds the target's lock exclusively: on the
- * version read (or a create). Any earlier claim is stale (its lease no longer holds the lock), so it
- * is replaced, and with it that lease's right to record. A completed outcome is never replaced.
+ * Whether `claim` keeps `lease` (fencing token `fencingToken`) from taking the work on: it names a
+ * later lease (a token as large or larger: that lease was granted the exclusive lock after ours, so
+ * ours has ended), or it is a revoke's fence of this very lease.
  */
-export function claimWorkOp(existing: StoredLock | null, namespace: string, keyHash: string, taker: WorkTaker, now: number): WriteOp | undefined {
-  if (existing && workState(existing, now, 0).kind === 'completed') return undefined;
+const claimBars = (claim: WorkClaim | undefined, lease: string, fencingToken: FencingToken): boolean =>
+  claim !== undefined && claim.lease !== lease && (claim.revoked === lease || compareFencingTokens(claim.fencingToken, fencingToken) >= 0);
+
+/**
+ * The write that takes the work on for `taker`, who was granted the target's lock exclusively: on the
+ * version read (or a create). An earlier claim (a smaller token) is stale, since its lease no longer
+ * holds the lock, so it is replaced, and with it that lease's right to record. Undefined: a completed
+ * outcome (never replaced), or a claim that bars the taker (claimBars): the taker's lease has ended.
+ */
+export function claimWorkOp(
+  existing: StoredLock | null,
+  namespace: string,
+  keyHash: string,
+  taker: WorkTaker,
+  now: number,
+  skewMs: number,
+): WriteOp | undefined {
+  if (existing && workState(existing, now, skewMs).kind === 'completed') return undefined;
+  if (claimBars(existing?.body.work?.claim, taker.lease, taker.fencingToken)) return undefined;
   const work: StoredWork = {
     keyHash,
-    claim: { lease: taker.lease, owner: taker.owner, fencingToken: taker.fencingToken, claimedAt: now, expiresAt: taker.expiresAt },
+    claim: { lease: taker.lease, owner: taker.owner, fencingToken: taker.fencingToken, claimedAt: now, expiresAt: taker.expiresAt, locks: taker.locks },
   };
-  const body = workDocument(namespace, keyHash, work, now);
-  if (!existing) return { kind: 'create', docId: workDocId(namespace, keyHash), body };
-  return { kind: 'replace', docId: existing.docId, body, ifSeqNo: existing.seqNo, ifPrimaryTerm: existing.primaryTerm, index: existing.index };
+  return workWrite(existing, namespace, keyHash, work, now);
 }
 
 /**
- * The write that records `lease`'s outcome: only while the work is claimed by that lease, or has no
- * document at all (the sweeper removed a claim whose lease had seemed to run out, yet the lease, renewed,
- * still holds the lock: nobody else has taken the work on, or there would be a document). Undefined:
- * another lease has taken the work on (or recorded it), so this one may not.
+ * The write that records `lease`'s outcome: only while the work is claimed by that lease. A lease that
+ * never took the work on (no document, another claim, a revoke's fence) records nothing, whatever its
+ * token names. Undefined: it may not.
  */
 export function recordWorkOp(
   existing: StoredLock | null,
@@ -81,7 +105,7 @@ export function recordWorkOp(
   now: number,
 ): WriteOp | undefined {
   const claim = existing?.body.work?.claim;
-  if (existing && (claim?.lease !== lease.leaseId || existing.body.work?.outcome)) return undefined;
+  if (!existing || !claim || claim.lease !== lease.leaseId || existing.body.work?.outcome) return undefined;
   const outcome: NonNullable<StoredWork['outcome']> = {
     status: record.status,
     ...(record.result !== undefined ? { result: record.result } : {}),
@@ -91,20 +115,81 @@ export function recordWorkOp(
     recordedAt: now,
     expiresAt: now + record.ttlMs,
   };
-  const body = workDocument(namespace, keyHash, { keyHash, ...(claim ? { claim } : {}), outcome }, now);
-  if (!existing) return { kind: 'create', docId: workDocId(namespace, keyHash), body };
-  return { kind: 'replace', docId: existing.docId, body, ifSeqNo: existing.seqNo, ifPrimaryTerm: existing.primaryTerm, index: existing.index };
+  return workWrite(existing, namespace, keyHash, { keyHash, claim, outcome }, now);
+}
+
+/** A holder a revoke removes, as its fence of the holder's work needs it. */
+export interface RevokedTaker {
+  lease: string;
+  owner: string;
+  /** Its token on the revoked key. */
+  fencingToken: FencingToken;
+  expiresAt: number;
+}
+
+/**
+ * A revoke's fence of the work `revoked` may have taken on, written before the revoke removes it from
+ * the lock: the claim replaced by one that names no lease (REVOKED_CLAIM), so a record of the revoked
+ * lease, conditional on the claim naming it, no longer applies, nor does a claim it has yet to write.
+ * A later lease (a larger token) replaces the fence as it would any stale claim. Undefined: nothing to
+ * fence (the lease recorded already, a later lease has the work, or it is fenced already); a
+ * completed outcome is never replaced.
+ */
+export function fenceWorkOp(
+  existing: StoredLock | null,
+  namespace: string,
+  keyHash: string,
+  revoked: RevokedTaker,
+  now: number,
+  skewMs: number,
+): WriteOp | undefined {
+  const work = existing?.body.work;
+  if (work?.outcome?.lease === revoked.lease || (existing && workState(existing, now, skewMs).kind === 'completed')) return undefined;
+  const claim = work?.claim;
+  if (claim?.revoked === revoked.lease || claimBars(claim, revoked.lease, revoked.fencingToken)) return undefined;
+  const fencingToken = claim?.lease === revoked.lease ? maxFencingToken([claim.fencingToken, revoked.fencingToken]) : revoked.fencingToken;
+  const fence: WorkClaim = { lease: REVOKED_CLAIM, owner: revoked.owner, fencingToken, claimedAt: now, expiresAt: revoked.expiresAt, revoked: revoked.lease };
+  return workWrite(existing, namespace, keyHash, { keyHash, claim: fence, ...(work?.outcome ? { outcome: work.outcome } : {}) }, now);
 }
 
 /** Whether `leaseId` has recorded this outcome already (its release is being retried). */
 export const recordedBy = (lock: StoredLock | null, leaseId: string): boolean => lock?.body.work?.outcome?.lease === leaseId;
 
-/** When the sweeper may delete a work document: its outcome's expiry, or its claim's lease end. Never before. */
+/** When the sweeper may look at a work document: its outcome's expiry, or its claim's lease end. Never before. */
 export const workEndsAt = (work: StoredWork): number => work.outcome?.expiresAt ?? work.claim?.expiresAt ?? 0;
+
+/** The lock documents the sweeper reads before it decides on a claim that looks ended (its lease may have been renewed). */
+export const claimLocksToCheck = (work: StoredWork): string[] =>
+  work.outcome || !work.claim || work.claim.revoked !== undefined ? [] : (work.claim.locks ?? []);
+
+/**
+ * The sweeper's write on a work document once `workEndsAt` plus the skew has passed: deleted, unless
+ * it is the claim of a lease that still holds every one of its lock documents (`locks`, read on the
+ * primary): a renewed lease keeps its claim, its end moved to the lease's. Undefined: not due yet.
+ */
+export function sweepWorkOp(lock: StoredLock, locks: ReadonlyMap<string, StoredLock | null>, now: number, skewMs: number): WriteOp | undefined {
+  const work = lock.body.work!;
+  if (workEndsAt(work) + skewMs > now) return undefined;
+  const claim = work.claim;
+  const docIds = claimLocksToCheck(work);
+  const held = docIds.map((docId) => locks.get(docId)?.body.holders.find((holder) => holder.lease === claim?.lease));
+  if (claim && docIds.length > 0 && held.every((holder) => holder !== undefined && now < holder.expiresAt + skewMs)) {
+    const expiresAt = Math.min(...held.map((holder) => holder!.expiresAt));
+    return workWrite(lock, lock.body.namespace, work.keyHash, { ...work, claim: { ...claim, expiresAt } }, now);
+  }
+  return { kind: 'delete', docId: lock.docId, ifSeqNo: lock.seqNo, ifPrimaryTerm: lock.primaryTerm, index: lock.index };
+}
+
+/** The conditional write of `work` on the version read, or its create. */
+function workWrite(existing: StoredLock | null, namespace: string, keyHash: string, work: StoredWork, now: number): WriteOp {
+  const body = workDocument(namespace, keyHash, work, now);
+  if (!existing) return { kind: 'create', docId: workDocId(namespace, keyHash), body };
+  return { kind: 'replace', docId: existing.docId, body, ifSeqNo: existing.seqNo, ifPrimaryTerm: existing.primaryTerm, index: existing.index };
+}
 
 /**
  * A work document has no holders, so searches for live locks skip it; `minExpiresAt` brings the
- * sweeper to it once it ends (sweep.ts deletes it then, on the version it found).
+ * sweeper to it once it ends (sweepWorkOp).
  */
 function workDocument(namespace: string, keyHash: string, work: StoredWork, now: number): LockDocument {
   return {

@@ -27,7 +27,7 @@
  */
 
 import type { estypes } from '@elastic/elasticsearch';
-import { StaleFencingTokenError } from '../core/errors.js';
+import { StaleFencingTokenError, ValidationError } from '../core/errors.js';
 import type { FencingToken } from '../core/fencing.js';
 import { responseFailure, translateError } from './errors.js';
 import { type SearchClient, serverName } from './search-client.js';
@@ -43,8 +43,20 @@ export interface FencedWrite<T> {
 
 const isVersionConflict = (error: unknown): boolean => responseFailure(error)?.statusCode === 409;
 
-/** Indexes the document with the token as its version. Throws StaleFencingTokenError when a newer holder already wrote it. */
+/**
+ * Indexes the document with the token as its version. Throws StaleFencingTokenError when a newer holder
+ * already wrote it; a document carrying the tombstone's field is refused before any request
+ * (ValidationError `document._fencedDeletedAt: not_allowed`, as the client's fencedWrite): it would
+ * read as deleted.
+ */
 export async function writeFenced<T>(client: SearchClient, write: FencedWrite<T>): Promise<{ version: FencingToken }> {
+  if (isFencedTombstone(write.document)) {
+    throw new ValidationError({
+      fields: [
+        { field: `document.${FENCED_TOMBSTONE_FIELD}`, rule: 'not_allowed', message: 'is reserved for the tombstones of fenced deletes (use deleteFenced)' },
+      ],
+    });
+  }
   try {
     await client.index({
       index: write.index,

@@ -371,6 +371,7 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
       call,
       expiresAt: now + request.ttlMs,
       ...(request.permits ? { permits: request.permits } : {}),
+      ...(request.work ? { work: request.work.keyHash } : {}),
       ...(queueUntil !== undefined
         ? {
             queue: {
@@ -408,7 +409,7 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
 }
 
 /** What makes two acquires the same call: target, mode and owner (and the permits of a semaphore's: a retry takes over as many as it holds). */
-function callFingerprint(request: AcquireRequest): string {
+export function callFingerprint(request: AcquireRequest): string {
   const { target, permits } = request;
   const call = [target.namespace, target.granularity, rulesFor(target.granularity).identity(target), request.mode, request.owner];
   return hash('sha256', JSON.stringify(permits ? [...call, permits.limit, permits.count] : call), 'base64url').slice(0, 22);

@@ -1,7 +1,8 @@
 /**
  * Break glass: an operator takes the lock on a target from whoever holds it. The audit record first,
  * then one conditional write per key of the target that removes its holders (the same write hands the
- * lock to the next waiter), then the revoked leases leave their other keys (intentions above, the
+ * lock to the next waiter), each preceded by the fence of its holders' work (a revoked lease records
+ * nothing after it), then the revoked leases leave their other keys (intentions above, the
  * other ids of a document lease), best effort. A revoked holder's next renew answers LeaseLostError;
  * on each key, every later grant's fencing token is above the revoke's write there, which is above
  * every revoked holder's.
@@ -16,6 +17,7 @@ import { writeUntilSettled } from '../write-loop.js';
 import { recordAudit } from './audit.js';
 import { type EngineContext, keepingBudget } from './context.js';
 import { removeLease } from './remove-lease.js';
+import { fenceRevokedWork } from './work.js';
 
 export async function revoke(context: EngineContext, request: AdminRequest): Promise<Revocation> {
   const record = await recordAudit(context, 'revoke', request);
@@ -59,6 +61,7 @@ class RevokeAttempt {
     const { context } = this;
     const read = await context.store.readPrimary(this.docIds);
     const locks = this.docIds.flatMap((docId) => read.get(docId) ?? []);
+    await this.fenceWork(locks);
     const taken = new Map<string, StoredHolder[]>();
     await writeUntilSettled(context, keepingBudget(context.settings), locks, {
       decide: (pending, now) =>
@@ -75,10 +78,28 @@ class RevokeAttempt {
       },
       reread: async (changed) => {
         const fresh = await context.store.readPrimary(changed.map((lock) => lock.docId));
-        return changed.flatMap((lock) => fresh.get(lock.docId) ?? []);
+        const again = changed.flatMap((lock) => fresh.get(lock.docId) ?? []);
+        await this.fenceWork(again);
+        return again;
       },
       keysOf: (pending) => pending.map((lock) => lock.body.key),
     });
+  }
+
+  /**
+   * Whatever ends a lease ends its work: the work claims of the holders about to be revoked are fenced
+   * first (operations/work.ts fenceRevokedWork), so a record of theirs conditional on the claim fails
+   * from here on. Done again for the holders a conflict brings.
+   */
+  private async fenceWork(locks: readonly StoredLock[]): Promise<void> {
+    const { context } = this;
+    const now = context.settings.now();
+    const revoked = locks.flatMap((lock) =>
+      (revokeOp(lock, now, context.settings)?.revoked ?? []).flatMap((holder) =>
+        holder.work ? [{ lease: holder.lease, owner: holder.owner, fencingToken: fenceOf(holder, lock), expiresAt: holder.expiresAt, work: holder.work }] : [],
+      ),
+    );
+    if (revoked.length > 0) await fenceRevokedWork(context, this.request.target.namespace, revoked);
   }
 
   private noteRevoked(lock: StoredLock, holder: StoredHolder): void {

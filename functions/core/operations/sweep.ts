@@ -7,7 +7,7 @@ import { isLive, replaceOp, settleFences } from '../lock-document.js';
 import type { StoredTicket, SweepReport } from '../model.js';
 import { handOver, reservedFor } from '../queue.js';
 import type { StoredLock, WriteOp } from '../store.js';
-import { workEndsAt } from '../work.js';
+import { claimLocksToCheck, sweepWorkOp, workEndsAt } from '../work.js';
 import { writeUntilSettled } from '../write-loop.js';
 import type { EngineContext } from './context.js';
 import { wake } from './wake-waiters.js';
@@ -35,11 +35,15 @@ export async function sweep(context: EngineContext, options: { batchSize?: numbe
     // Channel waiters the lock has been reserved for a while without a claim are woken again (a wake-up
     // may have been lost); no write: a reservation that lapses is dropped by the next write, this one's included.
     const rewake: Array<{ lock: StoredLock; ticket: StoredTicket }> = [];
+    const claimLocks = await readClaimLocks(context, page.locks);
     await writeUntilSettled(context, settings.contentionBudgetMs, page.locks, {
       decide: (pending, now) =>
         pending.flatMap((lock): Array<{ item: StoredLock; op: WriteOp }> => {
-          // A work document: deleted once its outcome (or its claim's lease) has ended, never before.
-          if (lock.body.work) return workEndsAt(lock.body.work) + settings.maxClockSkewMs <= now ? [{ item: lock, op: deleteOp(lock) }] : [];
+          // A work document: deleted once its outcome (or its claim's lease, renewals included) has ended, never before.
+          if (lock.body.work) {
+            const op = sweepWorkOp(lock, claimLocks, now, settings.maxClockSkewMs);
+            return op ? [{ item: lock, op }] : [];
+          }
           // An operator's audit record: deleted once its retention has passed.
           if (lock.body.revocation) return lock.body.revocation.keepUntil <= now ? [{ item: lock, op: deleteOp(lock) }] : [];
           const settled = settleFences(lock);
@@ -70,6 +74,18 @@ export async function sweep(context: EngineContext, options: { batchSize?: numbe
     cursor = page.next;
   }
   return report;
+}
+
+/**
+ * The lock documents of the claims that look ended, read on the primary: a lease renewed since its
+ * claim keeps it (sweepWorkOp).
+ */
+async function readClaimLocks(context: EngineContext, locks: readonly StoredLock[]): Promise<Map<string, StoredLock | null>> {
+  const { settings, store } = context;
+  const due = locks.filter((lock) => lock.body.work && workEndsAt(lock.body.work) + settings.maxClockSkewMs <= settings.now());
+  const docIds = [...new Set(due.flatMap((lock) => claimLocksToCheck(lock.body.work!)))];
+  if (docIds.length === 0) return new Map();
+  return store.readPrimary(docIds);
 }
 
 /**

@@ -4,17 +4,27 @@
  * and then takes the work on, on the work's own document. Its release may record the outcome, which
  * only the lease that took the work on last can do, and only while it still holds the lock.
  */
-import { LeaseLostError, LockHeldError, LockOutcomeUnknownError, StoreUnavailableError, ValidationError, WorkInProgressError } from '../errors.js';
+import {
+  LeaseLostError,
+  LockContentionError,
+  LockHeldError,
+  LockOutcomeUnknownError,
+  StoreUnavailableError,
+  ValidationError,
+  WorkInProgressError,
+} from '../errors.js';
 import { maxFencingToken } from '../fencing.js';
 import { planKeys } from '../keys.js';
 import { decodeToken } from '../lease-token.js';
-import { fenceOf } from '../lock-document.js';
-import type { AcquireRequest, CompletedWork, Grant, Queued, Release, WorkRecord } from '../model.js';
+import { fenceOf, isLive } from '../lock-document.js';
+import type { AcquireRequest, CompletedWork, ConflictingKey, Grant, PlannedKey, Queued, Release, WorkRecord } from '../model.js';
 import type { StoredLock } from '../store.js';
-import { claimWorkOp, recordedBy, recordWorkOp, workDocId, workState } from '../work.js';
+import { claimWorkOp, fenceWorkOp, type RevokedTaker, recordedBy, recordWorkOp, workDocId, workState } from '../work.js';
 import { acquireOrQueue } from './acquire.js';
+import { callFingerprint } from './acquire-attempt.js';
 import type { EngineContext } from './context.js';
 import { type OwnedToken, readOwned } from './owned.js';
+import { leaveQueue } from './queue-wait.js';
 import { release } from './release.js';
 
 /** How many times a write on the work document is tried again after someone changed it in between. */
@@ -25,7 +35,10 @@ type WorkRequest = AcquireRequest & { work: { keyHash: string } };
 export async function acquireWork(context: EngineContext, request: WorkRequest): Promise<Grant | Queued | CompletedWork> {
   const seen = await readWork(context, request);
   const state = workState(seen, context.settings.now(), context.settings.maxClockSkewMs);
-  if (state.kind === 'completed') return state.answer;
+  if (state.kind === 'completed') {
+    await leaveReservation(context, request);
+    return state.answer;
+  }
   // A caller that will not wait hears "in progress" at once; one that waits waits for the lock (its taker holds it).
   if (state.kind === 'in_progress' && request.waitMs === 0 && !request.wake) throw inProgress(context, request, state.owner, state.since);
   let granted: Grant | Queued;
@@ -45,14 +58,25 @@ export async function acquireWork(context: EngineContext, request: WorkRequest):
 }
 
 /**
- * Takes the work on under the grant, on the version read before (or re-read when it changed). We hold
- * the lock exclusively, so a claim by another lease is stale: that lease no longer holds the lock.
- * If the work was completed meanwhile (by the holder before us), the grant is given back and the
- * recorded result answered. Whatever fails after the grant gives the grant back first: a failed
- * acquire holds nothing, or says it may (LockOutcomeUnknownError).
+ * Takes the work on under the grant, on the version read before (or re-read when it changed). The claim
+ * is written together with a primary read of the lock's documents, after it in the same request: the
+ * grant is answered only if that read shows our lease on every key and, by the clock read after the
+ * answer came, at least half its TTL left (as for the grant itself). A claim that bars ours (a later
+ * lease's, or a revoke's fence of ours) means our lease has ended. If the work was completed meanwhile
+ * (by the holder before us), the grant is given back and the recorded result answered. Whatever fails
+ * after the grant gives the grant back first: a failed acquire holds nothing, or says it may
+ * (LockOutcomeUnknownError).
  */
 async function takeOn(context: EngineContext, request: WorkRequest, grant: Grant, seen: StoredLock | null): Promise<Grant | CompletedWork> {
   const { settings, store } = context;
+  const keys = planKeys(request.target, request.mode);
+  const taker = {
+    lease: grant.leaseId,
+    owner: request.owner,
+    fencingToken: grant.fencingToken,
+    expiresAt: grant.expiresAt,
+    locks: keys.map((key) => key.docId),
+  };
   try {
     let current = seen;
     for (let round = 0; round < WORK_WRITE_ROUNDS; round++) {
@@ -63,14 +87,74 @@ async function takeOn(context: EngineContext, request: WorkRequest, grant: Grant
         await release(context, ownedTokenOf(context, grant));
         return state.answer;
       }
-      const taker = { lease: grant.leaseId, owner: request.owner, fencingToken: grant.fencingToken, expiresAt: grant.expiresAt };
-      const [outcome] = await store.write([claimWorkOp(current, request.target.namespace, request.work.keyHash, taker, now)!]);
-      if (outcome?.ok) return grant;
+      const op = claimWorkOp(current, request.target.namespace, request.work.keyHash, taker, now, settings.maxClockSkewMs);
+      if (!op) throw inProgress(context, request, current?.body.work?.claim?.owner, current?.body.work?.claim?.claimedAt);
+      const { outcomes, read } = await store.writeThenRead([op], taker.locks);
+      if (outcomes[0]?.ok) {
+        stillHeld(context, request, grant, keys, read);
+        return grant;
+      }
       current = await readWork(context, request);
     }
     throw inProgress(context, request, undefined, undefined);
   } catch (error) {
     throw await giveBack(context, request, grant, error as Error);
+  }
+}
+
+/**
+ * The read that came after the claim, in its request: every key still holds our lease, with at least
+ * half the TTL left by the clock now. Otherwise the claim landed after our lease may have ended (a
+ * revoke, a stall): no grant (the claim it left names a lease that is given back, so the next delivery
+ * replaces it, and it can record nothing).
+ */
+function stillHeld(context: EngineContext, request: WorkRequest, grant: Grant, keys: PlannedKey[], read: Map<string, StoredLock | null>): void {
+  const { settings } = context;
+  const now = settings.now();
+  const lost: ConflictingKey[] = [];
+  let earliest = Number.POSITIVE_INFINITY;
+  for (const key of keys) {
+    const lock = read.get(key.docId);
+    const mine = lock?.body.holders.find((holder) => holder.lease === grant.leaseId);
+    if (mine) {
+      earliest = Math.min(earliest, mine.expiresAt);
+      continue;
+    }
+    // Not read (the read failed on its own) counts as lost: nothing is answered that the primary did not show.
+    const holders = (lock?.body.holders ?? []).filter((holder) => isLive(holder, now, settings.maxClockSkewMs));
+    lost.push({
+      key: key.key,
+      granularity: key.granularity,
+      requestedMode: key.mode,
+      holders: holders.map(({ owner, mode, expiresAt }) => ({ owner, mode, expiresAt })),
+    });
+  }
+  if (lost.length > 0) throw new LockHeldError({ conflicts: lost, retryAfterMs: settings.retry.baseDelayMs });
+  const left = earliest - now;
+  if (left < request.ttlMs / 2) {
+    throw new StoreUnavailableError(
+      { operation: 'acquire' },
+      `Taking the work on stalled (the lock store or this process): its lease would have had ${Math.max(0, left)} ms of ${request.ttlMs} left, so it was given back. Retry.`,
+    );
+  }
+}
+
+/**
+ * A woken channel waiter that claims (the same acquire again, without `wake`) and hears `completed`
+ * claims nothing: its reservation leaves with its ticket, so the lock is not kept for it the whole
+ * claim window. Best effort: a reservation left behind lapses at its end.
+ */
+async function leaveReservation(context: EngineContext, request: WorkRequest): Promise<void> {
+  const keys = planKeys(request.target, request.mode);
+  const [only] = keys;
+  if (request.wake || request.requestId === undefined || keys.length !== 1 || !only) return;
+  const call = callFingerprint(request);
+  try {
+    const lock = (await context.store.readPrimary([only.docId])).get(only.docId);
+    const ticket = lock?.body.queue?.find((waiter) => waiter.request === request.requestId && waiter.call === call && waiter.reservedUntil !== undefined);
+    if (ticket) await leaveQueue(context, only, ticket.ticket);
+  } catch {
+    // Lapses at its end.
   }
 }
 
@@ -131,7 +215,13 @@ export async function releaseWithRecord(context: EngineContext, token: OwnedToke
   };
   for (let round = 0; round < WORK_WRITE_ROUNDS; round++) {
     const op = recordWorkOp(current, token.target.namespace, keyHash, lease, record, settings.now());
-    if (!op) return refuse(context, token, [`~work/${keyHash}`], 'another delivery has taken the work on since');
+    if (!op)
+      return refuse(
+        context,
+        token,
+        [`~work/${keyHash}`],
+        'its lease does not have the work (another delivery took it on, a revoke ended it, or it never took it on)',
+      );
     const [outcome] = await store.write([op]);
     if (outcome?.ok) return { ...(await release(context, token)), recorded: record.status };
     current = (await store.readPrimary([docId])).get(docId) ?? null;
@@ -149,6 +239,26 @@ async function refuse(context: EngineContext, token: OwnedToken, lostKeys: strin
     },
     `The outcome was not recorded: ${why}. Lease ${token.leaseId} is released; a later delivery may run the work again.`,
   );
+}
+
+/**
+ * Revoke's part (operations/revoke.ts): before its write removes `revoked` from the lock, each one's
+ * work is fenced (fenceWorkOp), each on the primary's version, again after a conflict. A record of
+ * that lease then no longer applies; one that applied before linearizes as "recorded, then revoked".
+ * Throws when a fence cannot be written: the revoke then removes nobody.
+ */
+export async function fenceRevokedWork(context: EngineContext, namespace: string, revoked: ReadonlyArray<RevokedTaker & { work: string }>): Promise<void> {
+  const { settings, store } = context;
+  for (const holder of revoked) {
+    const docId = workDocId(namespace, holder.work);
+    let settled = false;
+    for (let round = 0; round < WORK_WRITE_ROUNDS && !settled; round++) {
+      const current = (await store.readPrimary([docId])).get(docId) ?? null;
+      const op = fenceWorkOp(current, namespace, holder.work, holder, settings.now(), settings.maxClockSkewMs);
+      settled = !op || (await store.write([op]))[0]?.ok === true;
+    }
+    if (!settled) throw new LockContentionError({ keys: [`~work/${holder.work}`], rounds: WORK_WRITE_ROUNDS });
+  }
 }
 
 const readWork = async (context: EngineContext, request: WorkRequest): Promise<StoredLock | null> => {
