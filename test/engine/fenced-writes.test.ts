@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StaleFencingTokenError } from '../../functions/core/errors.js';
+import { StaleFencingTokenError, ValidationError } from '../../functions/core/errors.js';
 import type { LockService } from '../../functions/core/service.js';
 import { deleteFenced, excludeFencedTombstones, FENCED_TOMBSTONE_FIELD, isFencedTombstone, writeFenced } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
@@ -108,5 +108,22 @@ describe('fenced writes to an Elasticsearch document', () => {
     } finally {
       await client.indices.delete({ index }, { ignore: [404] });
     }
+  });
+
+  // Issue 41 (seen in the code): the server-side write took a document carrying the tombstone's field,
+  // which every reader then treats as deleted. Refused before any request, by field and rule, as the
+  // client's fencedWrite refuses it.
+  it('a document carrying the tombstone’s field is refused and nothing is written', async () => {
+    const grant = await engine.acquire({ namespace: 'orders', granularity: 'document', ids: ['o-tomb'], owner: 'writer' });
+    const refused = await writeFenced(client, {
+      index: data,
+      id: 'o-tomb',
+      document: { by: 'writer', [FENCED_TOMBSTONE_FIELD]: new Date().toISOString() },
+      fencingToken: grant.fencingToken,
+    }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ValidationError);
+    expect((refused as ValidationError).fields).toEqual([{ field: `document.${FENCED_TOMBSTONE_FIELD}`, rule: 'not_allowed', message: expect.any(String) }]);
+    expect((await client.get({ index: data, id: 'o-tomb' }, { ignore: [404] })).found).toBe(false);
+    await engine.release({ leaseToken: grant.leaseToken });
   });
 });

@@ -39,8 +39,8 @@ export async function acquireWork(context: EngineContext, request: WorkRequest):
     await leaveReservation(context, request);
     return state.answer;
   }
-  // A caller that will not wait hears "in progress" at once; one that waits waits for the lock (its taker holds it).
-  if (state.kind === 'in_progress' && request.waitMs === 0 && !request.wake) throw inProgress(context, request, state.owner, state.since);
+  // A claim is "in progress" only while its taker holds the lock: a caller that gets the lock has the
+  // work (the claim's lease was given back without a record, or its claim's answer was lost).
   let granted: Grant | Queued;
   try {
     granted = await acquireOrQueue(context, request);
