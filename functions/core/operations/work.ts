@@ -45,7 +45,7 @@ export async function acquireWork(context: EngineContext, request: WorkRequest):
   try {
     granted = await acquireOrQueue(context, request);
   } catch (error) {
-    // Held by another delivery of this call, or by someone while the work has a taker (which renewed past its claim's end, most likely).
+    // Held by another delivery of this call, or by someone while the work has a claim (its taker's, most likely).
     if (error instanceof LockHeldError) {
       const claim = seen?.body.work?.claim;
       if (claim) throw inProgress(context, request, claim.owner, claim.claimedAt, error);
