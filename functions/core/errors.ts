@@ -382,8 +382,9 @@ export class StaleFencingTokenError extends lockErrorClass(
 ) {}
 
 /**
- * A queued waiter was not served before its ticket ran out (its `queueTtlMs`): told on its wake
- * channel. It holds nothing and is no longer in the queue.
+ * A queued waiter was not served before its ticket ran out (its `queueTtlMs`), or an operator's drain
+ * took it out: told on its wake channel, or, a waiter in the call, as its call's answer. It holds
+ * nothing and is no longer in the queue.
  */
 export class LockWaitExpiredError extends lockErrorClass(
   'LockWaitExpiredError',

@@ -1,6 +1,6 @@
 /** Pure decisions over one lock document: who holds it, whether a request fits, what to write. */
 import { encodable, type FencingToken, LARGEST_TOKEN, tokenAt, type WritePosition } from './fencing.js';
-import type { ConflictingKey, HolderView, LockDocument, Permits, PlannedKey, StoredHolder, StoredTicket } from './model.js';
+import type { ConflictingKey, DrainNote, HolderView, LockDocument, Permits, PlannedKey, StoredHolder, StoredTicket } from './model.js';
 import { blockersOf, permitMismatch, permitsTaken } from './permits.js';
 import { claimable, type HandOver, handOver, holderFrom, queueAttentionAt, reservedFor, type Timing, ticketLive } from './queue.js';
 
@@ -58,7 +58,7 @@ const noQueue = (body: LockDocument | undefined): QueueState => ({ queue: body?.
 /**
  * `lockedBelow` is explicit: a rewrite that dropped it would let a tree lock skip the locks below it.
  * `minExpiresAt` is when the sweeper must look at the document: a lease, a ticket or a reservation
- * running out, a waiter to try again, a reserved channel waiter to wake again.
+ * running out, a waiter to try again, a reserved channel waiter to wake again, a drain's note to remove.
  */
 export function lockDocument(
   key: DocumentKey,
@@ -66,9 +66,10 @@ export function lockDocument(
   now: number,
   lockedBelow: boolean,
   queued: QueueState = noQueue(undefined),
+  drained: readonly DrainNote[] = [],
 ): LockDocument {
   const expiries = holders.map((holder) => holder.expiresAt);
-  const attention = [...expiries];
+  const attention = [...expiries, ...drained.map((note) => note.keepUntil)];
   const queueAt = queueAttentionAt(queued.queue);
   if (queueAt !== undefined) attention.push(queueAt);
   return {
@@ -84,6 +85,7 @@ export function lockDocument(
     ...(queued.queue.length > 0 ? { queue: queued.queue } : {}),
     ...(queued.nextPosition > 0 && queued.queue.length > 0 ? { nextPosition: queued.nextPosition } : {}),
     ...(key.permitLimit !== undefined && (holders.length > 0 || queued.queue.length > 0) ? { permitLimit: key.permitLimit } : {}),
+    ...(drained.length > 0 ? { drained: [...drained] } : {}),
   };
 }
 
@@ -97,7 +99,11 @@ export type Decision =
   /** A semaphore asked with another limit, or a plain lock and a semaphore on one document (null: a plain lock): refused, nothing to write. */
   | { kind: 'permits-mismatch'; key: string; requestedLimit: number | null; heldLimit: number | null }
   /** Joining would put more than `limit` live tickets in the queue (settings queue.maxTickets): refused, nothing to write. */
-  | { kind: 'queue-full'; key: string; limit: number; queued: number };
+  | { kind: 'queue-full'; key: string; limit: number; queued: number }
+  /** A waiter in the call whose ticket an operator's drain took out: it is out, and never joins again (T13). Nothing to write. */
+  | { kind: 'drained'; note: DrainNote }
+  /** A `wake` call delivered again after its own claim: `holder`, of this call, holds the lock. No second ticket, nothing to write. */
+  | { kind: 'claimed'; holder: StoredHolder };
 
 /**
  * Whether `claim` may take `key` given the document as read (null: absent), and the write that takes
@@ -129,6 +135,8 @@ export function decideAcquire(existing: StoredLock | null, planned: PlannedKey, 
 
   const holders = settleFences(existing);
   const ours = holders.find((holder) => holder.lease === claim.leaseId);
+  const drained = ours || !claim.queue || claim.queue.wake ? undefined : drainNoteOf(existing, claim.queue.ticket);
+  if (drained) return { kind: 'drained', note: drained };
   if (ours) {
     // An earlier round of this attempt landed (its answer was lost, or a later key needed more rounds).
     // Each attempt has a lease of its own, and the caller confirms with the primary a plain read that
@@ -154,6 +162,10 @@ export function decideAcquire(existing: StoredLock | null, planned: PlannedKey, 
   }
 
   const sameRequest = claim.requestId === null ? [] : live.filter((holder) => holder.request === claim.requestId);
+  // The call's own claim holds the lock: a delivery of the `wake` call again answers as the first did
+  // (queued, the same ticket), never joins behind its own holder, and never takes it over.
+  const claimedByThisCall = claim.queue?.wake ? sameRequest.find((holder) => (holder.call ?? null) === claim.call) : undefined;
+  if (claimedByThisCall) return { kind: 'claimed', holder: claimedByThisCall };
   // A requestId names one call. The same call again (a retry, or a duplicate delivery) takes the
   // earlier grant over; the same requestId on another call is a conflict, never a takeover.
   // Two deliveries racing over several keys must not end up each holding a part while both believe
@@ -291,10 +303,11 @@ function createOp(key: AcquiredKey, queue: StoredTicket[], nextPosition: number,
 }
 
 /**
- * The conditional write that leaves `holders` on the document; a document marked `lockedBelow`, or
- * with waiters, is kept, even empty. The write serves the queue (queue.ts: `queue` when given, else the
- * document's): whoever frees a lock reserves it for the next waiters in the same write. The op carries
- * what it did to the queue (`queueEffects`), for the waiters to be woken or told once it has applied.
+ * The conditional write that leaves `holders` on the document; a document marked `lockedBelow`, with
+ * waiters, or with a drain's note still needed, is kept, even empty. The write serves the queue
+ * (queue.ts: `queue` when given, else the document's): whoever frees a lock reserves it for the next
+ * waiters in the same write. The op carries what it did to the queue (`queueEffects`), for the waiters
+ * to be woken or told once it has applied. Drain notes go once everyone sees their `keepUntil` passed.
  */
 export function replaceOp(
   existing: StoredLock,
@@ -304,23 +317,38 @@ export function replaceOp(
   timing: Timing,
   lockedBelow = existing.body.lockedBelow === true,
   queued: QueueState = noQueue(existing.body),
+  drained: readonly DrainNote[] = existing.body.drained ?? [],
 ): WriteOp {
   const kept = holders.filter((holder) => isLive(holder, now, timing.maxClockSkewMs));
   const served = handOver(kept, queued.queue, now, timing, key.permitLimit);
-  if (kept.length === 0 && !lockedBelow && served.queue.length === 0) {
+  const notes = drained.filter((note) => noteNeeded(note, now, timing.maxClockSkewMs));
+  if (kept.length === 0 && !lockedBelow && served.queue.length === 0 && notes.length === 0) {
     return withEffects({ kind: 'delete', docId: existing.docId, ifSeqNo: existing.seqNo, ifPrimaryTerm: existing.primaryTerm, index: existing.index }, served);
   }
   return withEffects(
     {
       kind: 'replace',
       docId: existing.docId,
-      body: lockDocument(key, kept, now, lockedBelow, { queue: served.queue, nextPosition: queued.nextPosition }),
+      body: lockDocument(key, kept, now, lockedBelow, { queue: served.queue, nextPosition: queued.nextPosition }, notes),
       ifSeqNo: existing.seqNo,
       ifPrimaryTerm: existing.primaryTerm,
       index: existing.index,
     },
     served,
   );
+}
+
+/** A drain's note stays until everyone sees its `keepUntil` passed (its waiters in the call stop looking by then, by their own clocks). */
+const noteNeeded = (note: DrainNote, now: number, skewMs: number): boolean => now < note.keepUntil + skewMs;
+
+/** Whether a write would remove a drain's note nobody needs any more (the sweeper's cue). */
+export const drainNotesLapsed = (existing: StoredLock, now: number, timing: Timing): boolean =>
+  (existing.body.drained ?? []).some((note) => !noteNeeded(note, now, timing.maxClockSkewMs));
+
+/** The drain that took `ticketId` out of this document's queue, while its waiter may still be looking; undefined when none did (or it is queued). */
+export function drainNoteOf(existing: StoredLock | null | undefined, ticketId: string): DrainNote | undefined {
+  if (!existing || existing.body.queue?.some((ticket) => ticket.ticket === ticketId)) return undefined;
+  return existing.body.drained?.find((note) => note.tickets.includes(ticketId));
 }
 
 /** Notes on the op what its write does to the queue, when it reserves the lock for waiters or drops them. */
@@ -330,12 +358,20 @@ function withEffects(op: WriteOp, served: Pick<HandOver, 'reserved' | 'dropped'>
 }
 
 /**
+ * How a removal gives back: nothing (a release), what a failed acquire took (`rollback`), or that and
+ * the claimed ticket of a waiter in the call that goes on waiting (`requeue`).
+ */
+export type GiveBack = false | 'rollback' | 'requeue';
+
+/**
  * The write that removes one lease (and any expired holders) from a document; undefined when there is
  * nothing to do.
  * - `giveBack` (a failed acquire): if our holder took over an earlier delivery of its call, that
  *   holder is put back in the same write, so the key is never free while the earlier delivery holds it.
- *   A holder that claimed a channel waiter's reservation puts its ticket back in the queue, in its
- *   place, unreserved until `retryBlockedMs` has passed: the waiter is woken again to claim.
+ *   A holder that claimed a reservation puts its ticket back in the queue, in its place, unreserved
+ *   until `retryBlockedMs` has passed, whenever its waiter waits on: a channel waiter always (it is
+ *   woken again to claim), a waiter in the call when its call goes on waiting (`requeue`). Nobody
+ *   behind the ticket is served meanwhile: a failed claim keeps its place.
  * - Our lease already gone, taken over by a later delivery of the call: that delivery must no longer
  *   give the key back to us, since we are giving it up (the write clears its note of us).
  * - `clearMark` (a release): an exclusive holder alone on a `lockedBelow` document, inserted by the
@@ -345,7 +381,14 @@ function withEffects(op: WriteOp, served: Pick<HandOver, 'reserved' | 'dropped'>
  *   this conditional write fails. The locks below from before our insertion were searched for and
  *   waited out before our grant. So no lock below lives that has not written the mark itself.
  */
-export function removeLeaseOp(existing: StoredLock, leaseId: string, now: number, timing: Timing, giveBack = false, clearMark = false): WriteOp | undefined {
+export function removeLeaseOp(
+  existing: StoredLock,
+  leaseId: string,
+  now: number,
+  timing: Timing,
+  giveBack: GiveBack = false,
+  clearMark = false,
+): WriteOp | undefined {
   const skewMs = timing.maxClockSkewMs;
   const settled = settleFences(existing);
   const ours = settled.find((holder) => holder.lease === leaseId);
@@ -363,8 +406,8 @@ export function removeLeaseOp(existing: StoredLock, leaseId: string, now: number
   const insertedByThisVersion = existing.body.holders.some((holder) => holder.lease === leaseId && holder.fence === null);
   const unmark = clearMark && existing.body.lockedBelow === true && ours.mode === 'X' && remaining.length === 0 && insertedByThisVersion;
   const lockedBelow = existing.body.lockedBelow === true && !unmark;
-  const back =
-    giveBack && ours.ticket?.wake && ticketLive(ours.ticket, now, skewMs) ? { ...ours.ticket, retryAt: now + timing.queue.retryBlockedMs } : undefined;
+  const waitsOn = giveBack === 'requeue' || (giveBack === 'rollback' && ours.ticket?.wake !== undefined);
+  const back = waitsOn && ours.ticket && ticketLive(ours.ticket, now, skewMs) ? { ...ours.ticket, retryAt: now + timing.queue.retryBlockedMs } : undefined;
   if (!back) return replaceOp(existing, { ...existing.body, docId: existing.docId }, remaining, now, timing, lockedBelow);
   const queue = [...(existing.body.queue ?? []).filter((ticket) => ticket.ticket !== back.ticket), back];
   return replaceOp(existing, { ...existing.body, docId: existing.docId }, remaining, now, timing, lockedBelow, {
@@ -388,14 +431,43 @@ export function revokeOp(existing: StoredLock, now: number, timing: Timing): { o
   return { op: replaceOp(existing, { ...existing.body, docId: existing.docId }, remaining, now, timing), revoked };
 }
 
-/** An operator's drain: every ticket leaves the queue, in one conditional write that changes nothing else. Undefined when nobody waits. */
-export function drainOp(existing: StoredLock, now: number, timing: Timing): { op: WriteOp; dropped: StoredTicket[] } | undefined {
+/**
+ * An operator's drain: every ticket leaves the queue, in one conditional write that changes nothing
+ * else but the note its waiters in the call learn it from (they have no channel to be told on): it
+ * names their tickets and is kept until the last of them has stopped looking, its ticket's end plus
+ * the clock skew allowance (the waiter's deadline). Undefined when nobody waits.
+ */
+export function drainOp(
+  existing: StoredLock,
+  now: number,
+  timing: Timing,
+  why: Pick<DrainNote, 'by' | 'reason'>,
+): { op: WriteOp; dropped: StoredTicket[] } | undefined {
   const dropped = existing.body.queue ?? [];
   if (dropped.length === 0) return undefined;
-  const emptied = replaceOp(existing, { ...existing.body, docId: existing.docId }, settleFences(existing), now, timing, existing.body.lockedBelow === true, {
-    queue: [],
-    nextPosition: existing.body.nextPosition ?? 0,
-  });
+  const inCall = dropped.filter((ticket) => ticket.wake === undefined);
+  const note: DrainNote[] =
+    inCall.length === 0
+      ? []
+      : [
+          {
+            tickets: inCall.map((ticket) => ticket.ticket),
+            by: why.by,
+            reason: why.reason,
+            at: now,
+            keepUntil: Math.max(...inCall.map((ticket) => ticket.expiresAt)) + timing.maxClockSkewMs,
+          },
+        ];
+  const emptied = replaceOp(
+    existing,
+    { ...existing.body, docId: existing.docId },
+    settleFences(existing),
+    now,
+    timing,
+    existing.body.lockedBelow === true,
+    { queue: [], nextPosition: existing.body.nextPosition ?? 0 },
+    [...(existing.body.drained ?? []), ...note],
+  );
   return { op: withEffects(emptied, { reserved: [], dropped }), dropped };
 }
 

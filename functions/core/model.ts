@@ -219,6 +219,23 @@ export interface LockDocument {
   permitLimit?: number;
   /** An operator's audit document (operations/revoke.ts): never holders, kept until `keepUntil`. */
   revocation?: RevocationRecord;
+  /** What an operator's drains took out of the queue that its waiters in the call must still learn (docs/protocol.md, T13). */
+  drained?: DrainNote[];
+}
+
+/**
+ * One drain of this document's queue, as its waiters in the call learn it: they look at the document,
+ * not at a channel. Kept until the last of them has stopped looking (`keepUntil`, its deadline: its
+ * ticket's end plus the clock skew allowance), and the document with it. One per drain, naming at most
+ * the tickets the queue held (`queue.maxTickets`), by id only.
+ */
+export interface DrainNote {
+  /** The waiters in the call it took out, by ticket id (channel waiters are told on their channel). */
+  tickets: string[];
+  by: string;
+  reason: string;
+  at: number;
+  keepUntil: number;
 }
 
 export interface HolderView {
@@ -274,6 +291,11 @@ export interface Queued {
   target: LockTarget;
   mode: RequestedMode;
   owner: string;
+  /**
+   * A delivery of a `wake` call again after the call's own claim: the lock is already held by that
+   * claim, so no wake-up follows (the same ticket, never a second one; never a grant).
+   */
+  claimed?: true;
 }
 
 export interface Renewal {

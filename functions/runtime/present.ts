@@ -49,6 +49,7 @@ export function presentQueued(queued: Engine.Queued): QueuedBody {
     expiresAt: iso(queued.expiresAt),
     expiresAtMs: queued.expiresAt,
     ...(queued.reservedUntil !== undefined ? { reservedUntilMs: queued.reservedUntil } : {}),
+    ...(queued.claimed ? { claimed: true as const } : {}),
     namespace: queued.target.namespace,
     granularity: queued.target.granularity,
     mode: queued.mode,

@@ -39,6 +39,7 @@ class RecordingNotifier implements WakeNotifier {
 }
 
 let client: SearchClient;
+let index: string;
 let engine: LockService;
 /** The same lock index, with a short claim window: reservations that lapse. */
 let hurried: LockService;
@@ -46,7 +47,7 @@ let notifier: RecordingNotifier;
 
 beforeAll(async () => {
   client = testClient();
-  const index = await freshLockIndex(client, 'fair-queue');
+  index = await freshLockIndex(client, 'fair-queue');
   notifier = new RecordingNotifier();
   engine = engineOn(client, index, { notifier, queue: { rewakeAfterMs: 300 } });
   hurried = engineOn(client, index, { notifier, queue: { rewakeAfterMs: 300, claimWindowMs: 400 } });
@@ -56,6 +57,9 @@ afterAll(async () => closeTestClient(client));
 const doc = (id: string, owner: string) => ({ namespace: 'queue', granularity: 'document', ids: [id], owner });
 const task = (name: string) => ({ taskToken: `token-${name}` });
 const later = (ms: number) => sleep(ms);
+async function until(check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  for (const giveUp = Date.now() + timeoutMs; !(await check()); await sleep(20)) if (Date.now() > giveUp) throw new Error('never happened');
+}
 const token = (grant: Grant): bigint => BigInt(grant.fencingToken);
 
 describe('waiters in the call (waitMs)', () => {
@@ -154,6 +158,40 @@ describe('waiters in the call (waitMs)', () => {
     await engine.release({ leaseToken: holder.leaseToken });
     await Promise.all(waiters);
     expect(order).toEqual(['a', 'b']);
+  });
+
+  // Issue 41, item 11 (failed on main: the refused claim dropped the waiter's ticket, and its rollback reserved the lock for the waiter behind it).
+  it('a claim refused by a lock above keeps its place: its ticket goes back, nobody behind it is served, and it is granted first once the lock above goes', async () => {
+    const file = { namespace: 'queue-claim-above', granularity: 'tree', path: '/d/f' } as const;
+    const holder = await engine.acquire({ ...file, owner: 'holder', ttlMs: 10_000 });
+    const first = engine.acquire({ ...file, owner: 'first', ttlMs: 10_000, waitMs: 20_000 });
+    await later(200);
+    const behind = (await engine.acquireOrQueue({ ...file, owner: 'behind', ttlMs: 10_000, requestId: 'request-claim-above', wake: task('claim-above') })) as {
+      ticket: string;
+    };
+    expect(behind).toMatchObject({ status: 'queued', ahead: 1 });
+    // A directory lock: it writes /d, then waits for the holder of /d/f below it.
+    const dir = engine.acquire({ namespace: file.namespace, granularity: 'tree', path: '/d', owner: 'dir', ttlMs: 10_000, waitMs: 10_000 });
+    await until(async () =>
+      (await engine.inspect({ namespace: file.namespace, granularity: 'tree', path: '/d' })).some((lock) =>
+        lock.holders.some((entry) => entry.owner === 'dir'),
+      ),
+    );
+    // The release reserves /d/f for the first waiter; its claim lands, then finds the directory locked above it.
+    await engine.release({ leaseToken: holder.leaseToken });
+    const dirGrant = await dir;
+    // The first waiter keeps failing its claim while the directory is held (queue.retryBlockedMs apart): nobody behind it is served.
+    await later(1_500);
+    expect(notifier.for(behind.ticket)).toEqual([]);
+    await engine.release({ leaseToken: dirGrant.leaseToken });
+    const firstGrant = await first;
+    expect(firstGrant.owner).toBe('first');
+    expect(token(firstGrant)).toBeGreaterThan(token(dirGrant));
+    expect(notifier.for(behind.ticket)).toEqual([]);
+    await engine.release({ leaseToken: firstGrant.leaseToken });
+    await notifier.woken(behind.ticket);
+    const behindGrant = await engine.acquire({ ...file, owner: 'behind', ttlMs: 10_000, requestId: 'request-claim-above' });
+    await engine.release({ leaseToken: behindGrant.leaseToken });
   });
 });
 
@@ -296,6 +334,44 @@ describe('waiters woken by a channel (wake)', () => {
     } finally {
       notifier.answer = () => 'delivered';
     }
+  });
+
+  // Issue 41, item 10 (failed on main: the holder its claim made was taken for a retry, and the delivery answered LockHeldError, queued_waiters).
+  it('a wake call delivered again after its own claim answers as the first did: queued, the same ticket, claimed; no grant, no second ticket', async () => {
+    const first = (await engine.acquireOrQueue({ ...call('wake-redelivered', 'pipeline', 'redelivered'), wake: task('redelivered') })) as { ticket: string };
+    await notifier.woken(first.ticket);
+    const grant = await engine.acquire(call('wake-redelivered', 'pipeline', 'redelivered'));
+    const again = await engine.acquireOrQueue({ ...call('wake-redelivered', 'pipeline', 'redelivered'), wake: task('redelivered') });
+    expect(again).toMatchObject({ status: 'queued', ticket: first.ticket, ahead: 0, claimed: true });
+    expect('leaseToken' in again).toBe(false);
+    // The claim's grant stands, and no wake-up follows.
+    await expect(engine.renew({ leaseToken: grant.leaseToken, ttlMs: 10_000 })).resolves.toMatchObject({ leaseId: grant.leaseId });
+    expect(notifier.for(first.ticket)).toHaveLength(1);
+    // No second ticket: once released, the lock is free for anyone.
+    expect(await engine.release({ leaseToken: grant.leaseToken })).toMatchObject({ outcome: 'released' });
+    const next = await engine.acquire(doc('wake-redelivered', 'next'));
+    await engine.release({ leaseToken: next.leaseToken });
+  });
+
+  // The sweeper's re-wake (failed on main: rewakeAt stayed where it was, and every sweep woke the waiter again).
+  it('a waiter woken again by the sweeper is left alone by the next sweeps until rewakeAfterMs has passed again', async () => {
+    const holder = await engine.acquire({ ...doc('wake-rewake', 'holder'), ttlMs: 10_000 });
+    const queued = (await engine.acquireOrQueue({ ...call('wake-rewake', 'pipeline', 'rewake'), wake: task('rewake') })) as { ticket: string };
+    await engine.release({ leaseToken: holder.leaseToken });
+    await notifier.woken(queued.ticket);
+    await later(300 + 1_200);
+    await engine.sweep();
+    expect(notifier.for(queued.ticket)).toHaveLength(2);
+    // The index's refresh, for the search to show what the re-wake wrote: well within the next rewakeAfterMs (300 ms) would not do.
+    await client.indices.refresh({ index });
+    await engine.sweep();
+    expect(notifier.for(queued.ticket)).toHaveLength(2);
+    await later(300 + 100);
+    await client.indices.refresh({ index });
+    await engine.sweep();
+    expect(notifier.for(queued.ticket)).toHaveLength(3);
+    const grant = await engine.acquire(call('wake-rewake', 'pipeline', 'rewake'));
+    await engine.release({ leaseToken: grant.leaseToken });
   });
 
   it('bad input changes nothing and names the field and rule', async () => {

@@ -136,7 +136,8 @@ function moves(state: State): Array<[string, (next: State) => void]> {
           me.lease = `${me.name}${me.attempts}`;
           const decision = decideAcquire(next.doc, key(me.mode), claimOf(me, me.lease, next.now), next.now, timing);
           if (decision.kind === 'conflict' || decision.kind === 'permits-mismatch' || decision.kind === 'queue-full') return;
-          if (decision.kind === 'already-held') return;
+          // No write: our lease is there already, a drain took our ticket out, or our call's claim holds the lock.
+          if (decision.kind === 'already-held' || decision.kind === 'drained' || decision.kind === 'claimed') return;
           if (decision.op) apply(next, decision.op, me);
           me.phase = decision.kind === 'queued' ? 'queued' : 'holding';
         },

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LeaseLostError, LockHeldError, StaleFencingTokenError, ValidationError } from '../../functions/core/errors.js';
+import { LeaseLostError, LockWaitExpiredError, StaleFencingTokenError, ValidationError } from '../../functions/core/errors.js';
 import type { LockService } from '../../functions/core/service.js';
 import type { WakeChannel, WakeDelivery, WakeMessage, WakeNotifier } from '../../functions/core/wake.js';
 import { writeFenced } from '../../functions/store/index.js';
@@ -113,7 +113,7 @@ describe('revoke', () => {
 });
 
 describe('drain', () => {
-  it('clears the queue and tells each channel waiter why; a waiter in the call waits on by itself until its waitMs', async () => {
+  it('clears the queue and tells each waiter why: a channel waiter on its channel, a waiter in the call as its answer', async () => {
     const target = { namespace: 'ops-drain', granularity: 'document', ids: ['d'] } as const;
     const holder = await engine.acquire({ ...target, owner: 'holder', ttlMs: 600_000 });
     const queued = await engine.acquireOrQueue({ ...target, owner: 'channel-waiter', requestId: 'r-1', wake: { queueUrl: 'https://sqs.local/q' } });
@@ -127,9 +127,33 @@ describe('drain', () => {
     expect(notifier.told).toContainEqual(
       expect.objectContaining({ outcome: 'failed', ticket: (queued as { ticket: string }).ticket, message: expect.stringContaining('drained') }),
     );
-    await expect(inCall).rejects.toBeInstanceOf(LockHeldError);
+    await expect(inCall).rejects.toThrow(`drained by ${operator.by} (${operator.reason})`);
+    await expect(inCall).rejects.toBeInstanceOf(LockWaitExpiredError);
     await expect(engine.renew({ leaseToken: holder.leaseToken })).resolves.toMatchObject({ leaseId: holder.leaseId });
     await engine.release({ leaseToken: holder.leaseToken });
+  });
+
+  // Issue 41, item 9 (failed on main: the drained waiter found its ticket gone, joined again by backoff and was granted).
+  it('a drained waiter in the call is out: it never joins again, even when the lock frees before its waitMs, and the note it learns that from outlives the lock', async () => {
+    const target = { namespace: 'ops-drain', granularity: 'document', ids: ['out'] } as const;
+    const holder = await engine.acquire({ ...target, owner: 'holder', ttlMs: 600_000 });
+    const inCall = engine.acquire({ ...target, owner: 'call-waiter', waitMs: 1_500 }).catch((error: unknown) => error);
+    await waitForQueue(target, 1);
+    const drained = await engine.drain({ ...target, ...operator });
+    // The lock is free at once: a waiter that joined again would be granted it.
+    await engine.release({ leaseToken: holder.leaseToken });
+    const outcome = await inCall;
+    expect(outcome).toBeInstanceOf(LockWaitExpiredError);
+    expect(outcome).toMatchObject({ ticket: drained.dropped[0]!.ticket, message: expect.stringContaining(`drained by ${operator.by} (${operator.reason})`) });
+    expect(await engine.inspect({ ...target, ids: [...target.ids] })).toEqual([]);
+
+    // Nobody holds or waits, but the note stays until the waiter's deadline (plus the skew allowance), then the sweeper removes it.
+    const note = await lockSource(target);
+    expect(note?.drained).toEqual([expect.objectContaining({ tickets: [drained.dropped[0]!.ticket], by: operator.by, reason: operator.reason })]);
+    expect(note?.minExpiresAt).toBe(note?.drained?.[0]?.keepUntil);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, note!.drained![0]!.keepUntil + 50 - Date.now()) + 1_200));
+    await engine.sweep();
+    expect(await lockSource(target)).toBeUndefined();
   });
 });
 
@@ -157,6 +181,15 @@ async function waitForQueue(target: { namespace: string; granularity: 'document'
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error(`the queue of ${docId} never reached ${length}`);
+}
+
+async function lockSource(target: { namespace: string; granularity: 'document'; ids: readonly string[] }) {
+  const docId = `${target.namespace}|d|${target.ids[0]}`;
+  const found = await client.get<{ minExpiresAt?: number; drained?: Array<{ tickets: string[]; by: string; reason: string; keepUntil: number }> }>(
+    { index, id: docId, routing: target.namespace },
+    { ignore: [404] },
+  );
+  return found.found ? found._source : undefined;
 }
 
 async function documentCount(): Promise<number> {

@@ -7,18 +7,28 @@
  */
 import { hash } from 'node:crypto';
 import { allExclusive } from '../compatibility.js';
-import { FencingRangeError, LockHeldError, LockOutcomeUnknownError, PermitLimitMismatchError, QueueFullError, StoreUnavailableError } from '../errors.js';
+import {
+  FencingRangeError,
+  LockContentionError,
+  LockHeldError,
+  LockOutcomeUnknownError,
+  PermitLimitMismatchError,
+  QueueFullError,
+  StoreUnavailableError,
+} from '../errors.js';
 import { encodable, maxFencingToken } from '../fencing.js';
 import { aboveTarget, describeTarget, rulesFor } from '../granularity/index.js';
 import { lockDocId } from '../keys.js';
 import { encodeToken, hintFor, type NewLease } from '../lease-token.js';
 import { type Claim, type Decision, decideAcquire, fenceOf, isLive, noteOf, writtenLock } from '../lock-document.js';
-import type { AcquireRequest, ConflictingKey, Grant, PlannedKey, Queued, StoredTicket } from '../model.js';
+import type { AcquireRequest, ConflictingKey, Grant, PlannedKey, Queued, StoredHolder, StoredTicket } from '../model.js';
+import { ticketOf } from '../queue.js';
 import type { StoredLock, WriteOp } from '../store.js';
 import { type Applied, type WritePlan, writeUntilSettled } from '../write-loop.js';
 import type { EngineContext } from './context.js';
 import { CountingStore } from './counting-store.js';
-import { leaveQueue, queuedOutcome, waitForReservation } from './queue-wait.js';
+import { drainedError } from './drain.js';
+import { claimedOutcome, giveTicketBack, leaveQueue, queuedOutcome, waitForReservation } from './queue-wait.js';
 import { rollback } from './remove-lease.js';
 
 /** How an attempt may wait: until `deadline`; with `queueUntil`, in the lock's queue (its ticket's own end). */
@@ -60,6 +70,10 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
   private queuedIn: StoredLock | undefined;
   /** A ticket of ours went in at some point: on failure, it leaves. */
   private joined = false;
+  /** A waiter in the call whose claim (of its own ticket) landed: if what is above or below refuses it, the ticket goes back. */
+  private claimedOwnTicket = false;
+  /** A `wake` call delivered again after the call's own claim: the holder that claim made. */
+  private claimedByThisCall: StoredHolder | undefined;
   /** The latest expiry any of our writes asked for: until when a failed attempt may still hold a key. */
   private latestExpiry = 0;
   /** A lost answer could not be resolved: what this attempt holds is unknown. */
@@ -83,10 +97,11 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
   async run(): Promise<Grant | Queued> {
     try {
       await this.take();
-      const queued = await this.claimWhenReserved();
-      if (queued) return queued;
-      await this.confirm();
-      return this.grant();
+      for (;;) {
+        const queued = await this.claimWhenReserved();
+        if (queued) return queued;
+        if (await this.confirmOrRequeue()) return this.grant();
+      }
     } catch (error) {
       throw await this.abandon(error as Error);
     }
@@ -103,14 +118,43 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
    * until the lock is reserved for it, then claims it with a conditional write on the version it saw.
    */
   private async claimWhenReserved(): Promise<Queued | undefined> {
+    if (this.claimedByThisCall) return claimedOutcome(this.request, this.claimedByThisCall);
     const [only] = this.keys;
     while (this.queuedTicket && only && !this.held.has(only.docId)) {
       if (this.request.wake) return queuedOutcome(this.request, this.queuedTicket, this.queuedIn);
       this.known = new Map([[only.docId, await waitForReservation(this.context, only, this.lease.leaseId, this.waiting.deadline, this.queuedIn)]]);
       this.queuedTicket = undefined;
       await this.take();
+      this.claimedOwnTicket = this.held.has(only.docId);
     }
     return undefined;
+  }
+
+  /**
+   * `confirm`; true when it passed. A waiter in the call whose claim landed and was then refused by
+   * what is above or below the target keeps its place, as a channel waiter does: its ticket goes back
+   * where it was (with `retryAt`, so nobody behind it is served meanwhile) and it waits on (false).
+   */
+  private async confirmOrRequeue(): Promise<boolean> {
+    try {
+      await this.confirm();
+      return true;
+    } catch (error) {
+      const [only] = this.keys;
+      const refused = error instanceof LockHeldError || error instanceof LockContentionError;
+      const entry = only && this.held.get(only.docId);
+      if (!refused || !this.claimedOwnTicket || !entry || this.context.settings.now() >= this.waiting.deadline) throw error;
+      const back = await giveTicketBack(this.context, entry.lock, this.lease.leaseId);
+      const ticket = back && ticketOf(back.body.queue, this.lease.leaseId);
+      if (!back || !ticket) throw error;
+      this.held.delete(only.docId);
+      this.claimedOwnTicket = false;
+      this.guardsRead = undefined;
+      this.known = new Map([[only.docId, back]]);
+      this.queuedTicket = ticket;
+      this.queuedIn = back;
+      return false;
+    }
   }
 
   /**
@@ -288,6 +332,8 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
         const { key: full, limit, queued } = decision;
         throw new QueueFullError({ key: full, limit, queued, retryAfterMs: settings.maxRetryAfterMs });
       }
+      // An operator's drain took our ticket out: the call ends as a channel waiter's wait does, and never joins again.
+      if (decision.kind === 'drained') throw drainedError(key.key, this.lease.leaseId, decision.note);
       const op = this.note(key, decision);
       if (op) writes.push({ item: key, op });
     }
@@ -299,7 +345,11 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
   }
 
   /** What a decision tells about a key; the write it needs, if any. */
-  private note(key: PlannedKey, decision: Exclude<Decision, { kind: 'conflict' | 'permits-mismatch' | 'queue-full' }>): WriteOp | undefined {
+  private note(key: PlannedKey, decision: Exclude<Decision, { kind: 'conflict' | 'permits-mismatch' | 'queue-full' | 'drained' }>): WriteOp | undefined {
+    if (decision.kind === 'claimed') {
+      this.claimedByThisCall = decision.holder;
+      return undefined;
+    }
     if (decision.kind === 'already-held') {
       this.hold(key, decision.lock, false);
       return undefined;

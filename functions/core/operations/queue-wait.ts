@@ -5,12 +5,13 @@
  * our own claim, a conditional write on the version the look showed (acquire.ts).
  */
 import { LockHeldError } from '../errors.js';
-import { isLive, noteOf, replaceOp, settleFences, withoutNote, writtenLock } from '../lock-document.js';
-import type { AcquireRequest, ConflictingKey, PlannedKey, Queued, StoredTicket } from '../model.js';
+import { drainNoteOf, isLive, noteOf, removeLeaseOp, replaceOp, settleFences, withoutNote, writtenLock } from '../lock-document.js';
+import type { AcquireRequest, ConflictingKey, PlannedKey, Queued, StoredHolder, StoredTicket } from '../model.js';
 import { claimable, handOver, ticketLive, ticketOf } from '../queue.js';
 import type { StoredLock } from '../store.js';
 import { writeUntilSettled } from '../write-loop.js';
 import { type EngineContext, keepingBudget } from './context.js';
+import { drainedError } from './drain.js';
 
 const queues = (lock: StoredLock | null | undefined, ticketId: string, now: number, skewMs: number): boolean => {
   const ticket = ticketOf(lock?.body.queue, ticketId);
@@ -20,7 +21,8 @@ const queues = (lock: StoredLock | null | undefined, ticketId: string, now: numb
 /**
  * Returns the document as a look found it reserved for our ticket (the claim is then a conditional
  * write on that version: a copy that lags only makes it fail). LockHeldError once `deadline` passes,
- * or once the primary shows the ticket gone.
+ * or once the primary shows the ticket gone; LockWaitExpiredError when the primary shows that an
+ * operator's drain took it out (the call ends: a drained waiter is out).
  */
 export async function waitForReservation(
   context: EngineContext,
@@ -41,6 +43,8 @@ export async function waitForReservation(
     // A plain read may lag: our ticket gone counts only on the primary's word.
     if (!queues(current, ticketId, settings.now(), skew)) {
       current = (await store.readPrimary([key.docId])).get(key.docId) ?? null;
+      const drained = drainNoteOf(current, ticketId);
+      if (drained) throw drainedError(key.key, ticketId, drained);
       if (!queues(current, ticketId, settings.now(), skew)) throw stillWaiting(context, key, current);
     }
     last = (current && (await serveIfDue(context, current))) ?? current;
@@ -135,6 +139,34 @@ export async function leaveQueue(context: EngineContext, key: PlannedKey, ticket
   });
 }
 
+/**
+ * A claim of ours that failed on what is above or below the target while the call may still wait:
+ * our holder leaves and our ticket goes back to its place (`retryAt`; nobody behind it is served
+ * meanwhile), in one conditional write on the primary's version. Returns the document as it left it;
+ * undefined if our holder was gone already (a later delivery of the call took it over).
+ */
+export async function giveTicketBack(context: EngineContext, lock: StoredLock, leaseId: string): Promise<StoredLock | undefined> {
+  const { settings, store } = context;
+  let current: StoredLock | null = lock;
+  let written: StoredLock | undefined;
+  await writeUntilSettled(context, keepingBudget(settings), [lock.docId], {
+    decide(_, now) {
+      const op = current && removeLeaseOp(current, leaseId, now, settings, 'requeue');
+      return op && current?.body.holders.some((holder) => holder.lease === leaseId) ? [{ item: lock.docId, op }] : [];
+    },
+    applied(_, outcome, op) {
+      current = null;
+      if (op.kind !== 'delete') written = writtenLock(outcome, op.body);
+    },
+    async reread(changed) {
+      current = (await store.readPrimary(changed)).get(lock.docId) ?? null;
+      return changed;
+    },
+    keysOf: () => [lock.body.key],
+  });
+  return written;
+}
+
 export function queuedOutcome(request: AcquireRequest, ticket: StoredTicket, lock: StoredLock | undefined): Queued {
   const ahead = lock?.body.queue?.filter((other) => other.position < ticket.position).length ?? 0;
   return {
@@ -146,5 +178,25 @@ export function queuedOutcome(request: AcquireRequest, ticket: StoredTicket, loc
     target: request.target,
     mode: request.mode,
     owner: request.owner,
+  };
+}
+
+/**
+ * The answer to a `wake` call delivered again after its own claim: what the first delivery answered
+ * (queued, the call's ticket), noting that it is claimed, so no wake-up follows. The ticket is the one
+ * the holder claimed (or the holder it took over claimed: a wake-up delivered twice makes two claims).
+ */
+export function claimedOutcome(request: AcquireRequest, holder: StoredHolder): Queued {
+  let ticket: StoredTicket | undefined;
+  for (let current: StoredHolder | null | undefined = holder; current && !ticket; current = current.restores) ticket = current.ticket;
+  return {
+    status: 'queued',
+    ticket: ticket?.ticket ?? holder.lease,
+    ahead: 0,
+    expiresAt: ticket?.expiresAt ?? holder.expiresAt,
+    target: request.target,
+    mode: request.mode,
+    owner: request.owner,
+    claimed: true,
   };
 }

@@ -1,5 +1,5 @@
 /** Takes one lease off a set of lock documents: the heart of release, and of an acquire's rollback. */
-import { removeLeaseOp } from '../lock-document.js';
+import { type GiveBack, removeLeaseOp } from '../lock-document.js';
 import type { StoredHolder } from '../model.js';
 import type { StoredLock } from '../store.js';
 import { writeUntilSettled } from '../write-loop.js';
@@ -15,7 +15,7 @@ export async function removeLease(
   context: EngineContext,
   locks: readonly StoredLock[],
   leaseId: string,
-  giveBack = false,
+  giveBack: GiveBack = false,
   clearMark = false,
 ): Promise<{ removed: StoredHolder[]; missing: string[]; handedOver: number }> {
   const removed: StoredHolder[] = [];
@@ -49,12 +49,13 @@ export async function removeLease(
 
 /**
  * Best effort, for a failed acquire: false when some of the lease may remain (it then ends with its
- * TTL). A key this attempt took over from an earlier delivery of its call goes back to that delivery.
+ * TTL). A key this attempt took over from an earlier delivery of its call goes back to that delivery;
+ * a claimed ticket goes back to its place when its waiter waits on (removeLeaseOp, `giveBack`).
  */
-export async function rollback(context: EngineContext, locks: readonly StoredLock[], leaseId: string): Promise<boolean> {
+export async function rollback(context: EngineContext, locks: readonly StoredLock[], leaseId: string, giveBack: GiveBack = 'rollback'): Promise<boolean> {
   if (locks.length === 0) return true;
   try {
-    await removeLease(context, locks, leaseId, true);
+    await removeLease(context, locks, leaseId, giveBack);
     return true;
   } catch {
     return false;

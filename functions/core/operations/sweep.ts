@@ -3,7 +3,7 @@
  * write is conditioned on the version the search found, so a lock renewed meanwhile is skipped
  * (counted as a conflict). Correctness never waits for it: expired locks are taken over at once.
  */
-import { isLive, replaceOp, settleFences } from '../lock-document.js';
+import { drainNotesLapsed, isLive, replaceOp, settleFences, writtenLock } from '../lock-document.js';
 import type { StoredTicket, SweepReport } from '../model.js';
 import { handOver, reservedFor } from '../queue.js';
 import type { StoredLock, WriteOp } from '../store.js';
@@ -33,8 +33,8 @@ export async function sweep(context: EngineContext, options: { batchSize?: numbe
     report.scanned += page.locks.length;
     const pruned = new Map<string, number>();
     // Channel waiters the lock has been reserved for a while without a claim are woken again (a wake-up
-    // may have been lost); no write: a reservation that lapses is dropped by the next write, this one's included.
-    const rewake: Array<{ lock: StoredLock; ticket: StoredTicket }> = [];
+    // may have been lost), each after a write that moves its `rewakeAt` on (wakeAgain).
+    const rewake = new Set<string>();
     const claimLocks = await readClaimLocks(context, page.locks);
     await writeUntilSettled(context, settings.contentionBudgetMs, page.locks, {
       decide: (pending, now) =>
@@ -48,12 +48,10 @@ export async function sweep(context: EngineContext, options: { batchSize?: numbe
           if (lock.body.revocation) return lock.body.revocation.keepUntil <= now ? [{ item: lock, op: deleteOp(lock) }] : [];
           const settled = settleFences(lock);
           const live = settled.filter((holder) => isLive(holder, now, settings.maxClockSkewMs));
-          for (const ticket of lock.body.queue ?? []) {
-            if (ticket.wake && ticket.rewakeAt !== undefined && ticket.rewakeAt <= now && reservedFor(ticket, now, settings.maxClockSkewMs))
-              rewake.push({ lock, ticket });
-          }
+          if ((lock.body.queue ?? []).some((ticket) => rewakeDue(ticket, now, settings.maxClockSkewMs))) rewake.add(lock.docId);
           const served = handOver(live, lock.body.queue, now, settings, lock.body.permitLimit);
-          if (live.length === lock.body.holders.length && served.reserved.length === 0 && served.dropped.length === 0) return [];
+          const unchanged = live.length === lock.body.holders.length && served.reserved.length === 0 && served.dropped.length === 0;
+          if (unchanged && !drainNotesLapsed(lock, now, settings)) return [];
           pruned.set(lock.docId, lock.body.holders.length - live.length);
           return [{ item: lock, op: replaceOp(lock, { ...lock.body, docId: lock.docId }, live, now, settings) }];
         }),
@@ -69,7 +67,7 @@ export async function sweep(context: EngineContext, options: { batchSize?: numbe
       },
       keysOf: (pending) => pending.map((lock) => lock.body.key),
     });
-    if (rewake.length > 0) await wakeAgain(context, rewake);
+    if (rewake.size > 0) await wakeAgain(context, [...rewake]);
     if (page.next === undefined) break;
     cursor = page.next;
   }
@@ -90,24 +88,51 @@ async function readClaimLocks(context: EngineContext, locks: readonly StoredLock
 
 /**
  * The search sees the index as its last refresh left it: a waiter may have claimed since. Woken again
- * only where a realtime read still shows its reservation (a wake-up too many would be harmless, only wasted).
+ * only where a realtime read still shows its reservation due, and after a conditional write on that
+ * version moves its `rewakeAt` on by `rewakeAfterMs`: the next sweeps leave it alone until then, and of
+ * sweepers racing only the one whose write applied wakes it (a wake-up too many would be harmless, only wasted).
  */
-async function wakeAgain(context: EngineContext, candidates: Array<{ lock: StoredLock; ticket: StoredTicket }>): Promise<void> {
-  const { settings, store } = context;
-  const current = await store.read([...new Set(candidates.map(({ lock }) => lock.docId))]).catch(() => new Map<string, StoredLock | null>());
-  for (const { lock } of candidates) {
-    const now = current.get(lock.docId);
-    for (const ticket of now?.body.queue ?? []) {
-      if (
-        now &&
-        ticket.wake &&
-        ticket.rewakeAt !== undefined &&
-        ticket.rewakeAt <= settings.now() &&
-        reservedFor(ticket, settings.now(), settings.maxClockSkewMs)
-      ) {
-        await wake(context, now, ticket).catch(() => undefined);
-      }
-    }
-    current.delete(lock.docId);
+async function wakeAgain(context: EngineContext, docIds: readonly string[]): Promise<void> {
+  const current = await context.store.read([...docIds]).catch(() => new Map<string, StoredLock | null>());
+  for (const docId of docIds) {
+    const lock = current.get(docId);
+    if (!lock) continue;
+    const written = await postponeRewake(context, lock).catch(() => undefined);
+    for (const ticket of written?.due ?? []) await wake(context, written!.lock, ticket).catch(() => undefined);
   }
+}
+
+const rewakeDue = (ticket: StoredTicket, now: number, skewMs: number): boolean =>
+  ticket.wake !== undefined && ticket.rewakeAt !== undefined && ticket.rewakeAt <= now && reservedFor(ticket, now, skewMs);
+
+/** The write that moves on `rewakeAt` of every reservation due on `lock`: the document it left and those tickets, as written; undefined when none is due or the document changed. */
+async function postponeRewake(context: EngineContext, lock: StoredLock): Promise<{ lock: StoredLock; due: StoredTicket[] } | undefined> {
+  const { settings } = context;
+  let result: { lock: StoredLock; due: StoredTicket[] } | undefined;
+  let dueIds: string[] = [];
+  await writeUntilSettled(context, settings.contentionBudgetMs, [lock], {
+    decide: (pending, now) =>
+      pending.flatMap((item) => {
+        const queue = item.body.queue ?? [];
+        dueIds = queue.filter((ticket) => rewakeDue(ticket, now, settings.maxClockSkewMs)).map((ticket) => ticket.ticket);
+        if (dueIds.length === 0) return [];
+        const moved = queue.map((ticket) => (dueIds.includes(ticket.ticket) ? { ...ticket, rewakeAt: now + settings.queue.rewakeAfterMs } : ticket));
+        const live = settleFences(item).filter((holder) => isLive(holder, now, settings.maxClockSkewMs));
+        const op = replaceOp(item, { ...item.body, docId: item.docId }, live, now, settings, item.body.lockedBelow === true, {
+          queue: moved,
+          nextPosition: item.body.nextPosition ?? 0,
+        });
+        return [{ item, op }];
+      }),
+    applied: (_, outcome, op) => {
+      if (op.kind === 'delete') return;
+      const written = writtenLock(outcome, op.body);
+      const due = (op.body.queue ?? []).filter((ticket) => dueIds.includes(ticket.ticket) && ticket.reservedUntil !== undefined);
+      result = { lock: written, due };
+    },
+    // Someone wrote it since the read: a claim, a release, another sweeper; the next sweep looks again.
+    reread: async () => [],
+    keysOf: (pending) => pending.map((item) => item.body.key),
+  });
+  return result;
 }

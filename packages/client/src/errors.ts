@@ -131,7 +131,7 @@ export class LeaseLostError extends named('LeaseLostError', {
   lostKeys: (body): string[] => body.lostKeys ?? [],
 }) {}
 
-/** A queued waiter's ticket ran out before the lock was reserved for it, or its reservation lapsed unclaimed (told on its wake channel). It holds nothing. */
+/** A queued waiter's ticket ran out before the lock was reserved for it, its reservation lapsed unclaimed (told on its wake channel), or an operator drained it (told on its wake channel, or as the answer of a call that waited). It holds nothing. */
 export class LockWaitExpiredError extends named('LockWaitExpiredError') {}
 
 /** The work an idempotency key names is being done by another delivery; this call holds nothing. Try later. */

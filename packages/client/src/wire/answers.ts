@@ -34,6 +34,8 @@ export interface QueuedBody {
   expiresAtMs: number;
   /** Reserved for it at once (the lock was free): claim before this instant, as after a `ready` wake-up. */
   reservedUntilMs?: number;
+  /** A delivery of this `wake` call again after its own claim: that claim holds the lock, so no wake-up follows (the same ticket; nothing written). */
+  claimed?: true;
   namespace: string;
   granularity: Granularity;
   mode: LockMode;
