@@ -19,6 +19,7 @@ export const FAULTS = [
   'clock-skew-beyond',
   'recreate-index',
   'work-revoke',
+  'work-revoke-kill',
 ] as const;
 export type Fault = (typeof FAULTS)[number];
 
@@ -39,7 +40,8 @@ export const DESCRIPTIONS: Record<Fault, string> = {
   'recreate-index':
     "the lock index re-created as its next incarnation mid-run, as an operator would (recreateLockIndex: refused while tickets are queued, then forced): its leases and tickets are lost, the new epoch's tokens are larger",
   'work-revoke':
-    "work that runs once (faults/work-once.ts: messages delivered twice at once and again later, records completed or failed, some record writes stalled) while an operator revokes a document every 150-450 ms; clocks spread over maxClockSkewMs; the primary's node killed mid-run, restarted 10 s later",
+    'work that runs once (faults/work-once.ts: messages delivered twice at once and again later, records completed or failed, some record writes stalled) while an operator revokes a document every 150-450 ms; clocks spread over maxClockSkewMs',
+  'work-revoke-kill': "the same, and kill -9 of the primary's node mid-run, restarted 10 s later",
 };
 
 /** What `npm test` runs: a failover, the harder partition, clocks within the bound (the tree+document workload in each). */
@@ -90,6 +92,7 @@ export function behaviourOf(fault: Fault): Behaviour {
       return { ...base, crashRate: 0.2, clockSpreadMs: 5 * DEFAULT_MAX_CLOCK_SKEW_MS, maxClockSkewMs: DEFAULT_MAX_CLOCK_SKEW_MS };
     // Records expire by the readers' clocks: spread within the bound, a reader ahead must still answer the record until it expires.
     case 'work-revoke':
+    case 'work-revoke-kill':
       return { ...base, clockSpreadMs: DEFAULT_MAX_CLOCK_SKEW_MS, maxClockSkewMs: DEFAULT_MAX_CLOCK_SKEW_MS, workOnce: true };
     // A few holders die during a partition too, so that expired leases are taken over while a copy may be stale.
     case 'partition-reset':
