@@ -18,6 +18,8 @@ export const FAULTS = [
   'clock-skew',
   'clock-skew-beyond',
   'recreate-index',
+  'work-revoke',
+  'work-revoke-kill',
 ] as const;
 export type Fault = (typeof FAULTS)[number];
 
@@ -37,6 +39,9 @@ export const DESCRIPTIONS: Record<Fault, string> = {
   'clock-skew-beyond': 'clocks spread over 5x maxClockSkewMs (-1250 to +1250 ms): beyond the assumption, expected to break',
   'recreate-index':
     "the lock index re-created as its next incarnation mid-run, as an operator would (recreateLockIndex: refused while tickets are queued, then forced): its leases and tickets are lost, the new epoch's tokens are larger",
+  'work-revoke':
+    'work that runs once (faults/work-once.ts: messages delivered twice at once and again later, records completed or failed, some record writes stalled) while an operator revokes a document every 150-450 ms; clocks spread over maxClockSkewMs',
+  'work-revoke-kill': "the same, and kill -9 of the primary's node mid-run, restarted 10 s later",
 };
 
 /** What `npm test` runs: a failover, the harder partition, clocks within the bound (the tree+document workload in each). */
@@ -59,6 +64,8 @@ export interface Behaviour {
   clockSpreadMs: number;
   /** The engine's maxClockSkewMs. */
   maxClockSkewMs: number;
+  /** The clients run work that runs once (faults/work-once.ts) with an operator revoking, instead of the lock workload. */
+  workOnce?: boolean;
 }
 
 /**
@@ -83,6 +90,10 @@ export function behaviourOf(fault: Fault): Behaviour {
       return { ...base, crashRate: 0.2, clockSpreadMs: DEFAULT_MAX_CLOCK_SKEW_MS, maxClockSkewMs: DEFAULT_MAX_CLOCK_SKEW_MS };
     case 'clock-skew-beyond':
       return { ...base, crashRate: 0.2, clockSpreadMs: 5 * DEFAULT_MAX_CLOCK_SKEW_MS, maxClockSkewMs: DEFAULT_MAX_CLOCK_SKEW_MS };
+    // Records expire by the readers' clocks: spread within the bound, a reader ahead must still answer the record until it expires.
+    case 'work-revoke':
+    case 'work-revoke-kill':
+      return { ...base, clockSpreadMs: DEFAULT_MAX_CLOCK_SKEW_MS, maxClockSkewMs: DEFAULT_MAX_CLOCK_SKEW_MS, workOnce: true };
     // A few holders die during a partition too, so that expired leases are taken over while a copy may be stale.
     case 'partition-reset':
     case 'partition-drop':

@@ -27,7 +27,9 @@
  * mode) and two holds conflict where they meet on a node in modes the table does not let share.
  * Document and global keys are nodes of their own; `d|`, `g|` and `t|` keys never meet.
  */
+
 import type { CheckerOptions, HeldKey, HistoryEvent, HolderMode, ViolatingHold, Violation, ViolationKind } from './history.js';
+import { checkWork } from './work-checker.js';
 
 /** The compatibility table: which modes a holder in the key's mode lets share the node. */
 const MAY_SHARE: Record<HolderMode, readonly HolderMode[]> = { IS: ['IS', 'IX', 'S'], IX: ['IS', 'IX'], S: ['IS', 'S'], X: [] };
@@ -41,9 +43,13 @@ export interface Hold {
   leaseId: string;
   keys: HeldKey[];
   fencingToken: string;
+  /** When its acquire was called (its grant's write came after). */
+  invokedAt: number;
   grantedAt: number;
-  /** The earlier of its release's invoke and its lease's end (after renewals). */
+  /** The earlier of its release's invoke, its lease's end (after renewals) and the invoke of a revoke that took it. */
   endsAt: number;
+  /** Its client's clock offset, when the run skews clocks (times the engine answers are on that clock). */
+  clockOffsetMs?: number;
 }
 
 const compareTokens = (a: string, b: string): number => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0);
@@ -59,19 +65,43 @@ export function nodesOf(held: HeldKey): HeldKey[] {
   return [...ancestors, held];
 }
 
-/** The holds a history acknowledged, in grant order. */
+/** Whether a hold touches the lock-space node `key` (a revoke's target key). */
+const touches = (hold: Hold, key: string): boolean => hold.keys.some((held) => nodesOf(held).some((node) => node.key === key));
+
+/**
+ * The holds a history acknowledged, in grant order. A revoke ends the holds it took at its invoke
+ * (its write came after; the lock may be given away from then on): those its answer names, or, when
+ * its outcome is unknown, every hold on its keys granted before it answered.
+ */
 export function holdsOf(history: readonly HistoryEvent[]): Hold[] {
   const holds = new Map<string, Hold>();
+  const invokedAt = new Map<string, number>();
+  const revokeInvoke = new Map<string, HistoryEvent>();
+  const endByRevoke = (hold: Hold, revokedAt: number): void => {
+    hold.endsAt = Math.min(hold.endsAt, Math.max(hold.grantedAt, revokedAt));
+  };
   for (const event of [...history].sort((a, b) => a.time - b.time)) {
+    if (event.type === 'invoke') invokedAt.set(event.client, event.time);
     if (event.op === 'acquire' && event.type === 'ok' && event.leaseId && event.keys && event.fencingToken && event.expiresAt !== undefined) {
       holds.set(event.leaseId, {
         client: event.client,
         leaseId: event.leaseId,
         keys: event.keys,
         fencingToken: event.fencingToken,
+        invokedAt: invokedAt.get(event.client) ?? event.time,
         grantedAt: event.time,
         endsAt: event.expiresAt,
+        ...(event.clockOffsetMs ? { clockOffsetMs: event.clockOffsetMs } : {}),
       });
+      continue;
+    }
+    if (event.op === 'revoke') {
+      if (event.type === 'invoke') revokeInvoke.set(event.client, event);
+      const invoke = revokeInvoke.get(event.client);
+      if (event.type === 'ok' && invoke) for (const lease of event.revoked ?? []) if (holds.has(lease)) endByRevoke(holds.get(lease)!, invoke.time);
+      if (event.type === 'info' && invoke) {
+        for (const hold of holds.values()) if (hold.endsAt > invoke.time && invoke.keys?.some(({ key }) => touches(hold, key))) endByRevoke(hold, invoke.time);
+      }
       continue;
     }
     const hold = event.leaseId ? holds.get(event.leaseId) : undefined;
@@ -132,7 +162,8 @@ export function checkHistory(history: readonly HistoryEvent[], options: CheckerO
   const confirmations = confirmationsOf(history);
   // Every node's holders in grant order (holdsOf sorts), each hold once per node and mode.
   const byNode = new Map<string, Entry[]>();
-  for (const hold of holdsOf(history)) {
+  const holds = holdsOf(history);
+  for (const hold of holds) {
     const touched = new Set<string>();
     for (const held of hold.keys) {
       for (const node of nodesOf(held)) {
@@ -189,13 +220,64 @@ export function checkHistory(history: readonly HistoryEvent[], options: CheckerO
       }
     }
   }
+  // Only the work runs have revokes and work: the lock runs' long histories are not sorted again for them.
+  if (history.some((event) => event.op === 'revoke')) violations.push(...checkRevokes(history, holds));
+  if (history.some((event) => event.work !== undefined)) violations.push(...checkWork(history, holds, options));
   for (const event of history) {
-    if (!event.forged || event.type !== 'ok' || event.op === 'acquire') continue;
+    if (!event.forged || event.type !== 'ok' || event.op === 'acquire' || event.op === 'revoke') continue;
     if (event.op === 'release' && (event.outcome === 'not_held' || event.outcome === undefined)) continue;
     violations.push({
       kind: 'non-holder-succeeded',
       message: `${event.client}'s ${event.op} with a forged token for lease ${event.leaseId} succeeded${event.outcome ? ` (${event.outcome})` : ''}`,
     });
+  }
+  return violations;
+}
+
+/**
+ * What a revoke promises about the lock (operations/revoke.ts), judged on the revokes that answered:
+ * - fencing-order: its write's token on the target's key is above every holder it took, and below
+ *   the token of every grant on that key asked for after it answered;
+ * - revoked-confirmed: a lease it took is never told it still holds: a renewal that answered ok, or a
+ *   release that answered `released`, in a call made after the revoke answered.
+ */
+export function checkRevokes(history: readonly HistoryEvent[], holds: readonly Hold[]): Violation[] {
+  const violations: Violation[] = [];
+  const byLease = new Map(holds.map((hold) => [hold.leaseId, hold]));
+  const sorted = [...history].sort((a, b) => a.time - b.time);
+  const invokedAt = new Map<string, number>();
+  const revokedAt = new Map<string, number>();
+  for (const event of sorted) {
+    if (event.type === 'invoke') invokedAt.set(event.client, event.time);
+    if (event.op === 'revoke' && event.type === 'ok') {
+      for (const lease of event.revoked ?? []) if (!revokedAt.has(lease)) revokedAt.set(lease, event.time);
+      const token = event.fencingToken;
+      if (token === undefined) continue;
+      const keys = (event.keys ?? []).map(({ key }) => key);
+      for (const lease of event.revoked ?? []) {
+        const hold = byLease.get(lease);
+        if (hold && compareTokens(hold.fencingToken, token) >= 0)
+          violations.push({
+            kind: 'fencing-order',
+            message: `revoke by ${event.client} (token ${token}) took ${hold.client}'s lease ${lease} whose token ${hold.fencingToken} is not smaller`,
+          });
+      }
+      for (const hold of holds) {
+        if (hold.invokedAt <= event.time || !keys.some((key) => touches(hold, key)) || compareTokens(hold.fencingToken, token) > 0) continue;
+        violations.push({
+          kind: 'fencing-order',
+          message: `${hold.client}'s lease ${hold.leaseId} on ${keys.join(', ')}, asked for after the revoke by ${event.client} answered (token ${token}), got token ${hold.fencingToken}, not larger`,
+        });
+      }
+    }
+    const since = event.leaseId ? revokedAt.get(event.leaseId) : undefined;
+    const confirms = event.type === 'ok' && (event.op === 'renew' || (event.op === 'release' && event.outcome === 'released'));
+    if (since !== undefined && confirms && (invokedAt.get(event.client) ?? event.time) > since) {
+      violations.push({
+        kind: 'revoked-confirmed',
+        message: `${event.client}'s ${event.op} of lease ${event.leaseId}, asked for after a revoke had taken it, answered ${event.op === 'renew' ? 'ok' : 'released'}`,
+      });
+    }
   }
   return violations;
 }

@@ -16,6 +16,7 @@ import { injectFault } from './inject.js';
 import type { Firewall } from './partition.js';
 import { clockOffsets } from './skew.js';
 import { FaultNotifier, type WakeTally } from './wake.js';
+import { Deliveries, emptyWorkTally, runOperator, runWorkClient, type WorkTally } from './work-once.js';
 import { CLAIM_WINDOW_MS, REWAKE_AFTER_MS, runClient, type Tally, type Workload } from './workload.js';
 
 export interface RunSettings {
@@ -54,6 +55,8 @@ export interface RunResult {
   grantedAtOnce?: number;
   /** The fencing epochs of the grants (more than one when the run re-created the lock index). */
   epochs: number[];
+  /** work-revoke: what the work clients and the operator did. */
+  work?: WorkTally;
 }
 
 /** A client for the cluster, of the product its nodes run. */
@@ -118,6 +121,11 @@ export async function runFault(fault: Fault, settings: RunSettings, nodes: reado
     running,
     wake,
   };
+  // work-revoke: the clients run work that runs once, and an operator revokes.
+  const workTally = emptyWorkTally();
+  const deliveries = new Deliveries(settings.workload.keys, Math.random, workTally);
+  const work = behaviour.workOnce ? { store, settings: engine.settings, history, deliveries, work: workTally, tally: settings.tally, running } : undefined;
+  const clients = offsets.map((offset, id) => (work ? runWorkClient(work, id, offset) : runClient(context, id, offset)));
   let injection: Awaited<ReturnType<typeof injectFault>>;
   try {
     [injection] = await Promise.all([
@@ -132,7 +140,8 @@ export async function runFault(fault: Fault, settings: RunSettings, nodes: reado
         log,
         waiting: () => notifier.waiting(),
       }),
-      ...offsets.map((offset, id) => runClient(context, id, offset)),
+      ...clients,
+      ...(work ? [runOperator(work, settings.workload.keys)] : []),
       sweepWhile(engine, running),
     ]);
   } finally {
@@ -143,7 +152,8 @@ export async function runFault(fault: Fault, settings: RunSettings, nodes: reado
   // Every client has returned, so every channel waiter's call has ended (told, or its own channel's
   // timeout): the tally says how.
   const told = notifier.count();
-  const grants = history.filter((event) => event.op === 'acquire' && event.type === 'ok').sort((a, b) => a.time - b.time);
+  // Grants only: an acquire answered with a recorded result holds nothing.
+  const grants = history.filter((event) => event.op === 'acquire' && event.type === 'ok' && event.leaseId).sort((a, b) => a.time - b.time);
   const errors: Record<string, number> = {};
   for (const event of history) if (event.error) errors[`${event.op} ${event.error}`] = (errors[`${event.op} ${event.error}`] ?? 0) + 1;
   const times = [startedAt, ...grants.map((event) => event.time), Math.min(until, endedAt)];
@@ -156,7 +166,10 @@ export async function runFault(fault: Fault, settings: RunSettings, nodes: reado
   let historyFile: string | undefined;
   if (settings.results.keep === 'always' || violations.length > 0) {
     historyFile = join(settings.results.dir, `${settings.results.name}.history.json`);
-    writeFileSync(historyFile, JSON.stringify({ fault, index, clockOffsetsMs: offsets, behaviour, violations, wake: told, history }));
+    writeFileSync(
+      historyFile,
+      JSON.stringify({ fault, index, clockOffsetsMs: offsets, behaviour, violations, wake: told, ...(work ? { work: work.work } : {}), history }),
+    );
   }
   await deleteLockIndex(client, index).catch(() => undefined);
   await client.close();
@@ -177,6 +190,7 @@ export async function runFault(fault: Fault, settings: RunSettings, nodes: reado
     ...(historyFile ? { historyFile } : {}),
     wake: told,
     grantedAtOnce: wake.grantedAtOnce,
+    ...(work ? { work: work.work } : {}),
   };
 }
 

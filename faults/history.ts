@@ -20,7 +20,8 @@ export interface HeldKey {
   permits?: { count: number; limit: number };
 }
 
-export type Operation = 'acquire' | 'renew' | 'release';
+/** `revoke`: an operator's break-glass revoke of a target (its `keys`), taking its holders off it. */
+export type Operation = 'acquire' | 'renew' | 'release' | 'revoke';
 export type EventType = 'invoke' | 'ok' | 'fail' | 'info';
 
 export interface HistoryEvent {
@@ -48,6 +49,28 @@ export interface HistoryEvent {
   forged?: boolean;
   /** fail/info: the error's name. */
   error?: string;
+  /**
+   * Work that runs once (faults/work-once.ts): the message's idempotency key, on every event of an
+   * acquire with it and on the invoke of its lease's release. One key names one piece of work.
+   */
+  work?: string;
+  /**
+   * acquire ok that answered a recorded result instead of a grant (nothing held): the lease that
+   * recorded it (the workload's result names it), and the record's times on that lease's clock.
+   */
+  answered?: { lease: string; recordedAt: number; expiresAt: number };
+  /** release invoke: the outcome the holder asks to record, and how long the record is to stand. */
+  record?: { status: 'completed' | 'failed'; ttlMs: number };
+  /** release ok: the outcome the engine says it recorded. */
+  recorded?: 'completed' | 'failed';
+  /**
+   * release ok or info: the fencing token of the record's own write on the work document, as the
+   * store answered it (the client's store shows it). Every document of the namespace lives on one
+   * shard, so it orders the record against a revoke's write on the lock exactly.
+   */
+  recordToken?: string;
+  /** revoke ok: the leases it took off the target. With `fencingToken`: its write's token on the target's key (none when nothing was held). */
+  revoked?: string[];
 }
 
 export interface CheckerOptions {
@@ -55,7 +78,19 @@ export interface CheckerOptions {
   maxClockSkewMs: number;
 }
 
-export type ViolationKind = 'overlap' | 'lost-grant' | 'fencing-order' | 'non-holder-succeeded' | 'over-limit';
+export type ViolationKind =
+  | 'overlap'
+  | 'lost-grant'
+  | 'fencing-order'
+  | 'non-holder-succeeded'
+  | 'over-limit'
+  // Work that runs once and revoke (faults/work-checker.ts).
+  | 'completed-twice'
+  | 'record-not-answered'
+  | 'revoked-recorded'
+  | 'revoked-confirmed'
+  | 'refused-record-applied'
+  | 'late-work-grant';
 
 /** One side of a violation: which hold, on which key, in which mode, with which token. */
 export interface ViolatingHold {

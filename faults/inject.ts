@@ -59,6 +59,7 @@ export async function injectFault(fault: Fault, context: InjectContext): Promise
     case 'timeout-acquirers':
     case 'clock-skew':
     case 'clock-skew-beyond':
+    case 'work-revoke':
       return { what: DESCRIPTIONS[fault], injected: true };
   }
   if (context.stopped()) return { what: 'not injected: the run was over first', injected: false };

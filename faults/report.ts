@@ -4,6 +4,7 @@ import { countByKind } from './checker.js';
 import type { RunResult } from './fault-run.js';
 import type { Violation } from './history.js';
 import { everyWaiterEnded, type WakeTally } from './wake.js';
+import type { WorkTally } from './work-once.js';
 
 export interface Skipped {
   fault: Fault;
@@ -46,6 +47,16 @@ export function wakeLines(tally: WakeTally, grantedAtOnce = 0): string[] {
   ];
 }
 
+/** What the work clients and the operator of a work-revoke run did. */
+export function workLine(work: WorkTally): string {
+  const { messages, deliveries, runs, completed, failed, refused, answered, inProgress, crashed, revokes, revokedHolders, recordStalls, claimStalls } = work;
+  return (
+    `    work: ${messages} messages, ${deliveries} deliveries, ${runs} runs, recorded completed ${completed}, failed ${failed}, refused ${refused}; ` +
+    `answered with a record ${answered}, in progress ${inProgress}, crashed ${crashed}; revokes ${revokes} (${revokedHolders} holders taken); ` +
+    `stalled: record writes ${recordStalls}, claim answers ${claimStalls}`
+  );
+}
+
 export function renderTable(results: readonly RunResult[], skipped: readonly Skipped[]): string[] {
   const header = ['fault', 'what happened', 'cycles', 'grants', 'longest gap', 'primary terms', 'epochs', 'violations'];
   const rows = results.map((result) => [
@@ -72,7 +83,8 @@ export function renderTable(results: readonly RunResult[], skipped: readonly Ski
       .map(([name, count]) => `${name} ${count}`)
       .join(', ');
     out.push(`    conflicts ${result.conflicts}, unknown outcomes ${result.unknown}; errors: ${errors || 'none'}`);
-    if (result.wake) out.push(...wakeLines(result.wake, result.grantedAtOnce ?? 0));
+    if (result.work) out.push(workLine(result.work));
+    else if (result.wake) out.push(...wakeLines(result.wake, result.grantedAtOnce ?? 0));
     if (result.clockOffsetsMs.some((offset) => offset !== 0)) out.push(`    client clocks (ms): ${result.clockOffsetsMs.join(', ')}`);
     for (const violation of result.violations.slice(0, 10)) out.push(`    ${violation.kind}: ${violation.message}`);
     if (result.violations.length > 10) out.push(`    ... ${result.violations.length - 10} more in ${result.historyFile}`);

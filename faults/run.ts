@@ -11,9 +11,12 @@
  * frozen between two store calls, and clients whose clocks are skewed within the engine's
  * maxClockSkewMs or five times beyond it (faults/skew.ts: a demonstration, whose violations are
  * counted and do not fail the run), and the lock index re-created mid-run as its next incarnation.
- * In every run, one call in five is a channel waiter (faults/wake.ts): it queues with a wake channel,
+ * In every lock run, one call in five is a channel waiter (faults/wake.ts): it queues with a wake channel,
  * is woken through a notifier in memory that loses, repeats, throws and says gone, and claims; the
  * table says what the waiters were told and that each ended told or on its own channel's timeout.
+ * work-revoke and work-revoke-kill run work that runs once instead (faults/work-once.ts): deliveries
+ * of messages with idempotency keys, records, and an operator revoking under load; the checker then
+ * also judges the records (faults/work-checker.ts) and the revokes.
  *
  * --short is what `npm test` runs (a primary kill, a dropped partition, skewed clocks: 30 s each);
  * --soak cycles through the faults until --cycles lock cycles are done (faults/soak.ts). It needs the
@@ -41,7 +44,8 @@ const USAGE = `usage: npm run faults [-- options]
 
 Drives the engine against the project's 3-node cluster (Elasticsearch, or OpenSearch with --store
 opensearch) while injecting one fault per run, checks the history (mutual exclusion, lost grants,
-fencing order, forged tokens) and prints a table. Needs the project's own nodes: with ES_URL (or, for
+fencing order, forged tokens; in the work runs also work recorded once and revoked leases recording
+nothing) and prints a table. Needs the project's own nodes: with ES_URL (or, for
 OpenSearch, OPENSEARCH_URL) set it does nothing. The partitions need iptables and root (the
 runner installs iptables with apt-get when missing); without them they are skipped, saying why.
   --faults LIST        comma-separated, from:
