@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockService } from '../../functions/core/service.js';
 import type { LockStore, StoredLock, WriteOp } from '../../functions/core/store.js';
 import type { WakeNotifier } from '../../functions/core/wake.js';
+import { LiveTicketsError, liveTickets, recreateLockIndex } from '../../functions/store/change-incarnation.js';
 import { isIncarnationOf } from '../../functions/store/incarnation.js';
 import {
   adoptLockIndex,
@@ -20,7 +21,7 @@ import {
   lockIndexIncarnation,
   REGISTRY_INDEX,
 } from '../../functions/store/index.js';
-import { LiveTicketsError, LOCK_INDEX_DEFINITION, liveTickets, recreateLockIndex } from '../../functions/store/lock-index.js';
+import { LOCK_INDEX_DEFINITION } from '../../functions/store/lock-index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { closeTestClient, testClient } from '../support/engine.js';
 
@@ -33,7 +34,8 @@ const newAlias = (label: string): string => {
   aliases.push(alias);
   return alias;
 };
-const engineOn = (alias: string) => new LockService(new ElasticsearchLockStore(client, alias), { maxClockSkewMs: 50 });
+// No clock-skew allowance of their own: each takes the one its lock index records (the default, here).
+const engineOn = (alias: string) => new LockService(new ElasticsearchLockStore(client, alias));
 const epochOfToken = (token: string): number => Number(BigInt(token) / 10n ** 16n);
 const largest = (tokens: string[]): bigint => tokens.map((token) => BigInt(token)).reduce((a, b) => (a > b ? a : b));
 /** The concrete indices named `name` (or behind it) or `name-*`. */
@@ -152,7 +154,7 @@ describe('a write decided on a read from the previous incarnation', () => {
     const alias = newAlias('pinned');
     await ensureLockIndex(client, alias, { registry });
     const store = new PausingStore(new ElasticsearchLockStore(client, alias));
-    const stalled = new LockService(store, { maxClockSkewMs: 50 });
+    const stalled = new LockService(store);
     const lock = { namespace: 'orders', granularity: 'document' as const, ids: ['o-1'] };
     const old = await stalled.acquire({ ...lock, owner: 'old', ttlMs: 60_000 });
     const first = (await lockIndexIncarnation(client, alias))!;
@@ -185,7 +187,7 @@ describe('making the next incarnation (index:create --recreate)', () => {
     await ensureLockIndex(client, alias, { registry });
     // What is tested is the index operation: a channel that takes every message is enough.
     const notifier: WakeNotifier = { notify: async () => 'delivered' };
-    const engine = new LockService(new ElasticsearchLockStore(client, alias), { maxClockSkewMs: 50, notifier });
+    const engine = new LockService(new ElasticsearchLockStore(client, alias), { notifier });
     const lock = { namespace: 'jobs', granularity: 'document' as const, ids: ['nightly'] };
     await engine.acquire({ ...lock, owner: 'holder', ttlMs: 60_000 });
     const queued = await engine.acquireOrQueue({
