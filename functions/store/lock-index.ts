@@ -125,7 +125,8 @@ export async function createIncarnation(client: SearchClient, alias: string, opt
   // Read before a legacy index goes: it is history too (epoch 0).
   let history = await epochHistory(client, alias, { registry });
   const knownBefore = history.known;
-  if (replacing === undefined && (await client.indices.exists({ index: alias }))) {
+  // An alias answers `exists` too: one another creator has just made is no legacy index.
+  if (replacing === undefined && (await client.indices.exists({ index: alias })) && !(await client.indices.existsAlias({ name: alias }))) {
     const idle = options.replaceIdleLegacyIndex && (await liveLeases(client, alias)) === 0;
     if (!idle) {
       throw new Error(

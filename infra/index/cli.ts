@@ -171,24 +171,24 @@ async function main(argv: string[]): Promise<number> {
     if (count !== undefined && count > 1) console.log(`  ${count} primary shards: each namespace lives on one (requests are routed by namespace)`);
     if (result === 'exists' && (epoch !== undefined || values.first))
       console.log(`  it existed already: ${epoch !== undefined ? '--epoch' : '--first'} was not used`);
-    if (values['record-settings'] && recorded) {
+    if (recorded) {
       for (const [name, variable] of Object.entries(SHARED_SETTINGS) as [SharedSettingName, string][]) {
         const given = sharedSettings[name];
         if (given !== undefined && given !== recorded[name]) {
           throw new Error(
-            `--record-settings: the lock index ${index} records ${variable} ${recorded[name]} already, not ${given}: every process on it works with that value; a new incarnation (--recreate) may record another`,
+            `${variable} is ${given} here but the lock index ${index} records ${recorded[name]}: every process on it works with ${recorded[name]}, and one given ${given} refuses to; unset it, or make a new incarnation that records ${given} (--recreate)`,
           );
         }
       }
     }
+    if (result === 'exists' && shards !== undefined && shards !== count)
+      console.log(`  it existed already with ${count} shard${count === 1 ? '' : 's'}: --shards ${shards} was not used (only a new incarnation takes it)`);
     const now = incarnation ? await readSharedSettings(client, incarnation) : undefined;
     console.log(
       now
         ? `  shared settings: ${describeShared(now)}`
         : '  records no shared settings (made before they were): every process uses its own; run again with --record-settings',
     );
-    if (result === 'exists' && shards !== undefined && shards !== count)
-      console.log(`  it existed already with ${count} shard${count === 1 ? '' : 's'}: --shards ${shards} was not used (only a new incarnation takes it)`);
   } catch (error) {
     if (error instanceof IncarnationEpochError) throw asUsage(error, index);
     if (error instanceof LiveTicketsError) throw new Error(`--recreate: ${error.message} (--force)`);
