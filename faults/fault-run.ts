@@ -80,7 +80,11 @@ export async function runFault(fault: Fault, settings: RunSettings, nodes: reado
   const behaviour = behaviourOf(fault);
   const client = clusterClient(nodes, 5_000);
   const index = `faults-${fault}-${randomBytes(3).toString('hex')}`;
-  await ensureLockIndex(client, index, settings.shards ? { shards: settings.shards } : {});
+  // The run's skew allowance is the lock index's shared setting: every engine of the run works with it.
+  await ensureLockIndex(client, index, {
+    ...(settings.shards ? { shards: settings.shards } : {}),
+    sharedSettings: { maxClockSkewMs: behaviour.maxClockSkewMs },
+  });
   await client.cluster.health({ index, wait_for_status: 'green', timeout: '60s' });
   const history: HistoryEvent[] = [];
   // Waiters woken by a channel, told through a notifier in memory that loses, repeats, throws and says gone;

@@ -4,6 +4,8 @@
  * --sweeper-function invokes the sweeper function directly (the third way), with or without --url.
  */
 
+import type { SharedSettings } from '../functions/core/settings.js';
+import { sharedSettingsFromEnv } from '../functions/runtime/config.js';
 import { chooseStore } from '../infra/lib/store-target.js';
 import { regionOfHost } from '../packages/client/src/sigv4.js';
 import { UsageError } from '../tools/cli/flags.js';
@@ -45,6 +47,16 @@ function sweeperOf(flags: Flags, region: string | undefined): SweeperTarget | un
   };
 }
 
+/**
+ * The shared settings this process is given (MAX_CLOCK_SKEW_MS, read as the functions read it). Unset,
+ * the engine takes the lock index's; set to another value than the lock index records, it refuses.
+ */
+function sharedSettingsFrom(env: Env): SharedSettings {
+  const given = sharedSettingsFromEnv(env);
+  if ('problems' in given) throw new UsageError(given.problems[0]!);
+  return given;
+}
+
 /** Checks the flags for the backend without reaching anything; the returned function makes it. */
 export function chooseBackend(command: string, flags: Flags, env: Env = process.env): () => OpsBackend {
   const stage = stageUrlOf(flags, env);
@@ -73,5 +85,6 @@ export function chooseBackend(command: string, flags: Flags, env: Env = process.
     );
   }
   const endpoint = clusterEndpoint(product);
-  return () => clusterBackend(endpoint, index);
+  const shared = sharedSettingsFrom(env);
+  return () => clusterBackend(endpoint, index, shared);
 }

@@ -7,6 +7,7 @@ import { hostname, userInfo } from 'node:os';
 import { lockDocId } from '../functions/core/keys.js';
 import type { LockState } from '../functions/core/model.js';
 import { parseRequest } from '../functions/core/requests.js';
+import type { SharedSettings } from '../functions/core/settings.js';
 import { presentState } from '../functions/runtime/present.js';
 import { createWakeNotifier } from '../functions/runtime/wake/index.js';
 import { createLockService, type SearchProduct } from '../functions/store/index.js';
@@ -33,7 +34,8 @@ function operatorName(): string {
   }
 }
 
-export function clusterBackend(endpoint: StoreEndpoint, index: string): OpsBackend {
+/** `shared`: the shared settings this process was given (the rest it takes from the lock index). */
+export function clusterBackend(endpoint: StoreEndpoint, index: string, shared: SharedSettings = {}): OpsBackend {
   // Waiters with a wake channel are told of a drain, and woken by a revoke's hand-over, with the caller's AWS credentials.
   const {
     service: engine,
@@ -42,7 +44,7 @@ export function clusterBackend(endpoint: StoreEndpoint, index: string): OpsBacke
   } = createLockService({
     connection: endpoint.connection({ requestTimeoutMs: 15_000 }),
     index,
-    settings: { notifier: createWakeNotifier() },
+    settings: { ...shared, notifier: createWakeNotifier() },
   });
 
   /** The states with each lock's queue length, read from the lock documents themselves (the API does not show queues). */

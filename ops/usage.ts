@@ -26,6 +26,8 @@ Target (one argument):
 Where the commands go:
   the cluster (default)  ES_URL (with ES_API_KEY) or OPENSEARCH_URL, else the project's own node on 127.0.0.1
                          (not started here); --store elasticsearch|opensearch; --index NAME (default LOCK_INDEX, else locks)
+                         The clock-skew allowance is the lock index's (recorded when it was made); MAX_CLOCK_SKEW_MS,
+                         when set, must be that value (the command refuses otherwise)
   a deployed stage       --url https://<api>.execute-api.<region>.amazonaws.com (or LOCKS_URL): its HTTP API,
                          SigV4-signed with your AWS credentials (AWS_PROFILE, the environment, SSO...);
                          --region R (default: from the host name, else AWS_REGION); --unsigned for a local stack

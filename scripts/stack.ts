@@ -82,7 +82,7 @@ export async function startStack(options: StackOptions = {}): Promise<StackDetai
   const env = functionEnv(store.functionEnv(), options.env);
   try {
     // On the project's own node a lock index left by an earlier version of this kit is replaced once idle.
-    await prepareLockIndex(store, env.LOCK_INDEX!, { replaceIdleLegacyIndex: store.ownNode });
+    await prepareLockIndex(store, env.LOCK_INDEX!, { replaceIdleLegacyIndex: store.ownNode, env });
   } catch (error) {
     await store.stop();
     throw error;

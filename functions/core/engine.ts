@@ -21,21 +21,56 @@ import { sweep } from './operations/sweep.js';
 import { tellWaiters } from './operations/wake-waiters.js';
 import { acquireWork, releaseWithRecord } from './operations/work.js';
 import type { AdminRequest, InspectRequest, ListRequest, ReleaseRequest, RenewRequest, SweepRequest } from './requests.js';
-import { type LockSettings, resolveSettings, type SettingsOverrides } from './settings.js';
+import { type LockSettings, resolveSettings, type SettingsOverrides, sharedSettingsOf } from './settings.js';
+import { settleSharedSettings } from './shared-settings.js';
 import type { LockStore } from './store.js';
 
 export class LockEngine {
-  readonly settings: Readonly<LockSettings>;
   private readonly context: EngineContext;
+  private readonly settle: () => Promise<Readonly<LockSettings>>;
+  private settled: Promise<Readonly<LockSettings>> | undefined;
 
   constructor(store: LockStore, overrides: SettingsOverrides = {}) {
-    this.settings = resolveSettings(overrides);
+    const own = resolveSettings(overrides);
     const context: EngineContext = {
       store,
-      settings: this.settings,
+      settings: own,
       tellWaiters: (written) => tellWaiters(context, written),
     };
     this.context = context;
+    this.settle = () => settleSharedSettings(store, own, sharedSettingsOf(overrides));
+  }
+
+  /**
+   * The engine's settings: its own until its first call has taken the shared ones its lock index
+   * records (settings.ts, SHARED_SETTINGS); `ready()` gives them once taken.
+   */
+  get settings(): Readonly<LockSettings> {
+    return this.context.settings;
+  }
+
+  /**
+   * The settings every call works with: the shared ones read from the lock index once, or a refusal
+   * when this engine was given other values (a refusal or a failed read is tried again by the next call).
+   */
+  ready(): Promise<Readonly<LockSettings>> {
+    this.settled ??= this.settle().then(
+      (settings) => {
+        this.context.settings = settings;
+        return settings;
+      },
+      (error: unknown) => {
+        this.settled = undefined;
+        throw error;
+      },
+    );
+    return this.settled;
+  }
+
+  /** Runs an operation once the settings are settled. */
+  private async run<T>(operation: (context: EngineContext) => Promise<T>): Promise<T> {
+    await this.ready();
+    return operation(this.context);
   }
 
   /**
@@ -55,7 +90,7 @@ export class LockEngine {
         }),
       );
     }
-    return acquire(this.context, request);
+    return this.run((context) => acquire(context, request));
   }
 
   /**
@@ -65,7 +100,7 @@ export class LockEngine {
    */
   acquireOrQueue(request: AcquireRequest & { wake: NonNullable<AcquireRequest['wake']> }): Promise<Grant | Queued> {
     if (!this.settings.notifier) return Promise.reject(wakeNotConfigured());
-    return acquireOrQueue(this.context, request);
+    return this.run((context) => acquireOrQueue(context, request));
   }
 
   /**
@@ -75,29 +110,30 @@ export class LockEngine {
    */
   acquireWork(request: AcquireRequest & { work: NonNullable<AcquireRequest['work']> }): Promise<Grant | Queued | CompletedWork> {
     if (request.wake && !this.settings.notifier) return Promise.reject(wakeNotConfigured());
-    return acquireWork(this.context, request);
+    return this.run((context) => acquireWork(context, request));
   }
 
   /** Extends every key of the lease to now + ttlMs. Throws LeaseLostError if any key is no longer held. */
   renew(request: RenewRequest): Promise<Renewal> {
-    return renew(this.context, request.lease, request.ttlMs);
+    return this.run((context) => renew(context, request.lease, request.ttlMs));
   }
 
   /** Gives the lease up on every key; a lease already gone is an outcome (`not_held`, `expired`, `partially_held`). */
   release(request: ReleaseRequest): Promise<Release> {
     // Recording the outcome of the lease's work: only while the lease still holds the lock (operations/work.ts).
-    if (request.record) return releaseWithRecord(this.context, request.lease, request.record);
-    return release(this.context, request.lease);
+    const { record } = request;
+    if (record) return this.run((context) => releaseWithRecord(context, request.lease, record));
+    return this.run((context) => release(context, request.lease));
   }
 
   /** Who holds each key of a target now (realtime). Keys nobody holds are left out. */
   inspect(request: InspectRequest): Promise<LockState[]> {
-    return inspect(this.context, request.target, request.mode);
+    return this.run((context) => inspect(context, request.target, request.mode));
   }
 
   /** Locks by namespace, owner or path prefix. Backed by search: reflects writes after the index refreshes (about a second). */
   list(request: ListRequest): Promise<LockState[]> {
-    return list(this.context, request);
+    return this.run((context) => list(context, request));
   }
 
   /**
@@ -105,22 +141,22 @@ export class LockEngine {
    * revoked holders' next renew answers LeaseLostError; every later grant's token is above theirs.
    */
   revoke(request: AdminRequest): Promise<Revocation> {
-    return revoke(this.context, request);
+    return this.run((context) => revoke(context, request));
   }
 
   /** An operator's drain: every waiter leaves the target's queue, audited; channel waiters are told. */
   drain(request: AdminRequest): Promise<Drained> {
-    return drain(this.context, request);
+    return this.run((context) => drain(context, request));
   }
 
   /** The lock index's incarnation, shards, counts and oldest live lease (a scan: for operators, never on a lock's path). */
   status(): Promise<LockIndexStatus> {
-    return status(this.context);
+    return this.run((context) => status(context));
   }
 
   /** Deletes expired locks and prunes expired holders from shared ones, in batches. */
   sweep(request: SweepRequest = {}): Promise<SweepReport> {
-    return sweep(this.context, request);
+    return this.run((context) => sweep(context, request));
   }
 }
 

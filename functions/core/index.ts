@@ -21,6 +21,16 @@ export {
   UNNAMED_OPERATOR,
 } from './requests.js';
 export { type AcquireInput, type AdminInput, LockService } from './service.js';
-export { DEFAULT_SETTINGS, type LockSettings, resolveSettings, type SettingsOverrides } from './settings.js';
+export {
+  allSharedSettings,
+  DEFAULT_SETTINGS,
+  type LockSettings,
+  resolveSettings,
+  type SettingsOverrides,
+  SHARED_SETTINGS,
+  type SharedSettingName,
+  type SharedSettings,
+  sharedSettingsOf,
+} from './settings.js';
 export type { ListQuery, LockIndexFacts, LockStore, StoredLock, WriteOp, WriteOutcome } from './store.js';
 export type { WakeChannel, WakeDelivery, WakeMessage, WakeNotifier } from './wake.js';

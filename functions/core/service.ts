@@ -38,13 +38,16 @@ export type AdminInput =
 
 export class LockService {
   readonly engine: LockEngine;
-  readonly settings: Readonly<LockSettings>;
   readonly requests: LockRequests;
 
   constructor(store: LockStore, overrides: SettingsOverrides = {}) {
     this.engine = new LockEngine(store, overrides);
-    this.settings = this.engine.settings;
-    this.requests = lockRequests(this.settings);
+    this.requests = lockRequests(this.engine.settings);
+  }
+
+  /** The engine's settings (LockEngine.settings: the shared ones are the lock index's once the first call has read them). */
+  get settings(): Readonly<LockSettings> {
+    return this.engine.settings;
   }
 
   // Async so that bad input rejects the promise like every other refusal, never throws at the call.

@@ -129,6 +129,38 @@ export const DEFAULT_SETTINGS: Readonly<LockSettings> = Object.freeze({
   sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
 }) as Readonly<LockSettings>;
 
+/**
+ * The settings one process's decisions assume of every other process on the same lock index, so one
+ * value for all of them: recorded with the lock index when it is made (LockStore.sharedSettings) and
+ * taken from there by every engine, each named with the environment variable that sets it.
+ * `maxClockSkewMs`: whoever judges another process's lease, ticket, reservation or record adds it to
+ * an instant that process wrote by its own clock, and that process renews and claims counting on the
+ * same allowance. The other timings (claim window, re-wake, retry after a blocked claim, ticket and
+ * record TTLs) are each turned into an instant or a count that the deciding process writes into the
+ * document, and the others read it from there: no process assumes another's value of them.
+ */
+export const SHARED_SETTINGS = { maxClockSkewMs: 'MAX_CLOCK_SKEW_MS' } as const;
+
+export type SharedSettingName = keyof typeof SHARED_SETTINGS;
+
+/** Values of the shared settings: as a lock index records them, or as a process was given them. */
+export type SharedSettings = { [Name in SharedSettingName]?: number };
+
+/** The shared settings among `overrides` (what a process was explicitly given). */
+export const sharedSettingsOf = (overrides: SettingsOverrides): SharedSettings =>
+  Object.fromEntries(
+    Object.keys(SHARED_SETTINGS).flatMap((name) => {
+      const value = overrides[name as SharedSettingName];
+      return value === undefined ? [] : [[name, value]];
+    }),
+  );
+
+/** The shared settings of `settings`, every one of them (what a new lock index records). */
+export const allSharedSettings = (settings: SharedSettings = {}): Required<SharedSettings> =>
+  Object.fromEntries(
+    Object.keys(SHARED_SETTINGS).map((name) => [name, settings[name as SharedSettingName] ?? DEFAULT_SETTINGS[name as SharedSettingName]]),
+  ) as Required<SharedSettings>;
+
 export type SettingsOverrides = Partial<Omit<LockSettings, 'ttl' | 'retry' | 'limits' | 'sweep' | 'queue' | 'work' | 'admin'>> & {
   work?: Partial<LockSettings['work']>;
   admin?: Partial<LockSettings['admin']>;
@@ -143,6 +175,8 @@ export function resolveSettings(overrides: SettingsOverrides = {}): Readonly<Loc
   const settings: LockSettings = {
     ...DEFAULT_SETTINGS,
     ...overrides,
+    // Left undefined: the default (a shared setting then taken from the lock index, shared-settings.ts).
+    maxClockSkewMs: overrides.maxClockSkewMs ?? DEFAULT_SETTINGS.maxClockSkewMs,
     ttl: { ...DEFAULT_SETTINGS.ttl, ...overrides.ttl },
     retry: { ...DEFAULT_SETTINGS.retry, ...overrides.retry },
     limits: { ...DEFAULT_SETTINGS.limits, ...overrides.limits },

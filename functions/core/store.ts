@@ -1,6 +1,7 @@
 /** What the engine needs from the lock index. Only functions/store implements it with Elasticsearch. */
 import type { StoreRejectedError, StoreUnavailableError } from './errors.js';
 import type { Granularity, LockDocument, StoredTicket } from './model.js';
+import type { SharedSettings } from './settings.js';
 
 export interface StoredLock {
   docId: string;
@@ -132,4 +133,10 @@ export interface LockStore {
   findLiveBelow(query: BelowQuery): Promise<BelowResult>;
   /** For operators (`status`): a scan of the whole lock index, never on a lock's path. A store without it cannot report status. */
   describe?(): Promise<LockIndexFacts>;
+  /**
+   * The shared settings the lock index records (settings.ts, SHARED_SETTINGS), and its name: read once
+   * per engine, before its first call. `recorded` is absent for a lock index made before they were
+   * recorded. A store without it (one in memory) leaves each engine its own.
+   */
+  sharedSettings?(): Promise<{ index: string; recorded?: SharedSettings }>;
 }

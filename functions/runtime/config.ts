@@ -3,7 +3,7 @@
  * validated as a whole: a bad value fails the init with every problem named, not the Nth request.
  */
 import { z } from 'zod';
-import { DEFAULT_SETTINGS } from '../core/settings.js';
+import { DEFAULT_SETTINGS, type SharedSettings } from '../core/settings.js';
 import { integer, optional } from './env.js';
 import { type LockPolicy, parseLockPolicy } from './lock-policy.js';
 import { readStoreConfig, type StoreConfig, storeEnv } from './store-config.js';
@@ -15,7 +15,12 @@ export interface FunctionConfig {
   store: StoreConfig;
   lockIndex: string;
   ttl: { defaultMs: number; minMs: number; maxMs: number };
-  maxClockSkewMs: number;
+  /**
+   * MAX_CLOCK_SKEW_MS, when set. Unset: the lock index's (every process on it shares one value, recorded
+   * when it was made: functions/core/settings.ts, SHARED_SETTINGS); set to another value, the engine
+   * refuses to work on it.
+   */
+  maxClockSkewMs?: number;
   /** Upper bound for `waitMs`: what fits in the function timeout after the last attempt. */
   maxWaitMs: number;
   sweep: { batchSize: number; maxBatches: number };
@@ -87,6 +92,17 @@ const envSchema = z
   })
   .loose();
 
+/**
+ * The shared settings an environment gives, read as the functions read them: for the other processes
+ * that build an engine or a lock index (the operator's CLI, index:create). The problems, if any, each
+ * naming its variable.
+ */
+export function sharedSettingsFromEnv(env: Record<string, string | undefined>): SharedSettings | { problems: string[] } {
+  const parsed = envSchema.pick({ MAX_CLOCK_SKEW_MS: true }).safeParse(env);
+  if (!parsed.success) return { problems: parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`) };
+  return parsed.data.MAX_CLOCK_SKEW_MS !== undefined ? { maxClockSkewMs: parsed.data.MAX_CLOCK_SKEW_MS } : {};
+}
+
 const DEFAULT_ES_TIMEOUT_MS = 3_000;
 /** What the function needs besides the Elasticsearch round trip: parsing, answering, a renewal of the log buffer. */
 const TIMEOUT_MARGIN_MS = 1_000;
@@ -147,7 +163,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     store,
     lockIndex: e.LOCK_INDEX ?? 'locks',
     ttl,
-    maxClockSkewMs: e.MAX_CLOCK_SKEW_MS ?? defaults.maxClockSkewMs,
+    ...(e.MAX_CLOCK_SKEW_MS !== undefined ? { maxClockSkewMs: e.MAX_CLOCK_SKEW_MS } : {}),
     maxWaitMs,
     sweep: { batchSize: e.SWEEP_BATCH_SIZE ?? defaults.sweep.batchSize, maxBatches: e.SWEEP_MAX_BATCHES ?? defaults.sweep.maxBatches },
     queue: { maxTickets: e.QUEUE_MAX_TICKETS ?? defaults.queue.maxTickets, wakeBytes: e.QUEUE_WAKE_BYTES ?? defaults.queue.wakeBytes },

@@ -15,6 +15,7 @@ import {
   lockRequests,
   resolveSettings,
   type SettingsOverrides,
+  sharedSettingsOf,
 } from '../core/index.js';
 import type { WakeNotifier } from '../core/wake.js';
 import { translateError } from '../store/errors.js';
@@ -80,7 +81,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const fetchSecret = options.readSecret ?? readSecret;
   const overrides: SettingsOverrides = {
     ttl: config.ttl,
-    maxClockSkewMs: config.maxClockSkewMs,
+    // Unset: the lock index's value, taken by the engine at its first call.
+    ...(config.maxClockSkewMs !== undefined ? { maxClockSkewMs: config.maxClockSkewMs } : {}),
     maxWaitMs: config.maxWaitMs,
     sweep: config.sweep,
     queue: config.queue,
@@ -131,7 +133,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     indexed ??= connect()
       .then(async (ready) => {
         if (config.ensureIndex) {
-          const outcome = await ensureLockIndex(ready.client, config.lockIndex).catch((error: unknown) => {
+          const outcome = await ensureLockIndex(ready.client, config.lockIndex, { sharedSettings: sharedSettingsOf(overrides) }).catch((error: unknown) => {
             throw translateError(error, 'ensure lock index');
           });
           logger.info('lock index ready', { index: config.lockIndex, outcome });

@@ -3,6 +3,7 @@ import type { estypes } from '@elastic/elasticsearch';
 import { StoreRejectedError, StoreUnavailableError } from '../core/errors.js';
 import { type BelowScope, belowScopeOf } from '../core/granularity/index.js';
 import type { LockDocument } from '../core/model.js';
+import type { SharedSettings } from '../core/settings.js';
 import type { BelowQuery, BelowResult, ExpiredPage, ListQuery, LockIndexFacts, LockStore, StoredLock, WriteOp, WriteOutcome } from '../core/store.js';
 import { opaqueIdOption } from './correlation.js';
 import { describeLockIndex } from './describe-index.js';
@@ -10,6 +11,7 @@ import { isIndexNotFound, isNoCopyOnNode, missingLockIndex, responseFailure, tra
 import { epochOfIncarnation } from './incarnation.js';
 import { namespaceRouting, routingOf } from './routing.js';
 import { type SearchClient, serverName } from './search-client.js';
+import { readSharedSettings, SHARED_SETTINGS_META } from './shared-settings.js';
 import { storedFromHit } from './stored-hit.js';
 
 /** Writes are never resent by the client: a resent write is ambiguous, and the engine resolves that by reading back. */
@@ -36,6 +38,9 @@ function writeItem(op: WriteOp): unknown[] {
 const pinnedReplace = (op: WriteOp): op is Extract<WriteOp, { kind: 'replace' }> & { index: string } => op.kind === 'replace' && op.index !== undefined;
 
 const goneOutcome = (op: WriteOp): WriteOutcome => ({ ok: false, docId: op.docId, reason: 'missing' });
+
+/** A write refused by a block on its index (`index.blocks.write`, read-only): it did not apply. */
+const isWriteBlock = (result: Pick<ItemResult, 'status' | 'errorType'>): boolean => result.status === 403 && result.errorType === 'cluster_block_exception';
 
 /**
  * A failover or a relocation of the lock index's primary settles within seconds; the search below
@@ -163,12 +168,15 @@ export class ElasticsearchLockStore implements LockStore {
     const gone = await this.incarnationsGone(ops);
     const sent = ops.filter((op) => !gone.has(op));
     if (sent.length === 0) return ops.map(goneOutcome);
-    if (sent.length === 1) return this.merge(ops, gone, [await this.writeOne(sent[0]!)]);
+    if (sent.length === 1) return this.merge(ops, gone, await this.outcomes(sent, [await this.writeOne(sent[0]!)]));
     const response = await this.bulk(sent.flatMap(writeItem), 'bulk write', true);
     return this.merge(
       ops,
       gone,
-      response.items.map((item, position) => this.outcome(sent[position]!, this.itemResult(Object.values(item)[0] as estypes.BulkResponseItem))),
+      await this.outcomes(
+        sent,
+        response.items.map((item) => this.itemResult(Object.values(item)[0] as estypes.BulkResponseItem)),
+      ),
     );
   }
 
@@ -183,7 +191,10 @@ export class ElasticsearchLockStore implements LockStore {
     const read = new Map<string, StoredLock | null>();
     if (sent.length === 0 && docIds.length === 0) return { outcomes: ops.map(goneOutcome), read };
     const response = await this.bulk([...sent.flatMap(writeItem), ...docIds.flatMap(primaryReadItem)], 'bulk write', true);
-    const outcomes = sent.map((op, position) => this.outcome(op, this.itemResult(Object.values(response.items[position]!)[0] as estypes.BulkResponseItem)));
+    const outcomes = await this.outcomes(
+      sent,
+      sent.map((_, position) => this.itemResult(Object.values(response.items[position]!)[0] as estypes.BulkResponseItem)),
+    );
     docIds.forEach((docId, position) => {
       const found = this.primaryRead(docId, response.items[sent.length + position]!.update!);
       if (!(found instanceof Error)) read.set(docId, found);
@@ -210,6 +221,27 @@ export class ElasticsearchLockStore implements LockStore {
     }
     const gone = new Set(named.filter((_, position) => !current[position]));
     return new Set(ops.filter((op) => pinnedReplace(op) && gone.has(op.index)));
+  }
+
+  /**
+   * The outcomes of the ops sent, from their results. A write refused by a write block on the
+   * incarnation it is pinned to is `missing` when that incarnation is no longer behind the alias: an
+   * adoption or a re-creation closed it before the alias left it (change-incarnation.ts), so nothing
+   * written there counts. Behind the alias still (the move under way, or an operator's block), it is
+   * the retryable error of any other write block.
+   */
+  private async outcomes(sent: readonly WriteOp[], results: ItemResult[]): Promise<WriteOutcome[]> {
+    const blocked = [...new Set(sent.flatMap((op, position) => (op.kind !== 'create' && op.index && isWriteBlock(results[position]!) ? [op.index] : [])))];
+    let left = new Set<string>();
+    if (blocked.length > 0) {
+      try {
+        const behind = await Promise.all(blocked.map((index) => this.client.indices.existsAlias({ index, name: this.index }, readOptions())));
+        left = new Set(blocked.filter((_, position) => !behind[position]));
+      } catch (error) {
+        throw this.translate(error, 'look up the incarnation', this.index);
+      }
+    }
+    return sent.map((op, position) => (op.kind !== 'create' && op.index && left.has(op.index) ? goneOutcome(op) : this.outcome(op, results[position]!)));
   }
 
   /** The outcomes of every op, in order: `missing` for those not sent (their incarnation is gone), the answers for the rest. */
@@ -253,7 +285,7 @@ export class ElasticsearchLockStore implements LockStore {
     };
   }
 
-  private async writeOne(op: WriteOp): Promise<WriteOutcome> {
+  private async writeOne(op: WriteOp): Promise<ItemResult> {
     try {
       const response =
         op.kind === 'create'
@@ -275,21 +307,21 @@ export class ElasticsearchLockStore implements LockStore {
                 { index: op.index ?? this.index, id: op.docId, routing: routingOf(op.docId), if_seq_no: op.ifSeqNo, if_primary_term: op.ifPrimaryTerm },
                 writeOptions(),
               );
-      return this.outcome(op, {
+      return {
         status: op.kind === 'create' ? 201 : 200,
         index: response._index,
         seqNo: response._seq_no,
         primaryTerm: response._primary_term,
         successfulShards: response._shards.successful,
-      });
+      };
     } catch (error) {
       const failure = responseFailure(error);
-      if (failure?.statusCode === 409 || failure?.statusCode === 404) {
-        return this.outcome(op, {
+      if (failure?.statusCode === 409 || failure?.statusCode === 404 || (failure && isWriteBlock({ status: failure.statusCode, errorType: failure.type }))) {
+        return {
           status: failure.statusCode,
           ...(failure.type ? { errorType: failure.type } : {}),
           ...(failure.reason ? { errorReason: failure.reason } : {}),
-        });
+        };
       }
       throw this.translate(error, `${op.kind} ${op.docId}`, this.index, true);
     }
@@ -331,7 +363,8 @@ export class ElasticsearchLockStore implements LockStore {
   private itemError(operation: string, docId: string, result: ItemResult): StoreUnavailableError | StoreRejectedError {
     if (result.status === 404 && isIndexNotFound(result.errorType)) return missingLockIndex(this.index, operation);
     const detail = `${result.status} (${result.errorType ?? 'error'}${result.errorReason ? `: ${result.errorReason}` : ''})`;
-    if (result.status === 429 || result.status >= 500) {
+    // A write block: the lock index moving to a new incarnation (for a moment), or an operator's; nothing was written.
+    if (result.status === 429 || result.status >= 500 || isWriteBlock(result)) {
       return new StoreUnavailableError({ operation, statusCode: result.status }, `${this.server} answered ${detail} to the ${operation} of ${docId}`);
     }
     return new StoreRejectedError(
@@ -515,6 +548,22 @@ export class ElasticsearchLockStore implements LockStore {
 
   describe(): Promise<LockIndexFacts> {
     return describeLockIndex(this.client, this.index);
+  }
+
+  /** One request: the mapping's `_meta` (shared-settings.ts). A lock index made before it recorded them is said once, on stderr. */
+  async sharedSettings(): Promise<{ index: string; recorded?: SharedSettings }> {
+    let recorded: SharedSettings | undefined;
+    try {
+      recorded = await readSharedSettings(this.client, this.index, readOptions());
+    } catch (error) {
+      throw this.translate(error, 'read the shared settings', this.index);
+    }
+    if (!recorded) {
+      console.warn(
+        `the lock index ${this.index} records no shared settings (_meta.${SHARED_SETTINGS_META}: it was made before they were recorded), so this process uses its own, which every process must then be given alike; record them once with \`npm run index:create -- --record-settings\``,
+      );
+    }
+    return { index: this.index, ...(recorded ? { recorded } : {}) };
   }
 
   private async search(operation: string, request: Omit<estypes.SearchRequest, 'index'>): Promise<Array<{ lock: StoredLock; sort?: estypes.SortResults }>> {

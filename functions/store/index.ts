@@ -4,6 +4,14 @@ import type { SettingsOverrides } from '../core/settings.js';
 import { ElasticsearchLockStore } from './elasticsearch-store.js';
 import { createSearchClient, type SearchClient, type SearchConnection } from './search-client.js';
 
+export {
+  type AdoptedIncarnation,
+  adoptLockIndex,
+  LiveTicketsError,
+  liveTickets,
+  type RecreatedLockIndex,
+  recreateLockIndex,
+} from './change-incarnation.js';
 export { createElasticsearchClient, type ElasticsearchConnection } from './client.js';
 export { withOpaqueId } from './correlation.js';
 export { ElasticsearchLockStore } from './elasticsearch-store.js';
@@ -28,23 +36,18 @@ export {
   REGISTRY_INDEX,
 } from './incarnation.js';
 export {
-  type AdoptedIncarnation,
-  adoptLockIndex,
   deleteLockIndex,
   type EnsureLockIndexOptions,
   ensureLockIndex,
-  LiveTicketsError,
-  liveTickets,
   lockIndexDefinition,
   lockIndexIncarnation,
   lockIndexShards,
   MAX_LOCK_INDEX_SHARDS,
-  type RecreatedLockIndex,
-  recreateLockIndex,
 } from './lock-index.js';
 export { adapt as adaptOpenSearchClient } from './opensearch-client.js';
 export { namespaceRouting, routingOf } from './routing.js';
 export { createSearchClient, productOf, SEARCH_PRODUCTS, type SearchClient, type SearchConnection, type SearchProduct } from './search-client.js';
+export { readSharedSettings, recordSharedSettings, SHARED_SETTINGS_META } from './shared-settings.js';
 
 export function createLockService(options: { client?: SearchClient; connection?: SearchConnection; index: string; settings?: SettingsOverrides }): {
   service: LockService;

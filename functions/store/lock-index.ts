@@ -8,18 +8,11 @@
  */
 import type { estypes } from '@elastic/elasticsearch';
 import definition from '../../infra/index/lock-index.json' with { type: 'json' };
+import { allSharedSettings, type SharedSettings } from '../core/settings.js';
 import { clientErrorKind, translateError } from './errors.js';
-import {
-  claimEpoch,
-  type EpochChoice,
-  epochHistory,
-  epochOfIncarnation,
-  IncarnationEpochError,
-  incarnationName,
-  nextEpoch,
-  REGISTRY_INDEX,
-} from './incarnation.js';
+import { claimEpoch, type EpochChoice, epochHistory, IncarnationEpochError, incarnationName, nextEpoch, REGISTRY_INDEX } from './incarnation.js';
 import { type SearchClient, serverName } from './search-client.js';
+import { metaWith } from './shared-settings.js';
 
 export const LOCK_INDEX_DEFINITION = definition;
 
@@ -57,6 +50,12 @@ export interface EnsureLockIndexOptions {
    * keeps its shard count (Elasticsearch cannot change it in place).
    */
   shards?: number;
+  /**
+   * The shared settings a NEW incarnation records (functions/core/settings.ts, SHARED_SETTINGS), the
+   * defaults for those not given: every engine on the lock index takes them (shared-settings.ts). An
+   * existing lock index keeps what it records.
+   */
+  sharedSettings?: SharedSettings;
 }
 
 /** Elasticsearch's own ceiling for one index (`index.number_of_shards`, without changing its limits). */
@@ -93,7 +92,7 @@ export async function lockIndexShards(client: SearchClient, alias: string): Prom
  * it claims the next epoch (the winner died between its claim and its index).
  */
 const CLAIM_WAIT_MS = 10_000;
-const CLAIM_ATTEMPTS = 5;
+export const CLAIM_ATTEMPTS = 5;
 
 /**
  * Creates the lock index (a new incarnation behind the alias `alias`, with the next epoch) unless it
@@ -105,7 +104,7 @@ export async function ensureLockIndex(client: SearchClient, alias: string, optio
   // A bad shard count is the caller's mistake, refused before anything is claimed.
   lockIndexDefinition(options.shards);
   try {
-    if (!(await lockIndexIncarnation(client, alias)) && (await createIncarnation(client, alias, options))) return 'created';
+    if (!(await lockIndexIncarnation(client, alias)) && (await createIncarnation(client, alias, options)) !== undefined) return 'created';
     await upgradeMapping(client, alias);
     return 'exists';
   } catch (error) {
@@ -115,14 +114,19 @@ export async function ensureLockIndex(client: SearchClient, alias: string, optio
   }
 }
 
-/** True when this call made the incarnation, false when another creator did meanwhile. */
-async function createIncarnation(client: SearchClient, alias: string, options: EnsureLockIndexOptions): Promise<boolean> {
+/**
+ * Makes a new incarnation with the next epoch: behind the alias as its write index, unless `replacing`
+ * names the incarnation it is to replace (re-creation), which moves the alias itself once the new one
+ * is ready. The name of the incarnation made, or undefined when another creator made one meanwhile.
+ */
+export async function createIncarnation(client: SearchClient, alias: string, options: EnsureLockIndexOptions, replacing?: string): Promise<string | undefined> {
   const registry = options.registry ?? REGISTRY_INDEX;
   const choice: EpochChoice = { ...(options.epoch !== undefined ? { epoch: options.epoch } : {}), unknownHistory: options.unknownHistory ?? 'first' };
   // Read before a legacy index goes: it is history too (epoch 0).
   let history = await epochHistory(client, alias, { registry });
   const knownBefore = history.known;
-  if (await client.indices.exists({ index: alias })) {
+  // An alias answers `exists` too: one another creator has just made is no legacy index.
+  if (replacing === undefined && (await client.indices.exists({ index: alias })) && !(await client.indices.existsAlias({ name: alias }))) {
     const idle = options.replaceIdleLegacyIndex && (await liveLeases(client, alias)) === 0;
     if (!idle) {
       throw new Error(
@@ -132,12 +136,12 @@ async function createIncarnation(client: SearchClient, alias: string, options: E
     await client.indices.delete({ index: alias });
   }
   for (let attempt = 1; ; attempt++) {
-    if (await lockIndexIncarnation(client, alias)) return false;
+    if (replacing === undefined && (await lockIndexIncarnation(client, alias))) return undefined;
     const epoch = nextEpoch(alias, history, choice, registry);
     const index = incarnationName(alias, epoch);
     if (!(await claimEpoch(client, { alias, epoch, index, createdAt: Date.now(), origin: 'created' }, registry))) {
       // Another creator holds this epoch: it is making the lock index now, or died trying (the epoch stays used).
-      if (await aliasAppears(client, alias, CLAIM_WAIT_MS)) return false;
+      if (replacing === undefined && (await aliasAppears(client, alias, CLAIM_WAIT_MS))) return undefined;
       if (choice.epoch !== undefined) {
         throw new IncarnationEpochError(
           'taken',
@@ -155,13 +159,19 @@ async function createIncarnation(client: SearchClient, alias: string, options: E
       history.known ||= knownBefore;
       continue;
     }
+    const { settings, mappings } = lockIndexDefinition(options.shards);
     try {
-      await client.indices.create({ index, ...(lockIndexDefinition(options.shards) as object), aliases: { [alias]: { is_write_index: true } } });
-      return true;
+      await client.indices.create({
+        index,
+        settings,
+        mappings: { ...mappings, _meta: metaWith({}, allSharedSettings(options.sharedSettings)) } as estypes.MappingTypeMapping,
+        ...(replacing === undefined ? { aliases: { [alias]: { is_write_index: true } } } : {}),
+      });
+      return index;
     } catch (error) {
       // Another creator won the race (the alias would have two write indices, which Elasticsearch refuses); this epoch stays unused.
-      if (!(await lockIndexIncarnation(client, alias))) throw error;
-      return false;
+      if (replacing !== undefined || !(await lockIndexIncarnation(client, alias))) throw error;
+      return undefined;
     }
   }
 }
@@ -176,7 +186,7 @@ async function aliasAppears(client: SearchClient, alias: string, withinMs: numbe
 }
 
 /** Adds the fields of this version to a lock index of an earlier one; refuses an index that is not a lock index. */
-async function upgradeMapping(client: SearchClient, index: string): Promise<void> {
+export async function upgradeMapping(client: SearchClient, index: string): Promise<void> {
   let missing = await missingFields(client, index);
   if (missing.length > 0 && !missing.some((field) => LOCK_DOCUMENT_CORE.includes(field))) {
     // A lock index of an earlier version lacks only fields added since: adding a field to a mapping is safe while in use.
@@ -186,88 +196,10 @@ async function upgradeMapping(client: SearchClient, index: string): Promise<void
   if (missing.length > 0) throw new Error(`Index ${index} exists but is not a lock index of this version (missing fields: ${missing.join(', ')}).`);
 }
 
-export interface AdoptedIncarnation {
-  /** The new incarnation: a copy of the adopted index, now behind the alias. */
-  index: string;
-  epoch: number;
-  /** Indices the alias pointed at before (their holders no longer count); the adopted index itself is deleted. */
-  detached: string[];
-}
-
-/**
- * Makes `source` (a lock index restored from a snapshot under another name) the lock index as a NEW
- * incarnation: its documents, holders included, are cloned into `<alias>-e<next>-...`, recorded in the
- * registry, and the alias moves there in one step. The restored index keeps the epoch of the day it was
- * snapshotted, and tokens issued after the snapshot are above its own; the copy's tokens are above all.
- *
- * `source` gets a write block (a clone needs one) and is deleted once the alias points at the copy:
- * a lease token's note may name it, and a delete aimed at a missing index is read as "gone" where one
- * aimed at a blocked index would fail. Without a registry record for the alias (the registry was lost
- * too), `epoch` must be given: the restored index alone says nothing of the epochs used after it.
- */
-export async function adoptLockIndex(
-  client: SearchClient,
-  alias: string,
-  source: string,
-  options: { epoch?: number; registry?: string } = {},
-): Promise<AdoptedIncarnation> {
-  const registry = options.registry ?? REGISTRY_INDEX;
-  try {
-    if (source === alias || (await client.indices.existsAlias({ name: source }))) {
-      throw new Error(`"${source}" is an alias, not a concrete index: adopt the concrete index behind it`);
-    }
-    if (!(await client.indices.exists({ index: source }))) throw new Error(`there is no index "${source}" to adopt`);
-    const core = (await missingFields(client, source)).filter((field) => LOCK_DOCUMENT_CORE.includes(field));
-    if (core.length > 0) throw new Error(`"${source}" is not a lock index (missing fields: ${core.join(', ')})`);
-    const choice: EpochChoice = { ...(options.epoch !== undefined ? { epoch: options.epoch } : {}), unknownHistory: 'refuse' };
-    for (let attempt = 1; ; attempt++) {
-      const history = await epochHistory(client, alias, { registry, leaveOut: source });
-      history.largest = Math.max(history.largest, epochOfIncarnation(source));
-      const epoch = nextEpoch(alias, history, choice, registry);
-      const index = incarnationName(alias, epoch);
-      if (await claimEpoch(client, { alias, epoch, index, createdAt: Date.now(), origin: 'adopted', adoptedFrom: source }, registry)) {
-        return await cloneAndSwitch(client, alias, source, index, epoch);
-      }
-      if (choice.epoch !== undefined) {
-        throw new IncarnationEpochError('taken', `epoch ${epoch} of lock index "${alias}" is claimed already (registry ${registry})`, {
-          alias,
-          registry,
-          largest: history.largest,
-          epoch,
-        });
-      }
-      if (attempt >= CLAIM_ATTEMPTS) throw new Error(`could not claim an epoch for lock index "${alias}" in ${CLAIM_ATTEMPTS} attempts (registry ${registry})`);
-    }
-  } catch (error) {
-    if (clientErrorKind(error) === undefined) throw error;
-    throw translateError(error, 'adopt lock index', undefined, false, serverName(client));
-  }
-}
-
-async function cloneAndSwitch(client: SearchClient, alias: string, source: string, index: string, epoch: number): Promise<AdoptedIncarnation> {
-  await client.indices.addBlock({ index: source, block: 'write' });
-  // The copy starts writable, and the answer waits for its primary: the alias never points at an index that cannot take a write.
-  const cloned = await client.indices.clone({ index: source, target: index, settings: { 'index.blocks.write': false }, wait_for_active_shards: 1 });
-  if (!cloned.shards_acknowledged) {
-    throw new Error(
-      `the copy ${index} of ${source} did not start in time, and the alias ${alias} was not moved: check the cluster's health, delete ${index}, and run again`,
-    );
-  }
-  await upgradeMapping(client, index);
-  const behind = await client.indices.getAlias({ name: alias }, { ignore: [404] });
-  const detached = Object.keys(behind).filter((name) => name !== 'error' && name !== 'status');
-  // One request: the alias is never missing nor on two indices, and a concurrent change of it makes this fail instead of both applying.
-  await client.indices.updateAliases({
-    actions: [...detached.map((name) => ({ remove: { index: name, alias } })), { add: { index, alias, is_write_index: true } }],
-  });
-  await client.indices.delete({ index: source });
-  return { index, epoch, detached: detached.filter((name) => name !== source) };
-}
-
 /** Fields whose absence means "not a lock index" rather than "a lock index of an earlier version". */
-const LOCK_DOCUMENT_CORE = ['namespace', 'granularity', 'key', 'holders', 'holders.lease', 'holders.expiresAt'];
+export const LOCK_DOCUMENT_CORE = ['namespace', 'granularity', 'key', 'holders', 'holders.lease', 'holders.expiresAt'];
 
-async function missingFields(client: SearchClient, index: string): Promise<string[]> {
+export async function missingFields(client: SearchClient, index: string): Promise<string[]> {
   const mapping = await client.indices.getMapping({ index });
   const properties = Object.values(mapping)[0]?.mappings.properties ?? {};
   return Object.keys(definition.mappings.properties.holders.properties)
@@ -284,109 +216,6 @@ async function liveLeases(client: SearchClient, index: string): Promise<number> 
   await client.indices.refresh({ index });
   const { count } = await client.count({ index, query: { range: { maxExpiresAt: { gt: Date.now() } } } });
   return count;
-}
-
-/** The live tickets (queued waiters) of one incarnation: they live only in its lock documents. */
-export interface LiveTickets {
-  incarnation: string;
-  tickets: number;
-  /** Lock documents with at least one of them. */
-  locks: number;
-  /** Waiters told on a channel (SQS, EventBridge, Step Functions): nobody else would tell them the index is gone. */
-  withWake: number;
-  /** When the last of them runs out (epoch ms); 0 when there are none. */
-  until: number;
-}
-
-const TICKETS_PAGE = 1_000;
-
-/** Only the part of a lock document the count needs; `queue` is stored but not indexed, so it is read from _source. */
-interface QueuedSource {
-  queue?: Array<{ expiresAt?: number; wake?: unknown }>;
-}
-
-/**
- * Counts the tickets in the incarnation behind `alias` that have not run out. `queue` is not
- * indexed: every queued document has `minExpiresAt` (the queue's earliest expiry is among the
- * instants it is the minimum of), so the documents that have it are searched and their queues read.
- */
-export async function liveTickets(client: SearchClient, alias: string, now = Date.now()): Promise<LiveTickets | undefined> {
-  const incarnation = await lockIndexIncarnation(client, alias);
-  if (!incarnation) return undefined;
-  await client.indices.refresh({ index: incarnation });
-  const found: LiveTickets = { incarnation, tickets: 0, locks: 0, withWake: 0, until: 0 };
-  let after: estypes.SortResults | undefined;
-  for (;;) {
-    const page = await client.search<QueuedSource>({
-      index: incarnation,
-      query: { exists: { field: 'minExpiresAt' } },
-      _source: ['queue.expiresAt', 'queue.wake'],
-      sort: [{ minExpiresAt: 'asc' }, { lockId: 'asc' }],
-      size: TICKETS_PAGE,
-      ...(after ? { search_after: after } : {}),
-    });
-    for (const hit of page.hits.hits) countTickets(found, hit._source?.queue ?? [], now);
-    if (page.hits.hits.length < TICKETS_PAGE) return found;
-    after = page.hits.hits.at(-1)!.sort;
-  }
-}
-
-function countTickets(found: LiveTickets, queue: NonNullable<QueuedSource['queue']>, now: number): void {
-  const live = queue.filter((ticket) => (ticket.expiresAt ?? 0) > now);
-  if (live.length === 0) return;
-  found.locks++;
-  found.tickets += live.length;
-  found.withWake += live.filter((ticket) => ticket.wake !== undefined).length;
-  found.until = Math.max(found.until, ...live.map((ticket) => ticket.expiresAt!));
-}
-
-/** Re-creating the lock index would drop waiters that nothing would tell. */
-export class LiveTicketsError extends Error {
-  override readonly name = 'LiveTicketsError';
-  constructor(readonly context: LiveTickets & { alias: string }) {
-    super(
-      `lock index "${context.alias}" (incarnation ${context.incarnation}) has ${context.tickets} live ticket${context.tickets === 1 ? '' : 's'} (queued waiters, ${context.withWake} on a wake channel) in ${context.locks} lock${context.locks === 1 ? '' : 's'}, the last running out at ${new Date(context.until).toISOString()}: a new incarnation would drop them without telling their waiters. Wait until then, or force it.`,
-    );
-  }
-}
-
-export interface RecreatedLockIndex {
-  /** The incarnation deleted (undefined: there was no lock index, and one was created). */
-  previous?: string;
-  index: string;
-  epoch: number;
-  /** The live tickets the previous incarnation had (dropped, untold): only ever non-zero when forced. */
-  dropped: number;
-}
-
-/**
- * Makes the next incarnation of the lock index: deletes the one behind `alias` (its leases and tickets
- * with it) and creates a new one with the next epoch. Refuses with LiveTicketsError while the current
- * incarnation holds live tickets, whose waiters would never be told (a waiter on a channel waits for
- * its message), unless `force`. A ticket queued between the count and the delete is still dropped.
- */
-export async function recreateLockIndex(
-  client: SearchClient,
-  alias: string,
-  options: EnsureLockIndexOptions & { force?: boolean } = {},
-): Promise<RecreatedLockIndex> {
-  lockIndexDefinition(options.shards);
-  let tickets: LiveTickets | undefined;
-  try {
-    tickets = await liveTickets(client, alias);
-  } catch (error) {
-    throw translateError(error, 'count live tickets', alias, false, serverName(client));
-  }
-  if (tickets && tickets.tickets > 0 && !options.force) throw new LiveTicketsError({ ...tickets, alias });
-  if (tickets) await deleteLockIndex(client, alias);
-  await ensureLockIndex(client, alias, options);
-  const index = (await lockIndexIncarnation(client, alias))!;
-  return {
-    ...(tickets ? { previous: tickets.incarnation } : {}),
-    index,
-    epoch: epochOfIncarnation(index),
-    dropped: tickets?.tickets ?? 0,
-  };
 }
 
 /**

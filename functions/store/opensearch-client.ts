@@ -85,7 +85,10 @@ export function adapt(client: OpenSearch): SearchClient {
       getAlias: on(api.indices, 'getAlias'),
       getMapping: on(api.indices, 'getMapping'),
       getSettings: on(api.indices, 'getSettings'),
-      putMapping: on(api.indices, 'putMapping', ({ properties, ...params }) => ({ ...params, body: { properties } })),
+      putMapping: on(api.indices, 'putMapping', ({ properties, _meta, ...params }) => ({
+        ...params,
+        body: { ...(properties ? { properties } : {}), ...(_meta ? { _meta } : {}) },
+      })),
       putSettings: on(api.indices, 'putSettings', (params) => named(params, 'settings')),
       clone: on(api.indices, 'clone', (params) => withBody(params, BODY_FIELDS.clone)),
       addBlock: on(api.indices, 'addBlock'),

@@ -4,9 +4,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Grant } from '../../functions/core/model.js';
 import { LockService } from '../../functions/core/service.js';
 import type { LockStore, StoredLock, WriteOp } from '../../functions/core/store.js';
 import type { WakeNotifier } from '../../functions/core/wake.js';
+import { LiveTicketsError, liveTickets, recreateLockIndex } from '../../functions/store/change-incarnation.js';
 import { isIncarnationOf } from '../../functions/store/incarnation.js';
 import {
   adoptLockIndex,
@@ -20,8 +22,9 @@ import {
   lockIndexIncarnation,
   REGISTRY_INDEX,
 } from '../../functions/store/index.js';
-import { LiveTicketsError, LOCK_INDEX_DEFINITION, liveTickets, recreateLockIndex } from '../../functions/store/lock-index.js';
+import { LOCK_INDEX_DEFINITION } from '../../functions/store/lock-index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { readSharedSettings } from '../../functions/store/shared-settings.js';
 import { closeTestClient, testClient } from '../support/engine.js';
 
 let client: SearchClient;
@@ -33,7 +36,8 @@ const newAlias = (label: string): string => {
   aliases.push(alias);
   return alias;
 };
-const engineOn = (alias: string) => new LockService(new ElasticsearchLockStore(client, alias), { maxClockSkewMs: 50 });
+// No clock-skew allowance of their own: each takes the one its lock index records (the default, here).
+const engineOn = (alias: string) => new LockService(new ElasticsearchLockStore(client, alias));
 const epochOfToken = (token: string): number => Number(BigInt(token) / 10n ** 16n);
 const largest = (tokens: string[]): bigint => tokens.map((token) => BigInt(token)).reduce((a, b) => (a > b ? a : b));
 /** The concrete indices named `name` (or behind it) or `name-*`. */
@@ -152,7 +156,7 @@ describe('a write decided on a read from the previous incarnation', () => {
     const alias = newAlias('pinned');
     await ensureLockIndex(client, alias, { registry });
     const store = new PausingStore(new ElasticsearchLockStore(client, alias));
-    const stalled = new LockService(store, { maxClockSkewMs: 50 });
+    const stalled = new LockService(store);
     const lock = { namespace: 'orders', granularity: 'document' as const, ids: ['o-1'] };
     const old = await stalled.acquire({ ...lock, owner: 'old', ttlMs: 60_000 });
     const first = (await lockIndexIncarnation(client, alias))!;
@@ -185,7 +189,7 @@ describe('making the next incarnation (index:create --recreate)', () => {
     await ensureLockIndex(client, alias, { registry });
     // What is tested is the index operation: a channel that takes every message is enough.
     const notifier: WakeNotifier = { notify: async () => 'delivered' };
-    const engine = new LockService(new ElasticsearchLockStore(client, alias), { maxClockSkewMs: 50, notifier });
+    const engine = new LockService(new ElasticsearchLockStore(client, alias), { notifier });
     const lock = { namespace: 'jobs', granularity: 'document' as const, ids: ['nightly'] };
     await engine.acquire({ ...lock, owner: 'holder', ttlMs: 60_000 });
     const queued = await engine.acquireOrQueue({
@@ -217,6 +221,100 @@ describe('making the next incarnation (index:create --recreate)', () => {
     expect((await liveTickets(client, alias))?.tickets).toBe(0);
     // Nothing queued: the next incarnation needs no force.
     expect(await recreateLockIndex(client, alias, { registry })).toMatchObject({ previous: made.index, dropped: 0, epoch: 3 });
+  });
+});
+
+/**
+ * The real client with a hook run once right before the next write request (an index, a delete or a
+ * bulk): after the store's look at the alias, before its write is sent. A real node cannot stall a
+ * caller between the two on demand; the hook is that stall, and what it does runs on the real node.
+ */
+function stallingBeforeWrite(real: SearchClient): { client: SearchClient; stall: (hook: () => Promise<void>) => void } {
+  let pending: (() => Promise<void>) | undefined;
+  const client = new Proxy(real, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (property !== 'index' && property !== 'bulk' && property !== 'delete') return typeof value === 'function' ? value.bind(target) : value;
+      return async (...args: unknown[]) => {
+        const hook = pending;
+        pending = undefined;
+        await hook?.();
+        return (value as (...params: unknown[]) => Promise<unknown>).apply(target, args);
+      };
+    },
+  });
+  return {
+    client,
+    stall: (hook) => {
+      pending = hook;
+    },
+  };
+}
+
+describe('adoption closes the incarnation the alias leaves', () => {
+  /** A lock index with `held` granted in its first incarnation, and a restored index (empty: a snapshot from before that grant). */
+  async function adoptionScene(label: string) {
+    const alias = newAlias(label);
+    await ensureLockIndex(client, alias, { registry });
+    const restored = `restored-${label}-${randomBytes(4).toString('hex')}`;
+    aliases.push(restored);
+    await client.indices.create({ index: restored, mappings: LOCK_INDEX_DEFINITION.mappings as never });
+    const { client: stalling, stall } = stallingBeforeWrite(client);
+    return {
+      alias,
+      restored,
+      stalled: new LockService(new ElasticsearchLockStore(stalling, alias)),
+      stall,
+      first: (await lockIndexIncarnation(client, alias))!,
+    };
+  }
+
+  // fails on main: the detached incarnation stayed writable, and the renewal was answered (an epoch-1
+  // token) after the key was granted in the adopted copy (epoch 2).
+  it('a renewal whose alias look came before the move and whose write lands after it is LeaseLostError, never a renewal', async () => {
+    const { alias, restored, stalled, stall, first } = await adoptionScene('adopt-renew');
+    const lock = { namespace: 'jobs', granularity: 'document' as const, ids: ['k'] };
+    const held = await stalled.acquire({ ...lock, owner: 'holder', ttlMs: 60_000 });
+    let rival: Grant | undefined;
+    stall(async () => {
+      await adoptLockIndex(client, alias, restored, { registry });
+      rival = await engineOn(alias).acquire({ ...lock, owner: 'rival', ttlMs: 60_000 });
+    });
+    const renewal = await stalled.renew({ leaseToken: held.leaseToken, ttlMs: 60_000 }).catch((error: unknown) => error);
+    expect(renewal).toMatchObject({ name: 'LeaseLostError' });
+    expect(epochOfToken(rival!.fencingToken)).toBe(2);
+    const [state] = await engineOn(alias).inspect(lock);
+    expect(state?.holders.map((holder) => holder.owner)).toEqual(['rival']);
+    // The incarnation left is closed: its copy of the lock is the holder's as granted, the renewal never landed there.
+    expect(
+      (await client.get<{ holders: Array<{ expiresAt: number }> }>({ index: first, id: 'jobs|d|k', routing: 'jobs' }))._source?.holders[0]?.expiresAt,
+    ).toBe(held.expiresAt);
+  });
+});
+
+describe('re-creation keeps the completion records', () => {
+  // fails on main: the record was dropped with the incarnation, and the redelivery was granted the work again.
+  it('carries unexpired outcomes over (claims dropped), closes the incarnation it leaves, and keeps its shared settings', async () => {
+    const alias = newAlias('records');
+    await ensureLockIndex(client, alias, { registry, sharedSettings: { maxClockSkewMs: 700 } });
+    const engine = engineOn(alias);
+    const work = (key: string, owner: string) => ({ namespace: 'jobs', granularity: 'document', ids: [`j-${key}`], owner, idempotencyKey: key, ttlMs: 60_000 });
+    const done = (await engine.acquireWork(work('done', 'first'))) as Grant;
+    await engine.release({ leaseToken: done.leaseToken, record: { status: 'completed', result: { rows: 3 }, ttlMs: 86_400_000 } });
+    // Taken on, never recorded: its claim names a lease the next incarnation does not have.
+    await engine.acquireWork(work('claimed', 'taker'));
+    const first = (await lockIndexIncarnation(client, alias))!;
+
+    const made = await recreateLockIndex(client, alias, { registry, force: true });
+    const redelivered = await engine.acquireWork(work('done', 'redelivery'));
+    expect(redelivered).toMatchObject({ status: 'completed', result: { rows: 3 }, owner: 'first' });
+    // The claim did not come along: the work is open in the new incarnation.
+    const retaken = await engine.acquireWork(work('claimed', 'next'));
+    expect(retaken).toMatchObject({ leaseToken: expect.any(String) });
+
+    expect(made).toMatchObject({ previous: first, carried: 1, sharedSettings: { maxClockSkewMs: 700 } });
+    expect(await client.indices.exists({ index: first })).toBe(false);
+    expect(await readSharedSettings(client, alias)).toEqual({ maxClockSkewMs: 700 });
   });
 });
 

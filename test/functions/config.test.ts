@@ -22,13 +22,14 @@ describe('readConfig', () => {
       store: { product: 'elasticsearch', nodes: ['https://es.example.com:9243'], requestTimeoutMs: 3_000 },
       lockIndex: 'locks',
       ttl: { defaultMs: 30_000, minMs: 1_000, maxMs: 900_000 },
-      maxClockSkewMs: 500,
       maxWaitMs: 60_000,
       sweep: { batchSize: 500, maxBatches: 20 },
       queue: { maxTickets: 1_000, wakeBytes: 2_048 },
       ensureIndex: false,
     });
     expect(config.tokenSigningKey).toBeUndefined();
+    // Unset: the lock index's (a shared setting every process takes from it).
+    expect(config).not.toHaveProperty('maxClockSkewMs');
     expect(() => readConfig({})).toThrow(/ES_URL/);
   });
 

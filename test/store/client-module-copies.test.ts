@@ -13,6 +13,7 @@ import { type Client, errors } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LockContentionError, LockHeldError, LockOutcomeUnknownError, StaleFencingTokenError, StoreUnavailableError } from '../../functions/core/errors.js';
 import type { LockDocument } from '../../functions/core/model.js';
+import { LockService } from '../../functions/core/service.js';
 import {
   createElasticsearchClient,
   createLockService,
@@ -22,7 +23,7 @@ import {
   writeFenced,
 } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
-import { closeTestClient, freshLockIndex, testClient } from '../support/engine.js';
+import { closeTestClient, freshLockIndex, TEST_SKEW_MS, testClient } from '../support/engine.js';
 
 type ElasticsearchModule = typeof import('@elastic/elasticsearch');
 const commonJs = createRequire(import.meta.url)('@elastic/elasticsearch') as ElasticsearchModule;
@@ -226,7 +227,12 @@ describe.each(entries)('a client from the $entry entry', ({ entry, connect }) =>
       const read = await store.read(['orders|d|silent']).catch((error: unknown) => error);
       expect(read).toBeInstanceOf(StoreUnavailableError);
       expect((read as StoreUnavailableError).context.ambiguous).toBeFalsy();
-      const { service: engine } = createLockService({ client: silent, index });
+      // The shared settings as the lock index records them, read before the node fell silent (with the
+      // node silent from the start, the engine's first request would be that read, not the write).
+      const settled = Object.assign(new ElasticsearchLockStore(silent, index), {
+        sharedSettings: async () => ({ index, recorded: { maxClockSkewMs: TEST_SKEW_MS } }),
+      });
+      const engine = new LockService(settled);
       const outcome = await engine.acquire({ namespace: 'orders', granularity: 'document', ids: ['silent'], owner: 'w' }).catch((error: unknown) => error);
       // The engine writes first; with the answer lost and the read-back silent too, it cannot know what it holds.
       expect(outcome).toBeInstanceOf(LockOutcomeUnknownError);

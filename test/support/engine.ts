@@ -19,9 +19,15 @@ const createdIndices = new Set<string>();
  */
 const DEFAULT_SHARDS = Number(process.env.LOCK_TEST_SHARDS ?? 1);
 
+/**
+ * The clock-skew allowance of the test lock indices and of the engines over them: each lock index
+ * records it (a shared setting), and an engine given another value refuses to work on it.
+ */
+export const TEST_SKEW_MS = 50;
+
 export async function freshLockIndex(client: SearchClient, label: string, options: { shards?: number } = {}): Promise<string> {
   const index = `locks-test-${label}-${randomBytes(4).toString('hex')}`;
-  await ensureLockIndex(client, index, { shards: options.shards ?? DEFAULT_SHARDS });
+  await ensureLockIndex(client, index, { shards: options.shards ?? DEFAULT_SHARDS, sharedSettings: { maxClockSkewMs: TEST_SKEW_MS } });
   createdIndices.add(index);
   return index;
 }
@@ -34,7 +40,7 @@ export async function closeTestClient(client: SearchClient): Promise<void> {
 }
 
 export function engineOn(client: SearchClient, index: string, settings: SettingsOverrides = {}) {
-  return createLockService({ client, index, settings: { maxClockSkewMs: 50, ...settings } }).service;
+  return createLockService({ client, index, settings: { maxClockSkewMs: TEST_SKEW_MS, ...settings } }).service;
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
