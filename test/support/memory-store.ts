@@ -121,6 +121,17 @@ export class MemoryLockStore implements LockStore, LaggingCopy {
     return this.snapshotOf(this.docs);
   }
 
+  /** One document as the primary has it, not copied (a checker's look, many times a step): never change it. */
+  peek(docId: string): StoredLock | null {
+    const entry = this.docs.get(docId);
+    return entry ? { docId, seqNo: entry.seqNo, primaryTerm: entry.primaryTerm, index: this.incarnation, epoch: this.epoch, body: entry.body } : null;
+  }
+
+  /** Every document's body as the primary has it, not copied: never change them. */
+  bodies(): IterableIterator<LockDocument> {
+    return [...this.docs.values()].map((entry) => entry.body).values();
+  }
+
   lagBehind(writes = Number.POSITIVE_INFINITY): void {
     this.copy ??= { docs: new Map(this.docs), missed: [], since: [], trailing: writes };
     this.copy.trailing = writes;

@@ -1,0 +1,136 @@
+/**
+ * One schedule's world for the systematic explorations (test/engine/*-exhaustive.test.ts): the
+ * in-memory store behind a stepped store (test/support/systematic.ts), the invariant checks watching
+ * it, and an engine per settings source, every process on its own clock. The processes of a scenario
+ * share one engine per skew allowance; one configured with another allowance (an operator's CLI, say)
+ * gets its own, over the same store.
+ */
+import type { CompletedWork, Grant, LockTarget } from '../../functions/core/model.js';
+import { LockService } from '../../functions/core/service.js';
+import type { SettingsOverrides } from '../../functions/core/settings.js';
+import type { LockStore } from '../../functions/core/store.js';
+import { workDocId, workKeyHash } from '../../functions/core/work.js';
+import { MemoryLockStore } from './memory-store.js';
+import { nextInstant, OperationChecks, type Process } from './operation-checks.js';
+import { type SystematicScheduler, steppedStore } from './systematic.js';
+
+export interface WorldOptions {
+  processes: Record<string, Process>;
+  /** Processes whose writes revoke (an operator's revoke). */
+  revokers?: readonly string[];
+  /** Times past a stored one, besides 0 and each process's skew, at which a decision may change. */
+  deltas?: readonly number[];
+}
+
+/**
+ * The engines of one exploration, made once (a LockService takes milliseconds to build, more than a
+ * schedule takes to run) and pointed at each schedule's store and clock in turn: one per skew
+ * allowance, all with `settings`.
+ */
+export class Stage {
+  private engines = new Map<number, LockService>();
+  private store?: LockStore;
+  private scheduler?: SystematicScheduler;
+  private processes = new Map<string, Process>();
+  /** The store as the engines see it: the current schedule's. */
+  private readonly forwarding: LockStore = {
+    read: (ids) => this.store!.read(ids),
+    readPrimary: (ids) => this.store!.readPrimary(ids),
+    write: (ops) => this.store!.write(ops),
+    writeThenRead: (ops, ids) => this.store!.writeThenRead(ops, ids),
+    findExpired: (before, size, after) => this.store!.findExpired(before, size, after),
+    list: (query) => this.store!.list(query),
+    findLiveBelow: (query) => this.store!.findLiveBelow(query),
+    describe: () => this.store!.describe!(),
+  };
+
+  constructor(private readonly settings: SettingsOverrides = {}) {}
+
+  /** Points every engine at this schedule's store, scheduler and clocks. */
+  enter(store: LockStore, scheduler: SystematicScheduler, processes: Map<string, Process>): void {
+    this.store = store;
+    this.scheduler = scheduler;
+    this.processes = processes;
+  }
+
+  engine(skewMs: number): LockService {
+    let engine = this.engines.get(skewMs);
+    if (!engine) {
+      engine = new LockService(this.forwarding, {
+        ...this.settings,
+        maxClockSkewMs: skewMs,
+        now: () => this.scheduler!.now + (this.processes.get(this.scheduler!.current())?.offset ?? 0),
+        sleep: (ms) => this.scheduler!.sleep(ms),
+      });
+      this.engines.set(skewMs, engine);
+    }
+    return engine;
+  }
+}
+
+export type World = ReturnType<typeof world>;
+
+export function world(stage: Stage, scheduler: SystematicScheduler, options: WorldOptions) {
+  const memory = new MemoryLockStore();
+  const processes = new Map(Object.entries(options.processes));
+  const checks = new OperationChecks(scheduler, memory, processes, new Set(options.revokers ?? []));
+  const store = steppedStore(memory, scheduler, checks.onWrite, checks.onRead);
+  stage.enter(store, scheduler, processes);
+  const engineOf = (actor: string): LockService => {
+    const skew = processes.get(actor)?.skewMs;
+    if (skew === undefined) throw new Error(`no process ${actor}`);
+    return stage.engine(skew);
+  };
+  return {
+    /** The process does its work: a step of its own, so that others and time may come between its grant and its release. */
+    works: (): Promise<void> => scheduler.schedule('works', () => undefined),
+    memory,
+    checks,
+    store,
+    engineOf,
+    nextInstant: (at: number): number | undefined => nextInstant(memory, processes, at, options.deltas),
+  };
+}
+
+/** The flat fields of a target, as LockService takes them. */
+export function fieldsOf(target: LockTarget): Record<string, unknown> {
+  const { namespace, granularity } = target;
+  if (granularity === 'document') return { namespace, granularity, ids: target.ids };
+  if (granularity === 'tree') return { namespace, granularity, path: target.path };
+  return { namespace, granularity };
+}
+
+/**
+ * One delivery of a piece of work: acquireWork (waitMs 0); on a grant the work runs and the release
+ * records `completed` with the actor's name as result. The work takes a step of its own, during which
+ * others run and time passes freely; the hold ends when it is done.
+ */
+export async function deliverWork(
+  w: World,
+  actor: string,
+  target: LockTarget,
+  key: string,
+  options: { ttlMs: number; recordTtlMs: number },
+): Promise<'completed' | 'ran' | 'refused'> {
+  const engine = w.engineOf(actor);
+  const docId = workDocId(target.namespace, workKeyHash(target, key));
+  const call = w.checks.workCall(actor, docId);
+  let answer: Grant | CompletedWork | { status: 'queued' };
+  try {
+    answer = await engine.acquireWork({ ...fieldsOf(target), mode: 'exclusive', owner: actor, ttlMs: options.ttlMs, waitMs: 0, idempotencyKey: key });
+  } catch (error) {
+    w.checks.answered(call, { kind: 'error', name: (error as Error).name });
+    return 'refused';
+  }
+  if ('status' in answer) {
+    if (answer.status !== 'completed') throw new Error(`acquireWork without wake answered ${answer.status}`);
+    w.checks.answered(call, { kind: 'completed', answer: answer as CompletedWork });
+    return 'completed';
+  }
+  w.checks.answered(call, { kind: 'grant' });
+  const hold = w.checks.granted(actor, target, answer, docId);
+  await w.works();
+  w.checks.stopped(hold);
+  await engine.release({ leaseToken: answer.leaseToken, record: { status: 'completed', result: actor, ttlMs: options.recordTtlMs } }).catch(() => undefined);
+  return 'ran';
+}
