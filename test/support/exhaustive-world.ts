@@ -11,7 +11,7 @@ import type { SettingsOverrides } from '../../functions/core/settings.js';
 import type { LockStore } from '../../functions/core/store.js';
 import { workDocId, workKeyHash } from '../../functions/core/work.js';
 import { MemoryLockStore } from './memory-store.js';
-import { nextInstant, OperationChecks, type Process } from './operation-checks.js';
+import { type Hold, nextInstant, OperationChecks, type Process } from './operation-checks.js';
 import { type SystematicScheduler, steppedStore } from './systematic.js';
 
 export interface WorldOptions {
@@ -102,15 +102,15 @@ export function fieldsOf(target: LockTarget): Record<string, unknown> {
 
 /**
  * One delivery of a piece of work: acquireWork (waitMs 0); on a grant the work runs and the release
- * records `completed` with the actor's name as result. The work takes a step of its own, during which
- * others run and time passes freely; the hold ends when it is done.
+ * records `completed` with the actor's name as result (the work: a step, and a renewal and another
+ * step if asked); the hold ends when the work is done, or when a renewal answers that it was lost.
  */
 export async function deliverWork(
   w: World,
   actor: string,
   target: LockTarget,
   key: string,
-  options: { ttlMs: number; recordTtlMs: number },
+  options: { ttlMs: number; recordTtlMs: number; renew?: boolean },
 ): Promise<'completed' | 'ran' | 'refused'> {
   const engine = w.engineOf(actor);
   const docId = workDocId(target.namespace, workKeyHash(target, key));
@@ -129,8 +129,58 @@ export async function deliverWork(
   }
   w.checks.answered(call, { kind: 'grant' });
   const hold = w.checks.granted(actor, target, answer, docId);
-  await w.works();
-  w.checks.stopped(hold);
-  await engine.release({ leaseToken: answer.leaseToken, record: { status: 'completed', result: actor, ttlMs: options.recordTtlMs } }).catch(() => undefined);
+  const leaseToken = await work(w, hold, answer.leaseToken, options);
+  if (leaseToken) await engine.release({ leaseToken, record: { status: 'completed', result: actor, ttlMs: options.recordTtlMs } }).catch(() => undefined);
   return 'ran';
+}
+
+/** The work under a grant: a step, then a renewal if asked and another step. The token to release with; undefined when the lease was lost. */
+async function work(w: World, hold: Hold, leaseToken: string, options: { ttlMs: number; renew?: boolean }): Promise<string | undefined> {
+  await w.works();
+  if (!options.renew) {
+    w.checks.stopped(hold);
+    return leaseToken;
+  }
+  const sent = w.checks.mark();
+  try {
+    const renewal = await w.engineOf(hold.actor).renew({ leaseToken, ttlMs: options.ttlMs });
+    w.checks.renewed(hold, renewal, sent);
+    await w.works();
+    w.checks.stopped(hold);
+    return renewal.leaseToken;
+  } catch {
+    // Lost (or the store failed): it stops at once, and records nothing.
+    w.checks.stopped(hold);
+    return undefined;
+  }
+}
+
+/**
+ * A holder: acquires (waitMs 0), works, renews once if asked (and works on if renewed), releases. Its
+ * hold ends when it stops working, or when it hears its lease is lost.
+ */
+export async function holdLock(
+  w: World,
+  actor: string,
+  target: LockTarget,
+  options: { ttlMs: number; mode?: 'exclusive' | 'shared'; permits?: { limit: number; count: number }; renew?: boolean },
+): Promise<'held' | 'refused'> {
+  const engine = w.engineOf(actor);
+  let grant: Grant;
+  try {
+    grant = await engine.acquire({
+      ...fieldsOf(target),
+      mode: options.mode ?? 'exclusive',
+      owner: actor,
+      ttlMs: options.ttlMs,
+      waitMs: 0,
+      ...(options.permits ? { permits: options.permits } : {}),
+    });
+  } catch {
+    return 'refused';
+  }
+  const hold = w.checks.granted(actor, target, grant);
+  const leaseToken = await work(w, hold, grant.leaseToken, options);
+  await engine.release({ leaseToken: leaseToken ?? grant.leaseToken }).catch(() => undefined);
+  return 'held';
 }

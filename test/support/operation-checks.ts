@@ -76,8 +76,9 @@ export class OperationChecks {
   /** What broke as it happened. */
   readonly problems: string[] = [];
   readonly holds: Hold[] = [];
-  /** When an operator's write took each lease off a document (true time). */
+  /** When an operator's write took each lease off a document (true time), and its place among the store calls. */
   readonly revokedAt = new Map<string, number>();
+  private readonly revokedSeq = new Map<string, number>();
   private readonly claimed = new Map<string, Set<string>>();
   private readonly records: AppliedRecord[] = [];
   private readonly workCalls: WorkCall[] = [];
@@ -125,7 +126,10 @@ export class OperationChecks {
   private holderLeft(holder: StoredHolder, docId: string, actor: string, now: number): void {
     if (this.revokers.has(actor)) {
       for (let gone: StoredHolder | null | undefined = holder; gone; gone = gone.restores) {
-        if (!this.revokedAt.has(gone.lease)) this.revokedAt.set(gone.lease, now);
+        if (!this.revokedAt.has(gone.lease)) {
+          this.revokedAt.set(gone.lease, now);
+          this.revokedSeq.set(gone.lease, this.seq);
+        }
       }
       return;
     }
@@ -233,10 +237,18 @@ export class OperationChecks {
     return hold;
   }
 
-  renewed(hold: Hold, renewal: Renewal): void {
+  /** Where a call is sent among the store calls: `renewed` takes it. */
+  mark(): number {
+    return this.seq;
+  }
+
+  /** A renewal sent at `sent` (mark()) answered now. */
+  renewed(hold: Hold, renewal: Renewal, sent: number): void {
     hold.segments.push([this.scheduler.now, this.trueTime(hold.actor, renewal.expiresAt)]);
-    if (this.revokedAt.has(hold.leaseId))
-      this.problems.push(`I5 a revoked lease renews nothing: ${hold.actor}'s renewal answered at ${this.at()}, after its revoke`);
+    const revokedSeq = this.revokedSeq.get(hold.leaseId);
+    if (revokedSeq !== undefined && revokedSeq <= sent) {
+      this.problems.push(`I5 a revoked lease renews nothing: ${hold.actor}'s renewal, sent after its revoke's write, was answered at ${this.at()}`);
+    }
     this.standing(hold, renewal.expiresAt, 'renewal');
   }
 
@@ -248,6 +260,8 @@ export class OperationChecks {
   /** I3: on the primary, the lease holds every key until at least the expiry told, which is still ahead by the holder's clock. */
   private standing(hold: Hold, expiresAt: number, what: string): void {
     const now = this.scheduler.now;
+    // Revoked while its call was under way: as if revoked just after the answer (docs/protocol.md, T12); its hold ends at the revoke.
+    if (this.revokedAt.has(hold.leaseId)) return;
     if (now >= this.trueTime(hold.actor, expiresAt)) {
       this.problems.push(
         `I3 answered with time left: ${hold.actor}'s ${what} answered at ${this.at()}, after its end by its own clock (+${this.trueTime(hold.actor, expiresAt) - 1_000_000} ms)`,
