@@ -20,6 +20,8 @@ export interface WorldOptions {
   revokers?: readonly string[];
   /** Times past a stored one, besides 0 and each process's skew, at which a decision may change. */
   deltas?: readonly number[];
+  /** The operator re-creates the lock index (forced) in these schedules (OperationChecks says what that exempts). */
+  recreated?: boolean;
 }
 
 /**
@@ -73,7 +75,7 @@ export type World = ReturnType<typeof world>;
 export function world(stage: Stage, scheduler: SystematicScheduler, options: WorldOptions) {
   const memory = new MemoryLockStore();
   const processes = new Map(Object.entries(options.processes));
-  const checks = new OperationChecks(scheduler, memory, processes, new Set(options.revokers ?? []));
+  const checks = new OperationChecks(scheduler, memory, processes, new Set(options.revokers ?? []), options.recreated);
   const store = steppedStore(memory, scheduler, checks.onWrite, checks.onRead);
   stage.enter(store, scheduler, processes);
   const engineOf = (actor: string): LockService => {

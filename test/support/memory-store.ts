@@ -121,6 +121,11 @@ export class MemoryLockStore implements LockStore, LaggingCopy {
     return this.snapshotOf(this.docs);
   }
 
+  /** The current incarnation's fencing epoch. */
+  get currentEpoch(): number {
+    return this.epoch;
+  }
+
   /** One document as the primary has it, not copied (a checker's look, many times a step): never change it. */
   peek(docId: string): StoredLock | null {
     const entry = this.docs.get(docId);

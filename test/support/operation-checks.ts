@@ -28,6 +28,8 @@ import type { SystematicScheduler, WriteSeen } from './systematic.js';
 /** The compatibility table of docs/model.md, written out again. */
 const MAY_SHARE: Record<HolderMode, readonly HolderMode[]> = { IS: ['IS', 'IX', 'S'], IX: ['IS', 'IX'], S: ['IS', 'S'], X: [] };
 const compatible = (a: HolderMode, b: HolderMode): boolean => MAY_SHARE[a].includes(b) && MAY_SHARE[b].includes(a);
+/** A fencing token's epoch: its lock index incarnation (functions/core/fencing.ts). */
+const epochOf = (token: string): bigint => BigInt(token) / 10n ** 16n;
 
 /** A process of a scenario: its clock's offset from true time, and the skew allowance its engine is configured with. */
 export interface Process {
@@ -91,6 +93,12 @@ export class OperationChecks {
     private readonly processes: ReadonlyMap<string, Process>,
     /** The processes whose writes revoke (an operator's revoke): they may take a live holder off. */
     private readonly revokers: ReadonlySet<string> = new Set(),
+    /**
+     * The operator re-creates the lock index (forced) in these schedules: every holder goes with the old
+     * incarnation, as documented, so holds of different incarnations are not checked for I1 (the
+     * new incarnation's larger tokens fence the old ones off: I2 still is).
+     */
+    private readonly recreated = false,
   ) {}
 
   private offset(actor: string): number {
@@ -262,6 +270,8 @@ export class OperationChecks {
     const now = this.scheduler.now;
     // Revoked while its call was under way: as if revoked just after the answer (docs/protocol.md, T12); its hold ends at the revoke.
     if (this.revokedAt.has(hold.leaseId)) return;
+    // Granted in an incarnation the operator has since re-created (forced): it went with it, as documented.
+    if (this.recreated && hold.keys.some((key) => epochOf(key.fencingToken) !== BigInt(this.memory.currentEpoch))) return;
     if (now >= this.trueTime(hold.actor, expiresAt)) {
       this.problems.push(
         `I3 answered with time left: ${hold.actor}'s ${what} answered at ${this.at()}, after its end by its own clock (+${this.trueTime(hold.actor, expiresAt) - 1_000_000} ms)`,
@@ -293,7 +303,8 @@ export class OperationChecks {
           const keyB = b.keys.find((key) => key.docId === keyA.docId);
           if (!keyB) continue;
           const permits = a.permits && b.permits;
-          if (!permits && !compatible(keyA.mode, keyB.mode) && overlap(a, b)) {
+          const dropped = this.recreated && epochOf(keyA.fencingToken) !== epochOf(keyB.fencingToken);
+          if (!permits && !dropped && !compatible(keyA.mode, keyB.mode) && overlap(a, b)) {
             found.push(
               `I1 one holder: ${a.actor} (${keyA.mode}) and ${b.actor} (${keyB.mode}) both held ${keyA.docId}: ${JSON.stringify(a.segments)} / ${JSON.stringify(b.segments)}`,
             );
