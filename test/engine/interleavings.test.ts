@@ -29,6 +29,13 @@
  * violations by the circumstances of the holds involved, instead of stopping at the first;
  * INTERLEAVING_STALE_READS=<rate> and INTERLEAVING_NESTING=off override the two settings below.
  *
+ * The forger (INTERLEAVING_ADVERSARY_RUNS schedules of each of the locks and work workloads, half with a
+ * signing key) is an adversarial client: it holds a lock of its own and edits its token (its work
+ * hash pointed at a message's work, its target or namespace changed, its lease id or hints pointed
+ * at another holder's), keeping its secret and MAC; none of its renewals, releases or records may
+ * change anything but its own lease, and with a signing key nothing at all (a token whose MAC fails is
+ * refused whole).
+ *
  * The revoke workload (INTERLEAVING_REVOKE_RUNS) is the locks workload with an operator that revokes
  * targets now and then: a revoked hold ends at the write that removed it, a renewal sent after that
  * must fail, the revoke's token is above every revoked one, and every later S or X grant on a revoked
@@ -75,6 +82,8 @@ const QUEUE_RUNS = Number(process.env.INTERLEAVING_QUEUE_RUNS ?? process.env.INT
 const WORK_RUNS = Number(process.env.INTERLEAVING_WORK_RUNS ?? process.env.INTERLEAVING_RUNS ?? 500);
 /** Schedules of the revoke workload (the locks workload with an operator revoking now and then). */
 const REVOKE_RUNS = Number(process.env.INTERLEAVING_REVOKE_RUNS ?? process.env.INTERLEAVING_RUNS ?? 500);
+/** Schedules of each of the locks and work workloads with the forger (an adversarial client), half of them with a signing key. */
+const ADVERSARY_RUNS = Number(process.env.INTERLEAVING_ADVERSARY_RUNS ?? process.env.INTERLEAVING_RUNS ?? 60);
 const FIRST_SEED = Number(process.env.INTERLEAVING_SEED ?? Math.floor(Math.random() * 1e9));
 const SURVEY = process.env.INTERLEAVING_SURVEY !== undefined;
 /** A survey prints a line of progress this often (schedules). */
@@ -364,13 +373,16 @@ class WatchedStore extends MemoryLockStore {
   onTicketLeft?: (ticket: string, docId: string, granted: boolean) => void;
   /** A write changed a work document (created, replaced or deleted it): its work before and after. */
   onWork?: (docId: string, before: StoredWork | undefined, after: StoredWork | undefined) => void;
+  /** Every write request, with the documents it names before and after it. */
+  onApplied?: (ops: readonly WriteOp[], before: Map<string, StoredLock | null>, after: Map<string, StoredLock | null>) => void;
 
   override async write(ops: readonly WriteOp[]): Promise<WriteOutcome[]> {
-    if (!this.onRemoved && !this.onTicketLeft && !this.onWork) return super.write(ops);
+    if (!this.onRemoved && !this.onTicketLeft && !this.onWork && !this.onApplied) return super.write(ops);
     const docIds = [...new Set(ops.map((op) => op.docId))];
     const before = await super.read(docIds);
     const outcomes = await super.write(ops);
     const after = await super.read(docIds);
+    this.onApplied?.(ops, before, after);
     for (const docId of docIds) {
       const remaining = new Set((after.get(docId)?.body.holders ?? []).map((holder) => holder.lease));
       for (const holder of before.get(docId)?.body.holders ?? []) if (!remaining.has(holder.lease)) this.onRemoved?.(holder, docId, ops);
@@ -429,6 +441,8 @@ async function runSchedule(
   seed: number,
   kind: 'locks' | 'queue' | 'work' | 'revoke' = 'locks',
   clocks = CLOCKS,
+  /** With the forger (an adversarial client: forger()), in the locks and work workloads. */
+  adversary = false,
 ): Promise<{ outcome: Outcome; store: MemoryLockStore; scheduler: Scheduler }> {
   const queue = kind === 'queue';
   const withWork = kind === 'work';
@@ -543,6 +557,27 @@ async function runSchedule(
   const engine = new LockService(queue ? notingLostDrops(store, outcome.lostDrops) : withWork ? notingWorkReads(store) : store, settings);
   /** The operator's engine: the same store, its writes marked. */
   const operatorEngine = revoking ? new LockService(markingWrites(store, operatorOps), settings) : engine;
+  /** The forger's engine for its forged tokens: the same store, its writes marked (forger() says what they may do). */
+  const forgedOps = new WeakSet<WriteOp>();
+  const forgerEngine = adversary ? new LockService(markingWrites(store, forgedOps), settings) : engine;
+  let forgerLease: string | undefined;
+  if (adversary) {
+    memory.onApplied = (ops, before, after) => {
+      if (!ops.some((op) => forgedOps.has(op))) return;
+      for (const [docId, was] of before) {
+        const is = after.get(docId) ?? null;
+        if (was?.seqNo === is?.seqNo && was?.index === is?.index) continue;
+        if (settings.tokenSigningKey) {
+          outcome.problems.push(`a forged token changed ${docId}: with a signing key, a token whose MAC fails is refused whole`);
+          continue;
+        }
+        const others = (lock: StoredLock | null): string =>
+          JSON.stringify((lock?.body.holders ?? []).filter((holder) => holder.lease !== forgerLease).map((holder) => [holder.lease, holder.expiresAt]));
+        if (others(was) !== others(is)) outcome.problems.push(`a forged token changed another lease's hold on ${docId}`);
+        if (JSON.stringify(was?.body.work) !== JSON.stringify(is?.body.work)) outcome.problems.push(`a forged token changed the work on ${docId}`);
+      }
+    };
+  }
 
   const workload = scheduler.pick(WORKLOADS);
 
@@ -718,6 +753,92 @@ async function runSchedule(
         if (recorded !== 'refused') outcome.problems.push(`a wrong secret recorded an outcome for ${victim.owner}: ${recorded}`);
       }
     }
+  }
+
+  /**
+   * An adversarial client: it takes a lock of its own (a plain one, exclusive), then edits its own
+   * token, keeping its secret and (with a signing key) its MAC, which then fails: its `w` pointed at a
+   * message's work, its target moved to another target or another namespace, its lease id changed to
+   * another holder's, its hints pointed at another holder's document (with that document's current
+   * seq_no, as if it could read the index). With each, it renews, releases and records. Nothing may
+   * come of it: with a signing key every such call is refused whole and writes nothing; without one
+   * (the payload is not authenticated then), it may renew or release its own lease, and nothing else:
+   * no other lease's hold changes and no work is recorded. Then it releases its lease with its real token.
+   */
+  async function forger(): Promise<void> {
+    await scheduler.sleep(scheduler.random() * 100);
+    // A key of its own, in the namespace of the others: it holds it for sure (the store may fail, so it tries a few times).
+    const target: TargetFields = { granularity: 'document', ids: ['forger'] };
+    // A long lease: it is still its own while it tries every forgery.
+    const call: Call = { owner: 'forger', target, mode: 'exclusive', ttlMs: 5_000, waitMs: 200, deliveries: 1 };
+    outcome.calls.set(call.owner, call);
+    let hold: Hold | undefined;
+    for (let attempt = 0; attempt < 4 && !hold; attempt++) hold = await acquireOnce(call);
+    if (!hold) return;
+    forgerLease = hold.leaseId;
+    const [prefix, encoded, secret, mac] = hold.token.split('.') as [string, string, string, string | undefined];
+    const payload = JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const forge = (edit: Record<string, unknown>): string =>
+      [prefix, Buffer.from(JSON.stringify({ ...payload, ...edit })).toString('base64url'), secret, ...(mac ? [mac] : [])].join('.');
+    const payloadTarget = (fields: TargetFields): Record<string, unknown> => ({
+      g: fields.granularity,
+      k: fields.granularity === 'document' ? fields.ids : fields.granularity === 'tree' ? fields.path : undefined,
+    });
+    const forgeries: Array<{ what: string; token: string; work?: boolean }> = [];
+    // Work nobody has taken on yet (no document: the record would create it), and each message's work.
+    const unsent = workKeyHash({ namespace: NAMESPACE, ...target } as LockTarget, 'not-delivered-yet');
+    forgeries.push({ what: 'w pointed at work not delivered yet', token: forge({ w: unsent }), work: true });
+    for (const message of outcome.work?.messages ?? []) {
+      const keyHash = workKeyHash({ namespace: NAMESPACE, ...message.target } as LockTarget, message.key);
+      forgeries.push({ what: `w pointed at ${message.name}'s work`, token: forge({ w: keyHash }), work: true });
+      forgeries.push({ what: `w and target pointed at ${message.name}'s`, token: forge({ w: keyHash, ...payloadTarget(message.target) }), work: true });
+    }
+    const victim = outcome.holds.find((other) => other.owner !== 'forger' && other.segments.some(([start, end]) => start < end));
+    if (victim) {
+      const docId = lockDocId(NAMESPACE, victim.granularity, victim.grantedKeys[0]!.key);
+      const lock = (await memory.read([docId])).get(docId);
+      forgeries.push({ what: `target moved to ${victim.owner}'s`, token: forge(payloadTarget(victim.call.target)) });
+      forgeries.push({ what: `lease id changed to ${victim.owner}'s`, token: forge({ l: victim.leaseId, ...payloadTarget(victim.call.target) }) });
+      if (lock) {
+        forgeries.push({
+          what: `hints pointed at ${victim.owner}'s document`,
+          token: forge({ ...payloadTarget(victim.call.target), h: [[docId, lock.primaryTerm, lock.seqNo, 1, lock.index]] }),
+        });
+      }
+    }
+    forgeries.push({ what: 'namespace changed', token: forge({ n: `${NAMESPACE}-other` }) });
+    // From here on it only forges (one of its forgeries may release its own lease): its hold ends.
+    for (const segment of hold.segments) segment[1] = Math.min(segment[1], scheduler.now);
+    for (const { what, token, work } of forgeries) {
+      await scheduler.sleep(scheduler.random() * 5);
+      // The record first: without a signing key, a release of its own lease (a token edited only in `w`) ends the lease.
+      const tries: Array<[string, () => Promise<unknown>]> = [
+        ...(work
+          ? [
+              ['record', () => forgerEngine.release({ leaseToken: token, record: { status: 'completed', result: 'forged', ttlMs: 1_000 } })] as [
+                string,
+                () => Promise<unknown>,
+              ],
+            ]
+          : []),
+        ['renew', () => forgerEngine.renew({ leaseToken: token, ttlMs: 5_000 })],
+        ['release', () => forgerEngine.release({ leaseToken: token })],
+      ];
+      for (const [name, attempt] of tries) {
+        const answer = await attempt().then(
+          (answered) => answered as { leaseId?: string; outcome?: string; recorded?: string },
+          () => undefined,
+        );
+        if (!answer) continue;
+        if (settings.tokenSigningKey && answer.outcome !== 'not_held')
+          outcome.problems.push(`a forged token (${what}) was answered by ${name}: ${JSON.stringify(answer)}`);
+        if (answer.recorded !== undefined) outcome.problems.push(`a forged token (${what}) recorded ${answer.recorded}`);
+        if (answer.leaseId !== undefined && answer.leaseId !== hold.leaseId && answer.outcome !== 'not_held') {
+          outcome.problems.push(`a forged token (${what}) was answered by ${name} for lease ${answer.leaseId}: ${JSON.stringify(answer)}`);
+        }
+      }
+    }
+    await engine.release({ leaseToken: hold.token }).catch(() => undefined);
   }
 
   /**
@@ -1218,6 +1339,7 @@ async function runSchedule(
           actors.run('thief', thief),
           actors.run('sweeper', workSweeper),
           actors.run('failover', failover),
+          ...(adversary ? [actors.run('forger', forger)] : []),
         ]
       : [
           ...[0, 1, 2, 3].map((id) => client(id)),
@@ -1225,6 +1347,7 @@ async function runSchedule(
           actors.run('sweeper', sweeper),
           actors.run('failover', failover),
           ...(revoking ? [actors.run('revoker', revoker)] : []),
+          ...(adversary ? [actors.run('forger', forger)] : []),
         ];
   // The engine's jitter (backoff, contention pauses) comes from the seed too, so that a seed replays its schedule.
   const jitter = vi.spyOn(Math, 'random').mockImplementation(seededRandom(seed ^ 0x5bd1e995));
@@ -1817,6 +1940,29 @@ describe('interleavings of concurrent calls', () => {
         expect(figures.ranAgainAfterExpiry).toBeGreaterThan(0);
         expect(figures.recordsSwept).toBeGreaterThan(0);
       }
+    },
+    SURVEY_TIMEOUT_MS,
+  );
+
+  it(
+    `an adversarial client's forged tokens (fields changed, the MAC not matching; replayed on other targets and namespaces) renew, release and record nothing, with and without a signing key, over ${ADVERSARY_RUNS} schedules of the locks and of the work workloads`,
+    async () => {
+      let forged = 0;
+      for (let run = 0; run < ADVERSARY_RUNS; run++) {
+        const seed = FIRST_SEED + run;
+        for (const kind of ['locks', 'work'] as const) {
+          const { outcome, store, scheduler } = await runSchedule(seed, kind, CLOCKS, true);
+          if (outcome.holds.some((hold) => hold.owner === 'forger')) forged++;
+          const problems = violations(outcome, store);
+          if (problems.length > 0) {
+            throw new Error(
+              `seed ${seed}, ${kind} workload with the forger (${seed % 2 === 0 ? 'signing key' : 'no signing key'}):\n${problems.map((problem) => problem.text).join('\n')}\nlast steps:\n${scheduler.trace.join('\n')}`,
+            );
+          }
+        }
+      }
+      // The forger did hold a lock of its own to forge from, in most schedules.
+      if (ADVERSARY_RUNS >= 20) expect(forged).toBeGreaterThan(ADVERSARY_RUNS);
     },
     SURVEY_TIMEOUT_MS,
   );
