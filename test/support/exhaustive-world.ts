@@ -85,7 +85,7 @@ export function world(stage: Stage, scheduler: SystematicScheduler, options: Wor
   };
   return {
     /** The process does its work: a step of its own, so that others and time may come between its grant and its release. */
-    works: (): Promise<void> => scheduler.schedule('works', () => undefined),
+    works: (): Promise<void> => scheduler.schedule('works', checks.worked),
     memory,
     checks,
     store,

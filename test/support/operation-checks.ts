@@ -30,6 +30,10 @@ const MAY_SHARE: Record<HolderMode, readonly HolderMode[]> = { IS: ['IS', 'IX', 
 const compatible = (a: HolderMode, b: HolderMode): boolean => MAY_SHARE[a].includes(b) && MAY_SHARE[b].includes(a);
 /** A fencing token's epoch: its lock index incarnation (functions/core/fencing.ts). */
 const epochOf = (token: string): bigint => BigInt(token) / 10n ** 16n;
+/** Points (OperationChecks.point) per true millisecond: more than the store calls of any schedule. */
+const POINTS_PER_MS = 100_000;
+const ms = (point: number): string => `+${Math.floor(point / POINTS_PER_MS) - 1_000_000} ms`;
+const segmentsOf = (hold: { segments: Array<[number, number]> }): string => hold.segments.map(([start, end]) => `${ms(start)}..${ms(end)}`).join(', ');
 
 /** A process of a scenario: its clock's offset from true time, and the skew allowance its engine is configured with. */
 export interface Process {
@@ -42,7 +46,10 @@ export interface Hold {
   leaseId: string;
   keys: Array<{ docId: string; mode: HolderMode; fencingToken: string }>;
   permits?: { limit: number; count: number };
-  /** When the holder may act, in true time: from each grant or renewal until its expiry by the holder's clock. */
+  /**
+   * When the holder may act: from each grant or renewal until its expiry by the holder's clock, cut
+   * short when it stops. In points (point()): true time, then the order of the store calls within an instant.
+   */
   segments: Array<[number, number]>;
   /** The work's document, for a grant of acquireWork. */
   work?: string;
@@ -81,6 +88,7 @@ export class OperationChecks {
   /** When an operator's write took each lease off a document (true time), and its place among the store calls. */
   readonly revokedAt = new Map<string, number>();
   private readonly revokedSeq = new Map<string, number>();
+  private readonly revokedPoint = new Map<string, number>();
   private readonly claimed = new Map<string, Set<string>>();
   private readonly records: AppliedRecord[] = [];
   private readonly workCalls: WorkCall[] = [];
@@ -103,6 +111,15 @@ export class OperationChecks {
 
   private offset(actor: string): number {
     return this.processes.get(actor)?.offset ?? 0;
+  }
+
+  /**
+   * Now as a point: true time, then the store calls so far, so that two holds with no time between
+   * their steps still overlap when one is granted before the other stops. An expiry is a point before
+   * every step of its instant.
+   */
+  point(): number {
+    return this.scheduler.now * POINTS_PER_MS + this.seq;
   }
 
   /** `at` by `actor`'s clock, in true time. */
@@ -137,6 +154,7 @@ export class OperationChecks {
         if (!this.revokedAt.has(gone.lease)) {
           this.revokedAt.set(gone.lease, now);
           this.revokedSeq.set(gone.lease, this.seq);
+          this.revokedPoint.set(gone.lease, this.point());
         }
       }
       return;
@@ -237,13 +255,18 @@ export class OperationChecks {
       leaseId: grant.leaseId,
       keys: grant.keys.map((key) => ({ docId: lockDocId(target.namespace, target.granularity, key.key), mode: key.mode, fencingToken: key.fencingToken })),
       ...(grant.permits ? { permits: grant.permits } : {}),
-      segments: [[this.scheduler.now, this.trueTime(actor, grant.expiresAt)]],
+      segments: [[this.point(), this.trueTime(actor, grant.expiresAt) * POINTS_PER_MS]],
       ...(work ? { work } : {}),
     };
     this.holds.push(hold);
     this.standing(hold, grant.expiresAt, 'grant');
     return hold;
   }
+
+  /** A process's work step (no store call): it lasts, so that its hold is not empty. */
+  worked = (): void => {
+    this.seq++;
+  };
 
   /** Where a call is sent among the store calls: `renewed` takes it. */
   mark(): number {
@@ -252,7 +275,7 @@ export class OperationChecks {
 
   /** A renewal sent at `sent` (mark()) answered now. */
   renewed(hold: Hold, renewal: Renewal, sent: number): void {
-    hold.segments.push([this.scheduler.now, this.trueTime(hold.actor, renewal.expiresAt)]);
+    hold.segments.push([this.point(), this.trueTime(hold.actor, renewal.expiresAt) * POINTS_PER_MS]);
     const revokedSeq = this.revokedSeq.get(hold.leaseId);
     if (revokedSeq !== undefined && revokedSeq <= sent) {
       this.problems.push(`I5 a revoked lease renews nothing: ${hold.actor}'s renewal, sent after its revoke's write, was answered at ${this.at()}`);
@@ -262,7 +285,7 @@ export class OperationChecks {
 
   /** The holder stops acting (it releases, or it heard its lease is lost). */
   stopped(hold: Hold): void {
-    for (const segment of hold.segments) segment[1] = Math.min(segment[1], this.scheduler.now);
+    for (const segment of hold.segments) segment[1] = Math.min(segment[1], this.point());
   }
 
   /** I3: on the primary, the lease holds every key until at least the expiry told, which is still ahead by the holder's clock. */
@@ -291,7 +314,7 @@ export class OperationChecks {
   check(): string[] {
     const found = [...this.problems];
     for (const hold of this.holds) {
-      const revokedAt = this.revokedAt.get(hold.leaseId);
+      const revokedAt = this.revokedPoint.get(hold.leaseId);
       if (revokedAt !== undefined) for (const segment of hold.segments) segment[1] = Math.min(segment[1], revokedAt);
     }
     const live = this.holds.filter((hold) => hold.segments.some(([start, end]) => start < end));
@@ -305,12 +328,12 @@ export class OperationChecks {
           const permits = a.permits && b.permits;
           const dropped = this.recreated && epochOf(keyA.fencingToken) !== epochOf(keyB.fencingToken);
           if (!permits && !dropped && !compatible(keyA.mode, keyB.mode) && overlap(a, b)) {
-            found.push(
-              `I1 one holder: ${a.actor} (${keyA.mode}) and ${b.actor} (${keyB.mode}) both held ${keyA.docId}: ${JSON.stringify(a.segments)} / ${JSON.stringify(b.segments)}`,
-            );
+            found.push(`I1 one holder: ${a.actor} (${keyA.mode}) and ${b.actor} (${keyB.mode}) both held ${keyA.docId}: ${segmentsOf(a)} / ${segmentsOf(b)}`);
           }
           const [first, second] = a.segments[0]![0] <= b.segments[0]![0] ? [keyA, keyB] : [keyB, keyA];
-          if (!permits && !compatible(keyA.mode, keyB.mode) && compareFencingTokens(second.fencingToken, first.fencingToken) <= 0) {
+          // Across a forced re-creation, a grant of the old incarnation answered after one of the new is
+          // as if it came just before the re-creation, which ended it (checked by `standing`).
+          if (!permits && !dropped && !compatible(keyA.mode, keyB.mode) && compareFencingTokens(second.fencingToken, first.fencingToken) <= 0) {
             found.push(`I2 fencing order on ${keyA.docId}: ${second.fencingToken} granted after ${first.fencingToken}`);
           }
         }
@@ -330,9 +353,7 @@ export class OperationChecks {
         const at = live.filter((other) => other.permits && other.keys[0]!.docId === docId && other.segments.some(([s, e]) => s <= start && start < e && s < e));
         const sum = at.reduce((total, other) => total + other.permits!.count, 0);
         if (sum > hold.permits!.limit) {
-          found.push(
-            `I11 permits: at +${start - 1_000_000} ms ${at.map((other) => `${other.actor} ${other.permits!.count}`).join(' + ')} > ${hold.permits!.limit}`,
-          );
+          found.push(`I11 permits: at ${ms(start)} ${at.map((other) => `${other.actor} ${other.permits!.count}`).join(' + ')} > ${hold.permits!.limit}`);
         }
       }
     }
