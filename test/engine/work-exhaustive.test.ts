@@ -14,9 +14,11 @@
  * a write's answer while others run; everything else about work records runs on the real node
  * (work-once.test.ts).
  *
- * EXHAUSTIVE_DEVIATIONS (default 2) and EXHAUSTIVE_TICKS (default 3) go deeper; a failure prints the
- * schedule with the fewest deviations, then steps (* marks a preemption). Runtime at the defaults:
- * see docs/testing.md.
+ * EXHAUSTIVE_DEVIATIONS (default 2) and EXHAUSTIVE_TICKS (default 3) go deeper; a failure prints, for
+ * each kind of violation, the schedule with the fewest deviations, then steps (* marks a deviation).
+ * At the defaults: 1,446 schedules, about 9 s on this project's 2-core machine while shared (the four
+ * *-exhaustive files together: 11,780 schedules, 34 s of CPU:
+ * `npx vitest run test/engine/*-exhaustive.test.ts --project elasticsearch`).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LockTarget } from '../../functions/core/model.js';
@@ -41,7 +43,7 @@ afterEach(() => {
 });
 
 describe('work that runs once, every schedule up to a bound', () => {
-  it(`two deliveries, the sweeper and a record's expiry, clocks at the bound: I1, I2, I3, I5, I10 in every schedule with up to ${DEVIATIONS} deviations`, async () => {
+  it(`two deliveries, the sweeper and a record's expiry, clocks at the bound: I1, I2, I3, I5, I10 in every schedule within ${DEVIATIONS} deviations`, async () => {
     const stage = new Stage(SETTINGS);
     const report = await explore((scheduler) => {
       const w = world(stage, scheduler, {
