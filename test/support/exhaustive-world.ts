@@ -7,7 +7,7 @@
  */
 import type { CompletedWork, Grant, LockTarget } from '../../functions/core/model.js';
 import { LockService } from '../../functions/core/service.js';
-import type { SettingsOverrides } from '../../functions/core/settings.js';
+import type { SettingsOverrides, SharedSettings } from '../../functions/core/settings.js';
 import type { LockStore } from '../../functions/core/store.js';
 import { workDocId, workKeyHash } from '../../functions/core/work.js';
 import { MemoryLockStore } from './memory-store.js';
@@ -30,7 +30,7 @@ export interface WorldOptions {
  * allowance, all with `settings`.
  */
 export class Stage {
-  private engines = new Map<number, LockService>();
+  private engines = new Map<number | undefined, LockService>();
   private store?: LockStore;
   private scheduler?: SystematicScheduler;
   private processes = new Map<string, Process>();
@@ -44,9 +44,14 @@ export class Stage {
     list: (query) => this.store!.list(query),
     findLiveBelow: (query) => this.store!.findLiveBelow(query),
     describe: () => this.store!.describe!(),
+    sharedSettings: async () => ({ index: 'memory-locks', ...(this.recorded ? { recorded: this.recorded } : {}) }),
   };
 
-  constructor(private readonly settings: SettingsOverrides = {}) {}
+  /** `recorded`: the shared settings the lock index records (none: an index made before they were recorded). */
+  constructor(
+    private readonly settings: SettingsOverrides = {},
+    private readonly recorded?: SharedSettings,
+  ) {}
 
   /** Points every engine at this schedule's store, scheduler and clocks. */
   enter(store: LockStore, scheduler: SystematicScheduler, processes: Map<string, Process>): void {
@@ -55,12 +60,13 @@ export class Stage {
     this.processes = processes;
   }
 
-  engine(skewMs: number): LockService {
+  /** The engine given `skewMs` (undefined: given none, it takes the lock index's). */
+  engine(skewMs: number | undefined): LockService {
     let engine = this.engines.get(skewMs);
     if (!engine) {
       engine = new LockService(this.forwarding, {
         ...this.settings,
-        maxClockSkewMs: skewMs,
+        ...(skewMs !== undefined ? { maxClockSkewMs: skewMs } : {}),
         now: () => this.scheduler!.now + (this.processes.get(this.scheduler!.current())?.offset ?? 0),
         sleep: (ms) => this.scheduler!.sleep(ms),
       });
@@ -79,9 +85,9 @@ export function world(stage: Stage, scheduler: SystematicScheduler, options: Wor
   const store = steppedStore(memory, scheduler, checks.onWrite, checks.onRead);
   stage.enter(store, scheduler, processes);
   const engineOf = (actor: string): LockService => {
-    const skew = processes.get(actor)?.skewMs;
-    if (skew === undefined) throw new Error(`no process ${actor}`);
-    return stage.engine(skew);
+    const process = processes.get(actor);
+    if (!process) throw new Error(`no process ${actor}`);
+    return stage.engine(process.unset ? undefined : process.skewMs);
   };
   return {
     /** The process does its work: a step of its own, so that others and time may come between its grant and its release. */

@@ -12,7 +12,8 @@
  * - I3 a grant or renewal is answered standing on the primary, with time left by its holder's clock;
  *   a work grant also stands on its claim of the work.
  * - I5 a holder leaves a document before its end (by its own clock) only by its own calls or an
- *   operator's revoke (the revoker processes). A revoked hold ends at the revoke's write.
+ *   operator's revoke (the revoker processes). A revoked hold ends at the revoke's first write that
+ *   concerns it (the fence of its work's claim, W5, or the removal of its holder).
  * - I10 a `completed` record stays on the primary, and answers every call that reads the work, until
  *   its expiry by its recorder's clock; no second `completed` record of the work lands before then;
  *   an outcome is recorded only by a lease that took the work on, still holds the lock and was not
@@ -38,7 +39,10 @@ const segmentsOf = (hold: { segments: Array<[number, number]> }): string => hold
 /** A process of a scenario: its clock's offset from true time, and the skew allowance its engine is configured with. */
 export interface Process {
   offset: number;
+  /** The allowance it acts with. */
   skewMs: number;
+  /** Its engine is given no allowance (as the CLI builds it): it takes the lock index's, or the default when the index records none. */
+  unset?: boolean;
 }
 
 export interface Hold {
@@ -85,7 +89,7 @@ export class OperationChecks {
   /** What broke as it happened. */
   readonly problems: string[] = [];
   readonly holds: Hold[] = [];
-  /** When an operator's write took each lease off a document (true time), and its place among the store calls. */
+  /** When an operator's first write concerning each lease landed (true time: revoked()), and where (its place among the store calls, as a point). */
   readonly revokedAt = new Map<string, number>();
   private readonly revokedSeq = new Map<string, number>();
   private readonly revokedPoint = new Map<string, number>();
@@ -144,19 +148,13 @@ export class OperationChecks {
       if (before?.seqNo === after?.seqNo && before?.index === after?.index) continue;
       const remaining = new Set((after?.body.holders ?? []).map((holder) => holder.lease));
       for (const holder of before?.body.holders ?? []) if (!remaining.has(holder.lease)) this.holderLeft(holder, docId, seen.actor, now);
-      if (before?.body.work || after?.body.work) this.workChanged(docId, before?.body.work, after?.body.work, now);
+      if (before?.body.work || after?.body.work) this.workChanged(docId, before?.body.work, after?.body.work, now, seen.actor);
     }
   };
 
   private holderLeft(holder: StoredHolder, docId: string, actor: string, now: number): void {
     if (this.revokers.has(actor)) {
-      for (let gone: StoredHolder | null | undefined = holder; gone; gone = gone.restores) {
-        if (!this.revokedAt.has(gone.lease)) {
-          this.revokedAt.set(gone.lease, now);
-          this.revokedSeq.set(gone.lease, this.seq);
-          this.revokedPoint.set(gone.lease, this.point());
-        }
-      }
+      for (let gone: StoredHolder | null | undefined = holder; gone; gone = gone.restores) this.revoked(gone.lease, now, true);
       return;
     }
     if (holder.owner === actor) return;
@@ -168,7 +166,21 @@ export class OperationChecks {
     }
   }
 
-  private workChanged(docId: string, was: StoredWork | undefined, is: StoredWork | undefined, now: number): void {
+  /**
+   * An operator's write fenced `lease`'s work, or took its holder off a document: its hold ends at the
+   * first, and it records nothing after it; a renewal is refused once sent after the second (a renewal
+   * may land between the two: as if it came before the revoke).
+   */
+  private revoked(lease: string, now: number, holder: boolean): void {
+    if (holder && !this.revokedSeq.has(lease)) this.revokedSeq.set(lease, this.seq);
+    if (this.revokedAt.has(lease)) return;
+    this.revokedAt.set(lease, now);
+    this.revokedPoint.set(lease, this.point());
+  }
+
+  private workChanged(docId: string, was: StoredWork | undefined, is: StoredWork | undefined, now: number, actor: string): void {
+    // A revoke fences the work of a lease before it takes its locks (W5): its revoke starts there.
+    if (this.revokers.has(actor) && was?.claim && was.claim.lease !== is?.claim?.lease) this.revoked(was.claim.lease, now, false);
     if (is?.claim && is.claim.lease !== was?.claim?.lease) {
       const leases = this.claimed.get(docId) ?? new Set<string>();
       this.claimed.set(docId, leases.add(is.claim.lease));
