@@ -16,9 +16,8 @@
  *
  * EXHAUSTIVE_DEVIATIONS (default 2) and EXHAUSTIVE_TICKS (default 3) go deeper; a failure prints, for
  * each kind of violation, the schedule with the fewest deviations, then steps (* marks a deviation).
- * At the defaults: 1,446 schedules, about 9 s on this project's 2-core machine while shared (the four
- * *-exhaustive files together: 11,780 schedules, 34 s of CPU:
- * `npx vitest run test/engine/*-exhaustive.test.ts --project elasticsearch`).
+ * At the defaults: 1,521 schedules (the four *-exhaustive files together: 13,231 schedules, 41 s of CPU
+ * on this project's 2-core machine, `time npx vitest run test/engine/*-exhaustive.test.ts --project elasticsearch`).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LockTarget } from '../../functions/core/model.js';
