@@ -8,7 +8,7 @@ import { Client as ElasticsearchClient } from '@elastic/elasticsearch';
 import { FencedOutError, type FencedWritesClient, fencedIndex } from '@es-lease-locks/client';
 import { Client as OpenSearchClient } from '@opensearch-project/opensearch';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { LeaseLostError, LockHeldError } from '../../functions/core/errors.js';
+import { LeaseLostError, LockWaitExpiredError } from '../../functions/core/errors.js';
 import type { LockService } from '../../functions/core/service.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { storeUrlVariable } from '../../infra/lib/store-target.js';
@@ -87,7 +87,7 @@ describe('revoke', () => {
 });
 
 describe('drain', () => {
-  it('takes every waiter out of the queue (a waiter in its call is refused at its waitMs), the queue shown by inspect before', async () => {
+  it('takes every waiter out of the queue (a waiter in its call is out: its call answers the drain), the queue shown by inspect before', async () => {
     const holder = await engine.acquire({ namespace: 'ops-drain', granularity: 'global', owner: 'holder', ttlMs: 60_000 });
     const waiting = engine.acquire({ namespace: 'ops-drain', granularity: 'global', owner: 'waiter', waitMs: 4_000 }).catch((error: unknown) => error);
     // The waiter's ticket, as the QUEUED column of inspect shows it.
@@ -106,8 +106,10 @@ describe('drain', () => {
       ['KEY', 'OWNER', 'TICKET'],
       ['*', 'waiter', expect.any(String)],
     ]);
-    // Out of the queue, a waiter in its call waits on by itself until its waitMs, then is refused.
-    expect(await waiting).toBeInstanceOf(LockHeldError);
+    // Out of the queue: a waiter in its call hears the drain at its next look and never joins again.
+    const drained = await waiting;
+    expect(drained).toBeInstanceOf(LockWaitExpiredError);
+    expect((drained as Error).message).toContain('drained by oncall (maintenance)');
     const again = await ops(['drain', 'ops-drain/global', '--reason', 'again', ...target]);
     expect(again).toEqual({ code: 3, out: 'ops-drain/global: nobody was queued; nothing drained', err: '' });
     await engine.release({ leaseToken: holder.leaseToken });

@@ -25,9 +25,10 @@ const DEFAULT_SHARDS = Number(process.env.LOCK_TEST_SHARDS ?? 1);
  */
 export const TEST_SKEW_MS = 50;
 
-export async function freshLockIndex(client: SearchClient, label: string, options: { shards?: number } = {}): Promise<string> {
+/** `skewMs`: the allowance the index records, for a test whose engines use another than TEST_SKEW_MS. */
+export async function freshLockIndex(client: SearchClient, label: string, options: { shards?: number; skewMs?: number } = {}): Promise<string> {
   const index = `locks-test-${label}-${randomBytes(4).toString('hex')}`;
-  await ensureLockIndex(client, index, { shards: options.shards ?? DEFAULT_SHARDS, sharedSettings: { maxClockSkewMs: TEST_SKEW_MS } });
+  await ensureLockIndex(client, index, { shards: options.shards ?? DEFAULT_SHARDS, sharedSettings: { maxClockSkewMs: options.skewMs ?? TEST_SKEW_MS } });
   createdIndices.add(index);
   return index;
 }
