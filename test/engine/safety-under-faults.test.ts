@@ -25,7 +25,7 @@ import type { StoredLock } from '../../functions/core/store.js';
 import { deleteLockIndex, ElasticsearchLockStore, ensureLockIndex } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { interpose, type StoreHooks } from '../../tools/shared/interposed-store.js';
-import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
+import { closeTestClient, engineOn, freshLockIndex, sleep, TEST_SKEW_MS, testClient } from '../support/engine.js';
 import { docs, tree } from '../support/targets.js';
 
 const SKEW = 50;
@@ -147,7 +147,7 @@ describe('the lock index and its incarnations', () => {
     const before = engineOn(client, alias, { tokenSigningKey: signingKey });
     const stale = await before.acquire(docs('reset', ['x'], 'old-holder'));
     await deleteLockIndex(client, alias);
-    await ensureLockIndex(client, alias);
+    await ensureLockIndex(client, alias, { sharedSettings: { maxClockSkewMs: TEST_SKEW_MS } });
     const after = engineOn(client, alias, { tokenSigningKey: signingKey });
     const current = await after.acquire(docs('reset', ['x'], 'new-holder'));
     // Same document, same (seq_no, primary term) in the new incarnation: only the index tells the writes
