@@ -28,7 +28,7 @@
  * Document and global keys are nodes of their own; `d|`, `g|` and `t|` keys never meet.
  */
 
-import type { CheckerOptions, HeldKey, HistoryEvent, HolderMode, ViolatingHold, Violation, ViolationKind } from './history.js';
+import type { CheckerOptions, HeldKey, HistoryEvent, Hold, HolderMode, ViolatingHold, Violation, ViolationKind } from './history.js';
 import { checkWork } from './work-checker.js';
 
 /** The compatibility table: which modes a holder in the key's mode lets share the node. */
@@ -37,20 +37,6 @@ const MODES: readonly HolderMode[] = ['IS', 'IX', 'S', 'X'];
 const compatible = (a: HolderMode, b: HolderMode): boolean => MAY_SHARE[a].includes(b) && MAY_SHARE[b].includes(a);
 /** What a lock below a node amounts to on the node. */
 const INTENTION: Record<HolderMode, HolderMode> = { X: 'IX', IX: 'IX', S: 'IS', IS: 'IS' };
-
-export interface Hold {
-  client: string;
-  leaseId: string;
-  keys: HeldKey[];
-  fencingToken: string;
-  /** When its acquire was called (its grant's write came after). */
-  invokedAt: number;
-  grantedAt: number;
-  /** The earlier of its release's invoke, its lease's end (after renewals) and the invoke of a revoke that took it. */
-  endsAt: number;
-  /** Its client's clock offset, when the run skews clocks (times the engine answers are on that clock). */
-  clockOffsetMs?: number;
-}
 
 const compareTokens = (a: string, b: string): number => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0);
 

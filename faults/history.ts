@@ -111,3 +111,18 @@ export interface Violation {
   /** The earlier and the later grant. */
   holds?: [ViolatingHold, ViolatingHold];
 }
+
+/** A grant as the checker rebuilds it from a history: who held which keys, under which token, and when. */
+export interface Hold {
+  client: string;
+  leaseId: string;
+  keys: HeldKey[];
+  fencingToken: string;
+  /** When its acquire was called (its grant's write came after). */
+  invokedAt: number;
+  grantedAt: number;
+  /** The earlier of its release's invoke, its lease's end (after renewals) and the invoke of a revoke that took it. */
+  endsAt: number;
+  /** Its client's clock offset, when the run skews clocks (times the engine answers are on that clock). */
+  clockOffsetMs?: number;
+}

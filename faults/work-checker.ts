@@ -20,8 +20,7 @@
  *
  * Pure: the history in, the violations out. Times are the runner's clock.
  */
-import type { Hold } from './checker.js';
-import type { CheckerOptions, HistoryEvent, Violation } from './history.js';
+import type { CheckerOptions, HistoryEvent, Hold, Violation } from './history.js';
 
 /** What the history says about one lease's record. */
 interface RecordFact {
