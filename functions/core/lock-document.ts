@@ -31,6 +31,18 @@ export interface Claim {
 /** Seen by anyone but the holder, a lease ends only once the clock skew allowance has also passed. */
 export const isLive = (holder: StoredHolder, now: number, skewMs: number): boolean => now < holder.expiresAt + skewMs;
 
+/** A key the primary shows without our lease: who holds it live there instead (a conflict to answer with). */
+export function lostKey(key: PlannedKey, lock: StoredLock | null | undefined, now: number, skewMs: number, reason?: ConflictingKey['reason']): ConflictingKey {
+  const holders = (lock?.body.holders ?? []).filter((holder) => isLive(holder, now, skewMs));
+  return {
+    key: key.key,
+    granularity: key.granularity,
+    requestedMode: key.mode,
+    holders: holders.map(({ owner, mode, expiresAt }) => ({ owner, mode, expiresAt })),
+    ...(reason ? { reason } : {}),
+  };
+}
+
 /** The pending holder (fence null) was inserted by the write that produced (term, seq): fix its token before changing the document. */
 export function settleFences(lock: StoredLock): StoredHolder[] {
   return lock.body.holders.map((holder) => (holder.fence === null ? { ...holder, fence: fenceOf(holder, lock) } : holder));

@@ -20,7 +20,7 @@ import { encodable, maxFencingToken } from '../fencing.js';
 import { aboveTarget, describeTarget, rulesFor } from '../granularity/index.js';
 import { lockDocId } from '../keys.js';
 import { encodeToken, hintFor, type NewLease } from '../lease-token.js';
-import { type Claim, type Decision, decideAcquire, fenceOf, isLive, noteOf, writtenLock } from '../lock-document.js';
+import { type Claim, type Decision, decideAcquire, fenceOf, lostKey, noteOf, writtenLock } from '../lock-document.js';
 import type { AcquireRequest, ConflictingKey, Grant, PlannedKey, Queued, StoredHolder, StoredTicket } from '../model.js';
 import { ticketOf } from '../queue.js';
 import type { StoredLock, WriteOp } from '../store.js';
@@ -191,14 +191,7 @@ export class AcquireAttempt implements WritePlan<PlannedKey> {
         this.held.set(key.docId, { ...this.held.get(key.docId)!, lock });
         continue;
       }
-      const holders = (lock?.body.holders ?? []).filter((holder) => isLive(holder, now, settings.maxClockSkewMs));
-      lost.push({
-        key: key.key,
-        granularity: key.granularity,
-        requestedMode: key.mode,
-        holders: holders.map(({ owner, mode, expiresAt }) => ({ owner, mode, expiresAt })),
-        reason: 'duplicate_in_progress',
-      });
+      lost.push(lostKey(key, lock, now, settings.maxClockSkewMs, 'duplicate_in_progress'));
     }
     if (lost.length > 0) throw new LockHeldError({ conflicts: lost, retryAfterMs: settings.retry.baseDelayMs });
   }

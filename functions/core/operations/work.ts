@@ -16,7 +16,7 @@ import {
 import { maxFencingToken } from '../fencing.js';
 import { planKeys } from '../keys.js';
 import { decodeToken } from '../lease-token.js';
-import { fenceOf, isLive } from '../lock-document.js';
+import { fenceOf, lostKey } from '../lock-document.js';
 import type { AcquireRequest, CompletedWork, ConflictingKey, Grant, PlannedKey, Queued, Release, WorkRecord } from '../model.js';
 import type { StoredLock } from '../store.js';
 import { claimWorkOp, fenceWorkOp, type RevokedTaker, recordedBy, recordWorkOp, workDocId, workState } from '../work.js';
@@ -121,13 +121,7 @@ function stillHeld(context: EngineContext, request: WorkRequest, grant: Grant, k
       continue;
     }
     // Not read (the read failed on its own) counts as lost: nothing is answered that the primary did not show.
-    const holders = (lock?.body.holders ?? []).filter((holder) => isLive(holder, now, settings.maxClockSkewMs));
-    lost.push({
-      key: key.key,
-      granularity: key.granularity,
-      requestedMode: key.mode,
-      holders: holders.map(({ owner, mode, expiresAt }) => ({ owner, mode, expiresAt })),
-    });
+    lost.push(lostKey(key, lock, now, settings.maxClockSkewMs));
   }
   if (lost.length > 0) throw new LockHeldError({ conflicts: lost, retryAfterMs: settings.retry.baseDelayMs });
   const left = earliest - now;
