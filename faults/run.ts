@@ -18,7 +18,7 @@
  * of messages with idempotency keys, records, and an operator revoking under load; the checker then
  * also judges the records (faults/work-checker.ts) and the revokes.
  *
- * --short is what `npm test` runs (a primary kill, a dropped partition, skewed clocks: 30 s each);
+ * --short is what `npm test` runs (a primary kill, a dropped partition, skewed clocks: 25 s each);
  * --soak cycles through the faults until --cycles lock cycles are done (faults/soak.ts). It needs the
  * project's own nodes (it kills, pauses and cuts them off): with ES_URL set it does nothing.
  */
@@ -51,7 +51,7 @@ runner installs iptables with apt-get when missing); without them they are skipp
   --faults LIST        comma-separated, from:
 ${FAULTS.map((fault) => `                         ${fault.padEnd(18)} ${DESCRIPTIONS[fault]}`).join('\n')}
                        (default: all; --short: ${SHORT_FAULTS.join(',')}; --soak: all but ${EXPECTED_TO_BREAK.join(',')})
-  --duration S         seconds per run, a whole number >= 10 (default 60; --short: 30)
+  --duration S         seconds per run, a whole number >= 10 (default 60; --short: 25)
   --clients N          concurrent clients (default 8; --soak: 24)
   --keys N             document ids they contend for (default 4; --soak: 16); tree locks use /d0../d2 and /d{i}/f0..f3
   --granularity G      mixed (document and tree locks), document or tree (default mixed)
@@ -111,7 +111,7 @@ function parseOptions(argv: string[]): Options | undefined {
     store: chooseStore(values.store),
     shards: numberFlag('--shards', value('--shards'), { integer: true, min: 1, max: 9 }, 1),
     faults: faults as Fault[],
-    durationS: integer('--duration', short ? 30 : 60, 10),
+    durationS: integer('--duration', short ? 25 : 60, 10),
     clients: integer('--clients', soaking ? 24 : 8, 1),
     // The soak's clients are more, on more ids, work less and retry sooner, so that 100,000 cycles take
     // well under an hour here; the tree stays as small, so tree locks still meet all the time.

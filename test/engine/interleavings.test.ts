@@ -75,7 +75,7 @@ import { seededRandom } from '../../tools/shared/seeded-random.js';
 import { MemoryLockStore } from '../support/memory-store.js';
 import { type CopyEpisodes, Scheduler, type StaleAnswer, scheduledStore } from '../support/scheduler.js';
 
-const RUNS = Number(process.env.INTERLEAVING_RUNS ?? 3_000);
+const RUNS = Number(process.env.INTERLEAVING_RUNS ?? 2_000);
 /** Schedules of the queue workload (channel waiters, in-call waiters, a busy sweeper); INTERLEAVING_RUNS=1 replays one seed of either. */
 const QUEUE_RUNS = Number(process.env.INTERLEAVING_QUEUE_RUNS ?? process.env.INTERLEAVING_RUNS ?? 1_000);
 /** Schedules of the work workload (completion records); INTERLEAVING_RUNS=1 replays one seed of it too. */
@@ -89,7 +89,7 @@ const SURVEY = process.env.INTERLEAVING_SURVEY !== undefined;
 /** A survey prints a line of progress this often (schedules). */
 const SURVEY_PROGRESS_EVERY = 5_000;
 /** Schedules run with clocks beyond the skew bound, to show what breaks there. */
-const BEYOND_RUNS = Number(process.env.INTERLEAVING_BEYOND_RUNS ?? 300);
+const BEYOND_RUNS = Number(process.env.INTERLEAVING_BEYOND_RUNS ?? 200);
 /** Long enough for a survey of the schedules asked for (about 40 ms each on this machine kind). */
 const SURVEY_TIMEOUT_MS = Math.max(300_000, Math.max(RUNS, QUEUE_RUNS, WORK_RUNS, REVOKE_RUNS) * 100);
 /**
