@@ -40,12 +40,12 @@ export interface OrderEvent {
 export async function handler(event: OrderEvent, context: LambdaContext): Promise<{ orderId: string; fencingToken: string; renewed: number }> {
   let renewed = 0;
   return locks.using(
-    { namespace: 'orders', granularity: 'document', ids: [event.orderId], owner: `order-worker:${context.awsRequestId}`, ttlMs: 1_500, waitMs: 2_000 },
+    { namespace: 'orders', granularity: 'document', ids: [event.orderId], owner: `order-worker:${context.awsRequestId}`, ttlMs: 3_000, waitMs: 2_000 },
     async (signal, lock) => {
       // The work: here a pause longer than the lease, so that the lock renews itself meanwhile.
       // Real work passes `signal` on (fetch, the AWS SDK, timers) and `lock.fencingToken` with every write.
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(resolve, 2_000);
+        const timer = setTimeout(resolve, 3_500);
         signal.addEventListener(
           'abort',
           () => {
