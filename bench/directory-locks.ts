@@ -20,13 +20,13 @@
  * acquire's own bulk, before the grant, and check it; here it costs two more round trips per file.
  */
 import { randomBytes } from 'node:crypto';
-import { lockDocId } from '../functions/core/doc-id.js';
-import { ancestorsOf } from '../functions/core/granularity/index.js';
-import { LockService } from '../functions/core/service.js';
-import type { BelowQuery, BelowResult } from '../functions/core/store.js';
 import { deleteLockIndex, ElasticsearchLockStore, ensureLockIndex } from '../functions/store/index.js';
 import type { SearchClient } from '../functions/store/search-client.js';
 import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE } from '../infra/lib/store-target.js';
+import { lockDocId } from '../packages/engine/src/doc-id.js';
+import { ancestorsOf } from '../packages/engine/src/granularity/index.js';
+import { LockService } from '../packages/engine/src/service.js';
+import type { BelowQuery, BelowResult } from '../packages/engine/src/store.js';
 import { numberFlag, parseFlags, printHelp } from '../tools/cli/flags.js';
 import { runCli } from '../tools/cli/run-cli.js';
 import { interpose } from '../tools/shared/interposed-store.js';

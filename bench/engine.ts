@@ -5,10 +5,10 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { lockDocId } from '../functions/core/keys.js';
 import { createLockService, deleteLockIndex, ensureLockIndex } from '../functions/store/index.js';
 import { describeServer, serverLabel } from '../infra/lib/server-info.js';
 import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE } from '../infra/lib/store-target.js';
+import { lockDocId } from '../packages/engine/src/keys.js';
 import { numberFlag, parseFlags, printHelp } from '../tools/cli/flags.js';
 import { runCli } from '../tools/cli/run-cli.js';
 import {

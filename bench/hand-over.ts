@@ -5,9 +5,9 @@
  * past the lease's end plus the clock-skew allowance). Prints p50 / p95 / max per case, side by side.
  */
 import { randomBytes } from 'node:crypto';
-import { LockService } from '../functions/core/service.js';
 import { deleteLockIndex, ElasticsearchLockStore, ensureLockIndex } from '../functions/store/index.js';
 import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE } from '../infra/lib/store-target.js';
+import { LockService } from '../packages/engine/src/service.js';
 import { numberFlag, parseFlags, printHelp } from '../tools/cli/flags.js';
 import { runCli } from '../tools/cli/run-cli.js';
 

@@ -5,9 +5,9 @@
  * Only for the benchmark: no leases, no tokens.
  */
 
-import { ancestorsOf } from '../functions/core/granularity/index.js';
-import { lockDocId } from '../functions/core/keys.js';
 import type { SearchClient } from '../functions/store/search-client.js';
+import { ancestorsOf } from '../packages/engine/src/granularity/index.js';
+import { lockDocId } from '../packages/engine/src/keys.js';
 
 interface Counter {
   namespace: string;

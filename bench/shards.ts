@@ -7,7 +7,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { lockDocId } from '../functions/core/keys.js';
 import { createLockService, deleteLockIndex, ensureLockIndex, lockIndexIncarnation, routingOf } from '../functions/store/index.js';
 import type { SearchClient } from '../functions/store/search-client.js';
 import { clusterNodes } from '../infra/es/cluster.js';
@@ -22,6 +21,7 @@ import {
   storeDistribution,
   storeUrlVariable,
 } from '../infra/lib/store-target.js';
+import { lockDocId } from '../packages/engine/src/keys.js';
 import { numberFlag, parseFlags, printHelp } from '../tools/cli/flags.js';
 import { runCli } from '../tools/cli/run-cli.js';
 import { ServiceError } from '../tools/cli/service-errors.js';

@@ -4,7 +4,7 @@
  * used pays the forced refresh and the search below; one never used below does not. Before each
  * such cycle a file lock below is taken and released (untimed), as in a tree that is being written.
  */
-import type { AcquireInput, LockService } from '../functions/core/service.js';
+import type { AcquireInput, LockService } from '../packages/engine/src/service.js';
 
 interface Kind {
   name: string;

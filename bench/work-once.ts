@@ -12,13 +12,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@elastic/elasticsearch';
-import type { CompletedWork, Grant } from '../functions/core/model.js';
 import { createElasticsearchClient } from '../functions/store/client.js';
 import { createLockService, deleteLockIndex, ensureLockIndex } from '../functions/store/index.js';
 import type { SearchClient } from '../functions/store/search-client.js';
 import { describeServer, serverLabel } from '../infra/lib/server-info.js';
 import { resolveStore } from '../infra/lib/store-target.js';
 import { fencedIndex, fencedUpdate } from '../packages/client/src/fenced-writes.js';
+import type { CompletedWork, Grant } from '../packages/engine/src/model.js';
 import { numberFlag, parseFlags, printHelp } from '../tools/cli/flags.js';
 import { runCli } from '../tools/cli/run-cli.js';
 

@@ -6,9 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { LockService } from '../functions/core/service.js';
 import { createLockService, createSearchClient, deleteLockIndex, ensureLockIndex } from '../functions/store/index.js';
 import { type ClusterNode, waitForNodes } from '../infra/es/cluster.js';
+import type { LockService } from '../packages/engine/src/service.js';
 import { behaviourOf, type Fault } from './catalog.js';
 import { checkHistory } from './checker.js';
 import type { HistoryEvent, Violation } from './history.js';

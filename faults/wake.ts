@@ -16,7 +16,7 @@
  * A waiter that stopped listening (it claimed, was told it failed, or timed out) has no channel any
  * more: what comes later answers `gone` (counted as late).
  */
-import type { WakeChannel, WakeDelivery, WakeMessage, WakeNotifier } from '../functions/core/wake.js';
+import type { WakeChannel, WakeDelivery, WakeMessage, WakeNotifier } from '../packages/engine/src/wake.js';
 
 /** How a channel waiter's call ended. */
 export type WaiterEnd = 'claimed' | 'claim-failed' | 'told-failed' | 'timed-out' | 'gave-up';

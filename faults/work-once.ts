@@ -10,12 +10,12 @@
  * its write, where a revoke may land) and a few work claims' answers (past the lease).
  * Every call goes to the history (faults/history.ts), which faults/work-checker.ts judges.
  */
-import { LeaseLostError, LockOutcomeUnknownError, StoreUnavailableError, WorkInProgressError } from '../functions/core/errors.js';
-import { tokenAt } from '../functions/core/fencing.js';
-import type { CompletedWork, Grant, Queued } from '../functions/core/model.js';
-import { LockService } from '../functions/core/service.js';
-import type { LockSettings } from '../functions/core/settings.js';
-import type { LockStore, WriteOp } from '../functions/core/store.js';
+import { LeaseLostError, LockOutcomeUnknownError, StoreUnavailableError, WorkInProgressError } from '../packages/engine/src/errors.js';
+import { tokenAt } from '../packages/engine/src/fencing.js';
+import type { CompletedWork, Grant, Queued } from '../packages/engine/src/model.js';
+import { LockService } from '../packages/engine/src/service.js';
+import type { LockSettings } from '../packages/engine/src/settings.js';
+import type { LockStore, WriteOp } from '../packages/engine/src/store.js';
 import { interpose } from '../tools/shared/interposed-store.js';
 import type { HeldKey, HistoryEvent } from './history.js';
 import { skewedClock } from './skew.js';

@@ -6,11 +6,11 @@
  * exclusive, in one namespace (document and tree locks are separate lock spaces there).
  */
 
-import { LeaseLostError, LockContentionError, LockHeldError, LockOutcomeUnknownError, StoreUnavailableError } from '../functions/core/errors.js';
-import type { Grant } from '../functions/core/model.js';
-import { LockService } from '../functions/core/service.js';
-import type { LockSettings } from '../functions/core/settings.js';
-import type { LockStore } from '../functions/core/store.js';
+import { LeaseLostError, LockContentionError, LockHeldError, LockOutcomeUnknownError, StoreUnavailableError } from '../packages/engine/src/errors.js';
+import type { Grant } from '../packages/engine/src/model.js';
+import { LockService } from '../packages/engine/src/service.js';
+import type { LockSettings } from '../packages/engine/src/settings.js';
+import type { LockStore } from '../packages/engine/src/store.js';
 import { interpose } from '../tools/shared/interposed-store.js';
 import type { Behaviour } from './catalog.js';
 import type { HeldKey, HistoryEvent } from './history.js';

@@ -4,10 +4,10 @@
  * --sweeper-function invokes the sweeper function directly (the third way), with or without --url.
  */
 
-import type { SharedSettings } from '../functions/core/settings.js';
 import { sharedSettingsFromEnv } from '../functions/runtime/config.js';
 import { chooseStore } from '../infra/lib/store-target.js';
 import { regionOfHost } from '../packages/client/src/sigv4.js';
+import type { SharedSettings } from '../packages/engine/src/settings.js';
 import { UsageError } from '../tools/cli/flags.js';
 import { type Flags, stringFlag } from './args.js';
 import type { OpsBackend } from './backend.js';

@@ -7,11 +7,11 @@
  *
  * or the same fields as flags (--namespace, --granularity, --ids a,b | --path /a/b), for names that
  * the short form cannot carry (an id with a comma). What follows the granularity is the field its
- * rules name targets with (functions/core/granularity/); the service checks the fields' own rules.
+ * rules name targets with (packages/engine/src/granularity/); the service checks the fields' own rules.
  */
 
-import { granularityNames, rulesFor, TARGET_FIELD_NAMES } from '../functions/core/granularity/index.js';
 import type { Granularity, TargetBody, TargetField } from '../packages/client/src/wire.js';
+import { granularityNames, rulesFor, TARGET_FIELD_NAMES } from '../packages/engine/src/granularity/index.js';
 import { UsageError } from '../tools/cli/flags.js';
 
 export type TargetFields = TargetBody;

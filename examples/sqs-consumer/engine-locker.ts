@@ -7,11 +7,11 @@
  * package itself never imports the service's code.
  */
 import { errorFromBody, type Locker } from '@es-lease-locks/client';
-import { LockError } from '../../functions/core/errors.js';
-import type { LockTarget } from '../../functions/core/model.js';
-import type { LockService } from '../../functions/core/service.js';
 import { errorReply } from '../../functions/runtime/errors.js';
 import { presentCompleted, presentGrant, presentRelease, presentRenewal, presentStates } from '../../functions/runtime/present.js';
+import { LockError } from '../../packages/engine/src/errors.js';
+import type { LockTarget } from '../../packages/engine/src/model.js';
+import type { LockService } from '../../packages/engine/src/service.js';
 
 export function engineLocker(engine: LockService): Locker {
   return {

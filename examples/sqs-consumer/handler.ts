@@ -36,11 +36,11 @@ import { SqsRecordSchema } from '@aws-lambda-powertools/parser/schemas/sqs';
 import { type AcquireBody, fencedIndex, GRANULARITY_NAMES, LocalLockTable, LockClient, type Locker } from '@es-lease-locks/client';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
-import { toFieldIssues, ValidationError } from '../../functions/core/index.js';
 import { ConfigError } from '../../functions/runtime/config.js';
 import { runtime } from '../../functions/runtime/runtime.js';
 import { withOpaqueId } from '../../functions/store/correlation.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { toFieldIssues, ValidationError } from '../../packages/engine/src/index.js';
 import { engineLocker } from './engine-locker.js';
 
 /** The shape of a record body; the engine checks the lock target itself (limits, paths, ids). */

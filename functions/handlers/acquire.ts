@@ -1,6 +1,6 @@
 /** POST /acquire, or a direct invocation with the same JSON: takes a lock and answers the grant. */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { rulesFor } from '../core/granularity/index.js';
+import { rulesFor } from '../../packages/engine/src/granularity/index.js';
 import { lockHandler } from '../runtime/handler.js';
 import { presentAcquired } from '../runtime/present.js';
 import { runtime } from '../runtime/runtime.js';

@@ -14,7 +14,7 @@
  * POLICY_MAX_AGE_SECONDS, so that it changes without a deploy. A parameter that cannot be read, or
  * whose text does not parse, refuses every call that needs the policy (fail closed) until it is fixed.
  */
-import { AccessDeniedError } from '../core/errors.js';
+import { AccessDeniedError } from '../../packages/engine/src/errors.js';
 import { ConfigError, type FunctionConfig } from './config.js';
 import type { Invocation } from './events.js';
 import { type Decision, decide, describePrincipal, type LockPolicy, type PolicyAction, type Principal, parseLockPolicy, principalName } from './lock-policy.js';

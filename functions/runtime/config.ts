@@ -3,7 +3,7 @@
  * validated as a whole: a bad value fails the init with every problem named, not the Nth request.
  */
 import { z } from 'zod';
-import { DEFAULT_SETTINGS, type SharedSettings } from '../core/settings.js';
+import { DEFAULT_SETTINGS, type SharedSettings } from '../../packages/engine/src/settings.js';
 import { integer, optional } from './env.js';
 import { type LockPolicy, parseLockPolicy } from './lock-policy.js';
 import { readStoreConfig, type StoreConfig, storeEnv } from './store-config.js';
@@ -17,7 +17,7 @@ export interface FunctionConfig {
   ttl: { defaultMs: number; minMs: number; maxMs: number };
   /**
    * MAX_CLOCK_SKEW_MS, when set. Unset: the lock index's (every process on it shares one value, recorded
-   * when it was made: functions/core/settings.ts, SHARED_SETTINGS); set to another value, the engine
+   * when it was made: packages/engine/src/settings.ts, SHARED_SETTINGS); set to another value, the engine
    * refuses to work on it.
    */
   maxClockSkewMs?: number;

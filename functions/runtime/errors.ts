@@ -6,7 +6,7 @@
  */
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { ERROR_NAMES, ERRORS, type ErrorBody, type ErrorName, type ErrorSpec, isErrorName } from '../../packages/client/src/wire.js';
-import { LockError, lockErrorClass, StoreRejectedError } from '../core/index.js';
+import { LockError, lockErrorClass, StoreRejectedError } from '../../packages/engine/src/index.js';
 
 export type { ErrorBody } from '../../packages/client/src/wire.js';
 

@@ -18,7 +18,7 @@ import { APIGatewayProxyEventV2Schema } from '@aws-lambda-powertools/parser/sche
 import { EventBridgeSchema } from '@aws-lambda-powertools/parser/schemas/eventbridge';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { z } from 'zod';
-import { toFieldIssues, ValidationError } from '../core/index.js';
+import { toFieldIssues, ValidationError } from '../../packages/engine/src/index.js';
 
 /** The parts of an API Gateway v2 (HTTP API) event a lock function reads. */
 const HttpApiEventSchema = APIGatewayProxyEventV2Schema.pick({

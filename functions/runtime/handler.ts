@@ -7,7 +7,7 @@
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { type LockEngine, type LockRequests, queryInput, type RequestKind } from '../core/index.js';
+import { type LockEngine, type LockRequests, queryInput, type RequestKind } from '../../packages/engine/src/index.js';
 import { withOpaqueId } from '../store/index.js';
 import type { Access } from './admission.js';
 import { principalOf } from './authorization.js';

@@ -23,7 +23,7 @@
  * authorization.ts for a policy read from SSM).
  */
 import { z } from 'zod';
-import type { AccessDeniedReason } from '../core/errors.js';
+import type { AccessDeniedReason } from '../../packages/engine/src/errors.js';
 
 /** What `*` in a statement grants. */
 export const POLICY_ACTIONS = ['acquire', 'inspect', 'list'] as const;

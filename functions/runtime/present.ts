@@ -13,8 +13,8 @@ import type {
   SweepReportBody,
   TargetBody,
 } from '../../packages/client/src/wire.js';
-import type * as Engine from '../core/index.js';
-import { targetBody } from '../core/index.js';
+import type * as Engine from '../../packages/engine/src/index.js';
+import { targetBody } from '../../packages/engine/src/index.js';
 
 export type { GrantBody, LockStateBody, ReleaseResultBody, RenewalBody } from '../../packages/client/src/wire.js';
 

@@ -9,7 +9,7 @@
  * holds a key whatever this says. Without a limit configured nothing is checked and no request is
  * made.
  */
-import { QuotaExceededError } from '../core/errors.js';
+import { QuotaExceededError } from '../../packages/engine/src/errors.js';
 import type { LiveLockCounts, LiveLockQuery } from '../store/live-locks.js';
 
 export interface QuotaLimits {

@@ -16,8 +16,8 @@ import {
   resolveSettings,
   type SettingsOverrides,
   sharedSettingsOf,
-} from '../core/index.js';
-import type { WakeNotifier } from '../core/wake.js';
+} from '../../packages/engine/src/index.js';
+import type { WakeNotifier } from '../../packages/engine/src/wake.js';
 import { translateError } from '../store/errors.js';
 import { createLockService, ensureLockIndex } from '../store/index.js';
 import { countLiveLocks } from '../store/live-locks.js';

@@ -7,7 +7,7 @@
  * incarnation it detaches: a record is never removed before its TTL (docs/work-once.md).
  */
 import type { estypes } from '@elastic/elasticsearch';
-import { allSharedSettings, type SharedSettings } from '../core/settings.js';
+import { allSharedSettings, type SharedSettings } from '../../packages/engine/src/settings.js';
 import { clientErrorKind, translateError } from './errors.js';
 import {
   claimEpoch,

@@ -4,8 +4,8 @@
  * path). Stops after SCAN_LIMIT documents and says so.
  */
 import type { estypes } from '@elastic/elasticsearch';
-import type { LockDocument } from '../core/model.js';
-import type { LockIndexFacts, StoredLock } from '../core/store.js';
+import type { LockDocument } from '../../packages/engine/src/model.js';
+import type { LockIndexFacts, StoredLock } from '../../packages/engine/src/store.js';
 import { translateError } from './errors.js';
 import { epochOfIncarnation } from './incarnation.js';
 import { type SearchClient, serverName } from './search-client.js';

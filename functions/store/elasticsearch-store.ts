@@ -1,10 +1,20 @@
 /** LockStore on Elasticsearch core APIs only: get/mget, create, index/delete on if_seq_no, bulk, search. */
 import type { estypes } from '@elastic/elasticsearch';
-import { StoreRejectedError, StoreUnavailableError } from '../core/errors.js';
-import { type BelowScope, belowScopeOf } from '../core/granularity/index.js';
-import type { LockDocument } from '../core/model.js';
-import type { SharedSettings } from '../core/settings.js';
-import type { BelowQuery, BelowResult, ExpiredPage, ListQuery, LockIndexFacts, LockStore, StoredLock, WriteOp, WriteOutcome } from '../core/store.js';
+import { StoreRejectedError, StoreUnavailableError } from '../../packages/engine/src/errors.js';
+import { type BelowScope, belowScopeOf } from '../../packages/engine/src/granularity/index.js';
+import type { LockDocument } from '../../packages/engine/src/model.js';
+import type { SharedSettings } from '../../packages/engine/src/settings.js';
+import type {
+  BelowQuery,
+  BelowResult,
+  ExpiredPage,
+  ListQuery,
+  LockIndexFacts,
+  LockStore,
+  StoredLock,
+  WriteOp,
+  WriteOutcome,
+} from '../../packages/engine/src/store.js';
 import { opaqueIdOption } from './correlation.js';
 import { describeLockIndex } from './describe-index.js';
 import { isIndexNotFound, isNoCopyOnNode, missingLockIndex, responseFailure, translateError } from './errors.js';

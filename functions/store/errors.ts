@@ -4,7 +4,7 @@
  * CommonJS Lambda, Jest, a TypeScript build to CommonJS), or from another copy of the package, raises
  * classes of its own, which `instanceof` against this module's import of the ESM entry never matches.
  */
-import { StoreRejectedError, StoreUnavailableError } from '../core/errors.js';
+import { StoreRejectedError, StoreUnavailableError } from '../../packages/engine/src/errors.js';
 
 const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
 

@@ -27,8 +27,8 @@
  */
 
 import type { estypes } from '@elastic/elasticsearch';
-import { StaleFencingTokenError, ValidationError } from '../core/errors.js';
-import type { FencingToken } from '../core/fencing.js';
+import { StaleFencingTokenError, ValidationError } from '../../packages/engine/src/errors.js';
+import type { FencingToken } from '../../packages/engine/src/fencing.js';
 import { responseFailure, translateError } from './errors.js';
 import { type SearchClient, serverName } from './search-client.js';
 

@@ -1,7 +1,7 @@
 /**
  * Incarnations of the lock index and their fencing epochs. Every concrete index the alias has ever
  * pointed at is an incarnation; each gets an epoch one above every earlier one's, and its fencing
- * tokens are `epoch × 10¹⁶ + primaryTerm × 10¹³ + seqNo` (functions/core/fencing.ts). Sequence numbers
+ * tokens are `epoch × 10¹⁶ + primaryTerm × 10¹³ + seqNo` (packages/engine/src/fencing.ts). Sequence numbers
  * restart in a new index (a re-creation, a snapshot restore), the epoch does not, so a token of a
  * later incarnation is larger than every token of the earlier ones.
  *
@@ -15,7 +15,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import registryDefinition from '../../infra/index/incarnations.json' with { type: 'json' };
-import { MAX_EPOCH } from '../core/fencing.js';
+import { MAX_EPOCH } from '../../packages/engine/src/fencing.js';
 import { responseFailure } from './errors.js';
 import type { SearchClient } from './search-client.js';
 

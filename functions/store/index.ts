@@ -1,6 +1,6 @@
 /** Wiring: an engine over a lock index on Elasticsearch or OpenSearch. */
-import { LockService } from '../core/service.js';
-import type { SettingsOverrides } from '../core/settings.js';
+import { LockService } from '../../packages/engine/src/service.js';
+import type { SettingsOverrides } from '../../packages/engine/src/settings.js';
 import { ElasticsearchLockStore } from './elasticsearch-store.js';
 import { createSearchClient, type SearchClient, type SearchConnection } from './search-client.js';
 

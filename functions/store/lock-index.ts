@@ -8,7 +8,7 @@
  */
 import type { estypes } from '@elastic/elasticsearch';
 import definition from '../../infra/index/lock-index.json' with { type: 'json' };
-import { allSharedSettings, type SharedSettings } from '../core/settings.js';
+import { allSharedSettings, type SharedSettings } from '../../packages/engine/src/settings.js';
 import { clientErrorKind, translateError } from './errors.js';
 import { claimEpoch, type EpochChoice, epochHistory, IncarnationEpochError, incarnationName, nextEpoch, REGISTRY_INDEX } from './incarnation.js';
 import { type SearchClient, serverName } from './search-client.js';
@@ -51,7 +51,7 @@ export interface EnsureLockIndexOptions {
    */
   shards?: number;
   /**
-   * The shared settings a NEW incarnation records (functions/core/settings.ts, SHARED_SETTINGS), the
+   * The shared settings a NEW incarnation records (packages/engine/src/settings.ts, SHARED_SETTINGS), the
    * defaults for those not given: every engine on the lock index takes them (shared-settings.ts). An
    * existing lock index keeps what it records.
    */

@@ -15,8 +15,8 @@
 
 /**
  * The routing of a lock document: the namespace its id starts with. Lock document ids read
- * `<namespace>|<g|d|t>|<key>` (functions/core/keys.ts), and a namespace cannot contain "|"
- * (NAMESPACE_PATTERN in functions/core/validation.ts), so the namespace is everything before the
+ * `<namespace>|<g|d|t>|<key>` (packages/engine/src/keys.ts), and a namespace cannot contain "|"
+ * (NAMESPACE_PATTERN in packages/engine/src/validation.ts), so the namespace is everything before the
  * first "|". An id without one is no lock document id: it is routed by itself, which is where
  * Elasticsearch puts a document sent without routing (its default routing is the id).
  */

@@ -1,9 +1,9 @@
 /**
- * The shared settings (functions/core/settings.ts, SHARED_SETTINGS) as the lock index records them:
+ * The shared settings (packages/engine/src/settings.ts, SHARED_SETTINGS) as the lock index records them:
  * in its mapping's `_meta`, written when an incarnation is made (or, for one made before, by
  * `index:create --record-settings`), read by every process that builds an engine on it.
  */
-import { SHARED_SETTINGS, type SharedSettingName, type SharedSettings } from '../core/settings.js';
+import { SHARED_SETTINGS, type SharedSettingName, type SharedSettings } from '../../packages/engine/src/settings.js';
 import type { SearchClient } from './search-client.js';
 
 /** The `_meta` entry that holds them. */

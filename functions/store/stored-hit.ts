@@ -1,6 +1,6 @@
 import type { estypes } from '@elastic/elasticsearch';
-import type { LockDocument } from '../core/model.js';
-import type { StoredLock } from '../core/store.js';
+import type { LockDocument } from '../../packages/engine/src/model.js';
+import type { StoredLock } from '../../packages/engine/src/store.js';
 import { epochOfIncarnation } from './incarnation.js';
 
 /** A search hit (asked with `seq_no_primary_term`) as the lock it shows. */

@@ -4,8 +4,7 @@
  * every earlier one's; or makes the next incarnation in place of the current one; or makes an index
  * restored from a snapshot the lock index (a new incarnation too).
  */
-import { MAX_EPOCH } from '../../functions/core/fencing.js';
-import { allSharedSettings, SHARED_SETTINGS, type SharedSettingName, type SharedSettings } from '../../functions/core/settings.js';
+
 import { sharedSettingsFromEnv } from '../../functions/runtime/config.js';
 import {
   adoptLockIndex,
@@ -21,6 +20,8 @@ import {
   recordSharedSettings,
   recreateLockIndex,
 } from '../../functions/store/index.js';
+import { MAX_EPOCH } from '../../packages/engine/src/fencing.js';
+import { allSharedSettings, SHARED_SETTINGS, type SharedSettingName, type SharedSettings } from '../../packages/engine/src/settings.js';
 import { numberFlag, parseFlags, printHelp, UsageError } from '../../tools/cli/flags.js';
 import { runCli } from '../../tools/cli/run-cli.js';
 import { chooseStore, resolveStore, STORE_FLAG, STORE_RULE } from '../lib/store-target.js';

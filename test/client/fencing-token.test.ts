@@ -2,13 +2,13 @@
  * Fencing tokens compare as integers, never as strings (issue 30, item 9). No server: pure functions.
  *
  * Tokens are `epoch × 10^16 + primaryTerm × 10^13 + seqNo` as an unpadded decimal string
- * (functions/core/fencing.ts), so a later token can be a digit longer. The wire contract used to say
+ * (packages/engine/src/fencing.ts), so a later token can be a digit longer. The wire contract used to say
  * they were zero-padded and compared as strings; a string comparison puts these later tokens below
  * the earlier ones, which the checks below would catch (`'10000000000000000' < '9999999999999999'`).
  */
 import { describe, expect, it } from 'vitest';
-import { compareFencingTokens as compareInEngine, fencingToken } from '../../functions/core/fencing.js';
 import { compareFencingTokens, isNewerFencingToken } from '../../packages/client/src/index.js';
+import { compareFencingTokens as compareInEngine, fencingToken } from '../../packages/engine/src/fencing.js';
 
 describe('fencing token comparison across a change of length', () => {
   it('orders 9999999999999999 below 10000000000000000 (a string comparison gets it backwards)', () => {
@@ -30,7 +30,7 @@ describe('fencing token comparison across a change of length', () => {
     expect(firstOfEpoch10 < lastOfEpoch9).toBe(true); // as strings: the wrong order
     expect(isNewerFencingToken(firstOfEpoch10, lastOfEpoch9)).toBe(true);
     expect(compareFencingTokens(lastOfEpoch9, firstOfEpoch10)).toBeLessThan(0);
-    // The engine's own comparison (functions/core/fencing.ts) agrees.
+    // The engine's own comparison (packages/engine/src/fencing.ts) agrees.
     expect(compareInEngine(firstOfEpoch10, lastOfEpoch9)).toBeGreaterThan(0);
   });
 

@@ -6,12 +6,12 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { targetMode } from '../../functions/core/compatibility.js';
-import { LockHeldError } from '../../functions/core/errors.js';
-import { compareFencingTokens } from '../../functions/core/fencing.js';
-import { confirmScope, type GranularityRules, ROOT, registerGranularity, scopeHold } from '../../functions/core/granularity/index.js';
-import type { LockService } from '../../functions/core/service.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { targetMode } from '../../packages/engine/src/compatibility.js';
+import { LockHeldError } from '../../packages/engine/src/errors.js';
+import { compareFencingTokens } from '../../packages/engine/src/fencing.js';
+import { confirmScope, type GranularityRules, ROOT, registerGranularity, scopeHold } from '../../packages/engine/src/granularity/index.js';
+import type { LockService } from '../../packages/engine/src/service.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
 interface TenantTarget {

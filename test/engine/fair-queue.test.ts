@@ -6,11 +6,11 @@
  * test/functions/wake-notifier.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LockHeldError, ValidationError } from '../../functions/core/errors.js';
-import type { Grant } from '../../functions/core/model.js';
-import type { LockService } from '../../functions/core/service.js';
-import type { WakeChannel, WakeDelivery, WakeMessage, WakeNotifier } from '../../functions/core/wake.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { LockHeldError, ValidationError } from '../../packages/engine/src/errors.js';
+import type { Grant } from '../../packages/engine/src/model.js';
+import type { LockService } from '../../packages/engine/src/service.js';
+import type { WakeChannel, WakeDelivery, WakeMessage, WakeNotifier } from '../../packages/engine/src/wake.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
 /** Records every message; `answer` decides each delivery (a thrown error is a delivery that did not finish). */

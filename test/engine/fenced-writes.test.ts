@@ -4,10 +4,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StaleFencingTokenError, ValidationError } from '../../functions/core/errors.js';
-import type { LockService } from '../../functions/core/service.js';
 import { deleteFenced, excludeFencedTombstones, FENCED_TOMBSTONE_FIELD, isFencedTombstone, writeFenced } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { StaleFencingTokenError, ValidationError } from '../../packages/engine/src/errors.js';
+import type { LockService } from '../../packages/engine/src/service.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
 let client: SearchClient;

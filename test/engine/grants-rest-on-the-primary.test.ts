@@ -10,14 +10,14 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LeaseLostError, LockHeldError, StoreUnavailableError } from '../../functions/core/errors.js';
-import { lockDocId } from '../../functions/core/keys.js';
-import type { Grant, LockDocument, LockTarget } from '../../functions/core/model.js';
-import { LockService } from '../../functions/core/service.js';
-import type { SettingsOverrides } from '../../functions/core/settings.js';
-import type { StoredLock, WriteOp } from '../../functions/core/store.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { LeaseLostError, LockHeldError, StoreUnavailableError } from '../../packages/engine/src/errors.js';
+import { lockDocId } from '../../packages/engine/src/keys.js';
+import type { Grant, LockDocument, LockTarget } from '../../packages/engine/src/model.js';
+import { LockService } from '../../packages/engine/src/service.js';
+import type { SettingsOverrides } from '../../packages/engine/src/settings.js';
+import type { StoredLock, WriteOp } from '../../packages/engine/src/store.js';
 import { interpose, type StoreHooks } from '../../tools/shared/interposed-store.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 import { docs, tree } from '../support/targets.js';

@@ -11,7 +11,7 @@
  *   as documented, fenced off by the new one's larger tokens. H holds and renews; C acquires. I1 and
  *   I2 within one incarnation, I3 (a grant or renewal of the new one stands on it), I5.
  *
- * What the in-memory store models of an incarnation (test/support/memory-store.ts): the switch is
+ * What the in-memory store models of an incarnation (packages/engine/src/memory-store.ts): the switch is
  * atomic, and a write pinned to an earlier incarnation answers `missing`. The real store's look-up of
  * the alias before a pinned write, which adoption can race (issue 41, item 7), is not modelled: that
  * race is the real node's (test/engine/incarnations.test.ts).
@@ -19,7 +19,7 @@
  * EXHAUSTIVE_DEVIATIONS (default 2) and EXHAUSTIVE_TICKS (default 3) go deeper.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { LockTarget } from '../../functions/core/model.js';
+import type { LockTarget } from '../../packages/engine/src/model.js';
 import { deliverWork, holdLock, Stage, world } from '../support/exhaustive-world.js';
 import { type Bounds, describeFailures, explore } from '../support/systematic.js';
 

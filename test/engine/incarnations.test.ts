@@ -4,10 +4,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Grant } from '../../functions/core/model.js';
-import { LockService } from '../../functions/core/service.js';
-import type { LockStore, StoredLock, WriteOp } from '../../functions/core/store.js';
-import type { WakeNotifier } from '../../functions/core/wake.js';
 import { LiveTicketsError, liveTickets, recreateLockIndex } from '../../functions/store/change-incarnation.js';
 import { isIncarnationOf } from '../../functions/store/incarnation.js';
 import {
@@ -25,6 +21,10 @@ import {
 import { LOCK_INDEX_DEFINITION } from '../../functions/store/lock-index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { readSharedSettings } from '../../functions/store/shared-settings.js';
+import type { Grant } from '../../packages/engine/src/model.js';
+import { LockService } from '../../packages/engine/src/service.js';
+import type { LockStore, StoredLock, WriteOp } from '../../packages/engine/src/store.js';
+import type { WakeNotifier } from '../../packages/engine/src/wake.js';
 import { closeTestClient, testClient } from '../support/engine.js';
 
 let client: SearchClient;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LockService } from '../../functions/core/service.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import type { LockService } from '../../packages/engine/src/service.js';
 import { closeTestClient, engineOn, freshLockIndex, testClient } from '../support/engine.js';
 
 let client: SearchClient;

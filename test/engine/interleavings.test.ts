@@ -51,9 +51,10 @@ import {
   LockOutcomeUnknownError,
   StoreUnavailableError,
   WorkInProgressError,
-} from '../../functions/core/errors.js';
-import { compareFencingTokens } from '../../functions/core/fencing.js';
-import { lockDocId } from '../../functions/core/keys.js';
+} from '../../packages/engine/src/errors.js';
+import { compareFencingTokens } from '../../packages/engine/src/fencing.js';
+import { lockDocId } from '../../packages/engine/src/keys.js';
+import { MemoryLockStore } from '../../packages/engine/src/memory-store.js';
 import type {
   CompletedWork,
   Grant,
@@ -65,14 +66,13 @@ import type {
   StoredHolder,
   StoredWork,
   WorkStatus,
-} from '../../functions/core/model.js';
-import { LockService } from '../../functions/core/service.js';
-import type { SettingsOverrides } from '../../functions/core/settings.js';
-import type { LockStore, StoredLock, WriteOp, WriteOutcome } from '../../functions/core/store.js';
-import type { WakeChannel, WakeDelivery, WakeMessage, WakeNotifier } from '../../functions/core/wake.js';
-import { workDocId, workKeyHash } from '../../functions/core/work.js';
+} from '../../packages/engine/src/model.js';
+import { LockService } from '../../packages/engine/src/service.js';
+import type { SettingsOverrides } from '../../packages/engine/src/settings.js';
+import type { LockStore, StoredLock, WriteOp, WriteOutcome } from '../../packages/engine/src/store.js';
+import type { WakeChannel, WakeDelivery, WakeMessage, WakeNotifier } from '../../packages/engine/src/wake.js';
+import { workDocId, workKeyHash } from '../../packages/engine/src/work.js';
 import { seededRandom } from '../../tools/shared/seeded-random.js';
-import { MemoryLockStore } from '../support/memory-store.js';
 import { type CopyEpisodes, Scheduler, type StaleAnswer, scheduledStore } from '../support/scheduler.js';
 
 const RUNS = Number(process.env.INTERLEAVING_RUNS ?? 2_000);
@@ -281,7 +281,7 @@ interface Message {
   sameCaller: boolean;
   /** How many times it is delivered (each delivery is an actor of its own). */
   deliveries: number;
-  /** The work's document (functions/core/work.ts), to know its writes and reads. */
+  /** The work's document (packages/engine/src/work.ts), to know its writes and reads. */
   docId: string;
 }
 
@@ -1512,7 +1512,7 @@ function workFigures(work: WorkLog): Record<string, number> {
   };
 }
 
-/** A fencing token's epoch: its lock index incarnation (functions/core/fencing.ts). */
+/** A fencing token's epoch: its lock index incarnation (packages/engine/src/fencing.ts). */
 const epochOf = (token: string): bigint => BigInt(token) / 10n ** 16n;
 
 /** Everything that must hold after a schedule; an empty list when it did. */

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LeaseLostError, StoreUnavailableError } from '../../functions/core/errors.js';
-import { LockService } from '../../functions/core/service.js';
-import type { LockStore, WriteOp } from '../../functions/core/store.js';
 import { createElasticsearchClient, ElasticsearchLockStore } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { LeaseLostError, StoreUnavailableError } from '../../packages/engine/src/errors.js';
+import { LockService } from '../../packages/engine/src/service.js';
+import type { LockStore, WriteOp } from '../../packages/engine/src/store.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
 let client: SearchClient;

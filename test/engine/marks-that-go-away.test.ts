@@ -8,11 +8,11 @@
  * lock exactly at the release (a chosen interleaving a healthy node will not produce on demand).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LockHeldError } from '../../functions/core/errors.js';
-import { lockDocId } from '../../functions/core/keys.js';
-import { LockService } from '../../functions/core/service.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { LockHeldError } from '../../packages/engine/src/errors.js';
+import { lockDocId } from '../../packages/engine/src/keys.js';
+import { LockService } from '../../packages/engine/src/service.js';
 import { interpose } from '../../tools/shared/interposed-store.js';
 import { closeTestClient, freshLockIndex, sleep, testClient } from '../support/engine.js';
 import { tree } from '../support/targets.js';

@@ -7,11 +7,11 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LockHeldError } from '../../functions/core/errors.js';
-import { compareFencingTokens } from '../../functions/core/fencing.js';
-import type { LockTarget, RequestedMode } from '../../functions/core/model.js';
-import type { LockService } from '../../functions/core/service.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { LockHeldError } from '../../packages/engine/src/errors.js';
+import { compareFencingTokens } from '../../packages/engine/src/fencing.js';
+import type { LockTarget, RequestedMode } from '../../packages/engine/src/model.js';
+import type { LockService } from '../../packages/engine/src/service.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
 const ROUNDS = Number(process.env.NESTING_RACE_ROUNDS ?? 10);

@@ -12,7 +12,7 @@
  * EXHAUSTIVE_DEVIATIONS (default 2) and EXHAUSTIVE_TICKS (default 3) go deeper.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { LockTarget } from '../../functions/core/model.js';
+import type { LockTarget } from '../../packages/engine/src/model.js';
 import { holdLock, Stage, world } from '../support/exhaustive-world.js';
 import { type Bounds, describeFailures, explore } from '../support/systematic.js';
 

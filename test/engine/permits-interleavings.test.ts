@@ -28,15 +28,15 @@ import {
   LockOutcomeUnknownError,
   PermitLimitMismatchError,
   StoreUnavailableError,
-} from '../../functions/core/errors.js';
-import { compareFencingTokens } from '../../functions/core/fencing.js';
-import { lockDocId } from '../../functions/core/keys.js';
-import type { Grant, GrantedKey, HolderMode, RequestedMode } from '../../functions/core/model.js';
-import { LockService } from '../../functions/core/service.js';
-import type { WriteOp, WriteOutcome } from '../../functions/core/store.js';
-import type { WakeChannel, WakeMessage, WakeNotifier } from '../../functions/core/wake.js';
+} from '../../packages/engine/src/errors.js';
+import { compareFencingTokens } from '../../packages/engine/src/fencing.js';
+import { lockDocId } from '../../packages/engine/src/keys.js';
+import { MemoryLockStore } from '../../packages/engine/src/memory-store.js';
+import type { Grant, GrantedKey, HolderMode, RequestedMode } from '../../packages/engine/src/model.js';
+import { LockService } from '../../packages/engine/src/service.js';
+import type { WriteOp, WriteOutcome } from '../../packages/engine/src/store.js';
+import type { WakeChannel, WakeMessage, WakeNotifier } from '../../packages/engine/src/wake.js';
 import { seededRandom } from '../../tools/shared/seeded-random.js';
-import { MemoryLockStore } from '../support/memory-store.js';
 import { type CopyEpisodes, Scheduler, scheduledStore } from '../support/scheduler.js';
 
 const RUNS = Number(process.env.PERMITS_RUNS ?? 400);

@@ -6,12 +6,12 @@
  * it (another limit, or a plain lock) is refused with PermitLimitMismatchError; bad input writes nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LockHeldError, PermitLimitMismatchError, ValidationError } from '../../functions/core/errors.js';
-import type { Grant } from '../../functions/core/model.js';
-import type { LockService } from '../../functions/core/service.js';
-import type { WakeChannel, WakeMessage, WakeNotifier } from '../../functions/core/wake.js';
 import { errorReply } from '../../functions/runtime/errors.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { LockHeldError, PermitLimitMismatchError, ValidationError } from '../../packages/engine/src/errors.js';
+import type { Grant } from '../../packages/engine/src/model.js';
+import type { LockService } from '../../packages/engine/src/service.js';
+import type { WakeChannel, WakeMessage, WakeNotifier } from '../../packages/engine/src/wake.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
 /** Records every message a channel waiter is told. */

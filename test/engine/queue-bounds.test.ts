@@ -6,16 +6,16 @@
  * at the request boundary, before any request to the store. The decision itself is checked pure too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QueueFullError, ValidationError } from '../../functions/core/errors.js';
-import { planKeys } from '../../functions/core/keys.js';
-import { type Claim, decideAcquire } from '../../functions/core/lock-document.js';
-import type { PlannedKey, Queued, StoredTicket } from '../../functions/core/model.js';
-import type { LockService } from '../../functions/core/service.js';
-import { resolveSettings } from '../../functions/core/settings.js';
-import type { StoredLock } from '../../functions/core/store.js';
-import type { WakeNotifier } from '../../functions/core/wake.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { QueueFullError, ValidationError } from '../../packages/engine/src/errors.js';
+import { planKeys } from '../../packages/engine/src/keys.js';
+import { type Claim, decideAcquire } from '../../packages/engine/src/lock-document.js';
+import type { PlannedKey, Queued, StoredTicket } from '../../packages/engine/src/model.js';
+import type { LockService } from '../../packages/engine/src/service.js';
+import { resolveSettings } from '../../packages/engine/src/settings.js';
+import type { StoredLock } from '../../packages/engine/src/store.js';
+import type { WakeNotifier } from '../../packages/engine/src/wake.js';
 import { closeTestClient, engineOn, freshLockIndex, testClient } from '../support/engine.js';
 
 /** Wake-ups go nowhere: these tests look at the document, not at the channels. */

@@ -13,14 +13,14 @@
  * schedule that breaks (breadth of the search grows one step at a time).
  */
 import { describe, expect, it } from 'vitest';
-import { compatible } from '../../functions/core/compatibility.js';
-import { compareFencingTokens } from '../../functions/core/fencing.js';
-import { planKeys } from '../../functions/core/keys.js';
-import { type Claim, decideAcquire, fenceOf, isLive, removeLeaseOp, replaceOp, settleFences } from '../../functions/core/lock-document.js';
-import type { HolderMode, PlannedKey } from '../../functions/core/model.js';
-import { claimable, handOver } from '../../functions/core/queue.js';
-import { resolveSettings } from '../../functions/core/settings.js';
-import type { StoredLock, WriteOp } from '../../functions/core/store.js';
+import { compatible } from '../../packages/engine/src/compatibility.js';
+import { compareFencingTokens } from '../../packages/engine/src/fencing.js';
+import { planKeys } from '../../packages/engine/src/keys.js';
+import { type Claim, decideAcquire, fenceOf, isLive, removeLeaseOp, replaceOp, settleFences } from '../../packages/engine/src/lock-document.js';
+import type { HolderMode, PlannedKey } from '../../packages/engine/src/model.js';
+import { claimable, handOver } from '../../packages/engine/src/queue.js';
+import { resolveSettings } from '../../packages/engine/src/settings.js';
+import type { StoredLock, WriteOp } from '../../packages/engine/src/store.js';
 
 const DEPTH = Number(process.env.EXHAUSTIVE_DEPTH ?? 11);
 const TICK_MS = 100;

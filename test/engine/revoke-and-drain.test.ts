@@ -4,11 +4,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LeaseLostError, LockWaitExpiredError, StaleFencingTokenError, ValidationError } from '../../functions/core/errors.js';
-import type { LockService } from '../../functions/core/service.js';
-import type { WakeChannel, WakeDelivery, WakeMessage, WakeNotifier } from '../../functions/core/wake.js';
 import { writeFenced } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { LeaseLostError, LockWaitExpiredError, StaleFencingTokenError, ValidationError } from '../../packages/engine/src/errors.js';
+import type { LockService } from '../../packages/engine/src/service.js';
+import type { WakeChannel, WakeDelivery, WakeMessage, WakeNotifier } from '../../packages/engine/src/wake.js';
 import { closeTestClient, engineOn, freshLockIndex, testClient } from '../support/engine.js';
 
 class RecordingNotifier implements WakeNotifier {

@@ -24,10 +24,10 @@
  * each kind of violation, the schedule with the fewest deviations, then steps (* marks a deviation).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { StoreRejectedError } from '../../functions/core/errors.js';
-import type { LockTarget } from '../../functions/core/model.js';
-import type { LockService } from '../../functions/core/service.js';
-import { DEFAULT_SETTINGS, type SharedSettings } from '../../functions/core/settings.js';
+import { StoreRejectedError } from '../../packages/engine/src/errors.js';
+import type { LockTarget } from '../../packages/engine/src/model.js';
+import type { LockService } from '../../packages/engine/src/service.js';
+import { DEFAULT_SETTINGS, type SharedSettings } from '../../packages/engine/src/settings.js';
 import { deliverWork, fieldsOf, holdLock, Stage, type World, world } from '../support/exhaustive-world.js';
 import { type Bounds, describeFailures, type ExplorationReport, explore } from '../support/systematic.js';
 

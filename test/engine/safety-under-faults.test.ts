@@ -7,6 +7,8 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deleteLockIndex, ElasticsearchLockStore, ensureLockIndex } from '../../functions/store/index.js';
+import type { SearchClient } from '../../functions/store/search-client.js';
 import {
   FencingRangeError,
   LeaseLostError,
@@ -15,15 +17,13 @@ import {
   LockOutcomeUnknownError,
   StoreRejectedError,
   StoreUnavailableError,
-} from '../../functions/core/errors.js';
-import { compareFencingTokens, fencingToken, MAX_EPOCH, MAX_PRIMARY_TERM } from '../../functions/core/fencing.js';
-import { lockDocId } from '../../functions/core/keys.js';
-import { settleFences } from '../../functions/core/lock-document.js';
-import type { Grant, LockTarget } from '../../functions/core/model.js';
-import { LockService } from '../../functions/core/service.js';
-import type { StoredLock } from '../../functions/core/store.js';
-import { deleteLockIndex, ElasticsearchLockStore, ensureLockIndex } from '../../functions/store/index.js';
-import type { SearchClient } from '../../functions/store/search-client.js';
+} from '../../packages/engine/src/errors.js';
+import { compareFencingTokens, fencingToken, MAX_EPOCH, MAX_PRIMARY_TERM } from '../../packages/engine/src/fencing.js';
+import { lockDocId } from '../../packages/engine/src/keys.js';
+import { settleFences } from '../../packages/engine/src/lock-document.js';
+import type { Grant, LockTarget } from '../../packages/engine/src/model.js';
+import { LockService } from '../../packages/engine/src/service.js';
+import type { StoredLock } from '../../packages/engine/src/store.js';
 import { interpose, type StoreHooks } from '../../tools/shared/interposed-store.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, TEST_SKEW_MS, testClient } from '../support/engine.js';
 import { docs, tree } from '../support/targets.js';

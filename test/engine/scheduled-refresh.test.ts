@@ -4,11 +4,11 @@
  * only once it shows that write), and forces a refresh when none came within two intervals.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LockHeldError } from '../../functions/core/errors.js';
-import { LockService } from '../../functions/core/service.js';
-import type { BelowQuery } from '../../functions/core/store.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { LockHeldError } from '../../packages/engine/src/errors.js';
+import { LockService } from '../../packages/engine/src/service.js';
+import type { BelowQuery } from '../../packages/engine/src/store.js';
 import { interpose } from '../../tools/shared/interposed-store.js';
 import { closeTestClient, freshLockIndex, testClient } from '../support/engine.js';
 import { tree } from '../support/targets.js';

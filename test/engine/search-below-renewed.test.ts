@@ -7,18 +7,18 @@
  * renewed lease still lives: only the primary tells.
  *
  * Why a stand-in: a real node cannot be made to answer a search from a copy exactly one write behind,
- * on demand, at a chosen instant. The in-memory store (test/support/memory-store.ts) passes the same
+ * on demand, at a chosen instant. The in-memory store (packages/engine/src/memory-store.ts) passes the same
  * store contract as the real one (test/store/contract.ts) and keeps a lagging copy, a state the
  * primary really had; the clock is the test's own, so the renewal and the passing of the old expiry
  * fall exactly between the directory's write and its search. Nothing else is simulated.
  */
 
 import { describe, expect, it } from 'vitest';
-import { LockHeldError } from '../../functions/core/errors.js';
-import { lockDocId } from '../../functions/core/keys.js';
-import { LockService } from '../../functions/core/service.js';
+import { LockHeldError } from '../../packages/engine/src/errors.js';
+import { lockDocId } from '../../packages/engine/src/keys.js';
+import { MemoryLockStore } from '../../packages/engine/src/memory-store.js';
+import { LockService } from '../../packages/engine/src/service.js';
 import { interpose } from '../../tools/shared/interposed-store.js';
-import { MemoryLockStore } from '../support/memory-store.js';
 
 const SKEW = 50;
 

@@ -9,13 +9,13 @@
  */
 import type { estypes } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LockHeldError, StoreRejectedError } from '../../functions/core/errors.js';
-import { compareFencingTokens } from '../../functions/core/fencing.js';
-import { lockDocId } from '../../functions/core/keys.js';
-import type { LockDocument } from '../../functions/core/model.js';
-import type { LockService } from '../../functions/core/service.js';
 import { ElasticsearchLockStore, ensureLockIndex, lockIndexDefinition, lockIndexShards, routingOf } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { LockHeldError, StoreRejectedError } from '../../packages/engine/src/errors.js';
+import { compareFencingTokens } from '../../packages/engine/src/fencing.js';
+import { lockDocId } from '../../packages/engine/src/keys.js';
+import type { LockDocument } from '../../packages/engine/src/model.js';
+import type { LockService } from '../../packages/engine/src/service.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
 const SHARDS = 3;

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LockHeldError } from '../../functions/core/errors.js';
-import { lockDocId } from '../../functions/core/keys.js';
-import type { RequestedMode } from '../../functions/core/model.js';
-import type { LockService } from '../../functions/core/service.js';
 import { ElasticsearchLockStore } from '../../functions/store/elasticsearch-store.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { LockHeldError } from '../../packages/engine/src/errors.js';
+import { lockDocId } from '../../packages/engine/src/keys.js';
+import type { RequestedMode } from '../../packages/engine/src/model.js';
+import type { LockService } from '../../packages/engine/src/service.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
 let client: SearchClient;

@@ -4,10 +4,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { LockService } from '../../functions/core/service.js';
-import { DEFAULT_SETTINGS } from '../../functions/core/settings.js';
 import { deleteLockIndex, ElasticsearchLockStore, ensureLockIndex, lockIndexIncarnation, recordSharedSettings } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { LockService } from '../../packages/engine/src/service.js';
+import { DEFAULT_SETTINGS } from '../../packages/engine/src/settings.js';
 import { testClient } from '../support/engine.js';
 
 let client: SearchClient;

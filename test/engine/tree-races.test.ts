@@ -7,13 +7,13 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LeaseLostError, LockHeldError } from '../../functions/core/errors.js';
-import { compareFencingTokens } from '../../functions/core/fencing.js';
-import { lockDocId } from '../../functions/core/keys.js';
-import type { RequestedMode } from '../../functions/core/model.js';
-import { LockService } from '../../functions/core/service.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { LeaseLostError, LockHeldError } from '../../packages/engine/src/errors.js';
+import { compareFencingTokens } from '../../packages/engine/src/fencing.js';
+import { lockDocId } from '../../packages/engine/src/keys.js';
+import type { RequestedMode } from '../../packages/engine/src/model.js';
+import { LockService } from '../../packages/engine/src/service.js';
 import { interpose } from '../../tools/shared/interposed-store.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LockHeldError, ValidationError } from '../../functions/core/errors.js';
-import type { LockService } from '../../functions/core/service.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { LockHeldError, ValidationError } from '../../packages/engine/src/errors.js';
+import type { LockService } from '../../packages/engine/src/service.js';
 import { closeTestClient, engineOn, freshLockIndex, testClient } from '../support/engine.js';
 
 let client: SearchClient;

@@ -5,10 +5,10 @@
  * node; the interposed store only counts the engine's calls.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compareFencingTokens } from '../../functions/core/fencing.js';
-import { type AcquireInput, LockService } from '../../functions/core/service.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { compareFencingTokens } from '../../packages/engine/src/fencing.js';
+import { type AcquireInput, LockService } from '../../packages/engine/src/service.js';
 import { interpose } from '../../tools/shared/interposed-store.js';
 import { closeTestClient, freshLockIndex, sleep, testClient } from '../support/engine.js';
 import { tree } from '../support/targets.js';

@@ -7,14 +7,14 @@
  * healthy node cannot do on demand; each test says which.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { workDocId } from '../../functions/core/doc-id.js';
-import { LeaseLostError, LeaseTokenMismatchError, LockHeldError, StoreUnavailableError, WorkInProgressError } from '../../functions/core/errors.js';
-import type { CompletedWork, Grant } from '../../functions/core/model.js';
-import { LockService } from '../../functions/core/service.js';
-import type { WriteOp } from '../../functions/core/store.js';
-import { workKeyHash } from '../../functions/core/work.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { workDocId } from '../../packages/engine/src/doc-id.js';
+import { LeaseLostError, LeaseTokenMismatchError, LockHeldError, StoreUnavailableError, WorkInProgressError } from '../../packages/engine/src/errors.js';
+import type { CompletedWork, Grant } from '../../packages/engine/src/model.js';
+import { LockService } from '../../packages/engine/src/service.js';
+import type { WriteOp } from '../../packages/engine/src/store.js';
+import { workKeyHash } from '../../packages/engine/src/work.js';
 import { interpose, type StoreHooks } from '../../tools/shared/interposed-store.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 

@@ -20,7 +20,7 @@
  * on this project's 2-core machine, `time npx vitest run test/engine/*-exhaustive.test.ts --project elasticsearch`).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { LockTarget } from '../../functions/core/model.js';
+import type { LockTarget } from '../../packages/engine/src/model.js';
 import { deliverWork, Stage, world } from '../support/exhaustive-world.js';
 import { type Bounds, describeFailures, explore } from '../support/systematic.js';
 

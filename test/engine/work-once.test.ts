@@ -4,10 +4,10 @@
  * it still holds the lock, can record; a record stays until its expiry and no longer.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LeaseLostError, ValidationError, WorkInProgressError } from '../../functions/core/errors.js';
-import type { CompletedWork, Grant } from '../../functions/core/model.js';
-import type { LockService } from '../../functions/core/service.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { LeaseLostError, ValidationError, WorkInProgressError } from '../../packages/engine/src/errors.js';
+import type { CompletedWork, Grant } from '../../packages/engine/src/model.js';
+import type { LockService } from '../../packages/engine/src/service.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 
 let client: SearchClient;

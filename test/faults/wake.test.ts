@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import type { HistoryEvent } from '../../faults/history.js';
 import { everyWaiterEnded, FaultNotifier } from '../../faults/wake.js';
 import { acquireWoken, emptyTally, FAULTS_NAMESPACE, type Target, TTL_MS } from '../../faults/workload.js';
-import { LockService } from '../../functions/core/service.js';
-import type { WakeMessage } from '../../functions/core/wake.js';
-import { MemoryLockStore } from '../support/memory-store.js';
+import { MemoryLockStore } from '../../packages/engine/src/memory-store.js';
+import { LockService } from '../../packages/engine/src/service.js';
+import type { WakeMessage } from '../../packages/engine/src/wake.js';
 
 const NONE = { thrown: 0, duplicated: 0, lost: 0, gone: 0 };
 

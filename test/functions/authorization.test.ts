@@ -5,7 +5,7 @@
  * OpenAPI document, next to a call that the same rule lets through, and leaves the lock index as it was.
  */
 import { describe, expect, it } from 'vitest';
-import { AccessDeniedError, QuotaExceededError } from '../../functions/core/errors.js';
+import { AccessDeniedError, QuotaExceededError } from '../../packages/engine/src/errors.js';
 import { contractProblems, fromProxyResult, type ResponseLike } from '../support/contract.js';
 import { functionsUnderTest, type Handlers } from '../support/functions.js';
 import { type HttpEventOptions, httpEvent, iamCaller, lambdaContext, scheduleEvent } from '../support/lambda-events.js';

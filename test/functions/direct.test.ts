@@ -3,8 +3,8 @@
  * HTTP body in, the plain result out; refusals are thrown errors whose names a state machine matches.
  */
 import { describe, expect, inject, it } from 'vitest';
-import { LockHeldError } from '../../functions/core/errors.js';
 import { INVOCATION_ERROR_NAMES } from '../../functions/runtime/errors.js';
+import { LockHeldError } from '../../packages/engine/src/errors.js';
 import { schemaProblems } from '../support/contract.js';
 import { sleep } from '../support/engine.js';
 import { functionsUnderTest, type Handlers } from '../support/functions.js';

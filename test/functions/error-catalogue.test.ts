@@ -4,9 +4,9 @@
  * all agree with it.
  */
 import { describe, expect, it } from 'vitest';
-import { LockHeldError, QueueFullError, StoreRejectedError, StoreUnavailableError } from '../../functions/core/index.js';
 import { errorReply, InternalError, invocationError } from '../../functions/runtime/errors.js';
 import { ERRORS, type ErrorName } from '../../packages/client/src/wire.js';
+import { LockHeldError, QueueFullError, StoreRejectedError, StoreUnavailableError } from '../../packages/engine/src/index.js';
 import { engineErrorOfEachName as engineErrors } from '../support/engine-errors.js';
 
 it('every catalogue name but InternalError is an engine error above', () => {

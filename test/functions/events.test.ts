@@ -1,8 +1,8 @@
 /** Telling invocations apart and reading their input with the Powertools parser's schemas (functions/runtime/events.ts). */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ValidationError } from '../../functions/core/index.js';
 import { inputReader, invocationOf } from '../../functions/runtime/events.js';
+import { ValidationError } from '../../packages/engine/src/index.js';
 import { httpEvent, scheduleEvent } from '../support/lambda-events.js';
 
 const schema = z.object({ namespace: z.string(), ttlMs: z.number().optional() }).strict();

@@ -5,7 +5,6 @@
  * the sweeper, or an acquire without quotas).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AccessDeniedError, QuotaExceededError } from '../../functions/core/errors.js';
 import { createAdmission } from '../../functions/runtime/admission.js';
 import { createAuthorization, POLICY_MAX_AGE_SECONDS, principalOf } from '../../functions/runtime/authorization.js';
 import { ConfigError, readConfig } from '../../functions/runtime/config.js';
@@ -13,6 +12,7 @@ import type { Invocation } from '../../functions/runtime/events.js';
 import { decide, type LockPolicy, type Principal, parseLockPolicy, principalName } from '../../functions/runtime/lock-policy.js';
 import { createQuotaCheck } from '../../functions/runtime/quota.js';
 import { createRuntime } from '../../functions/runtime/runtime.js';
+import { AccessDeniedError, QuotaExceededError } from '../../packages/engine/src/errors.js';
 import { httpEvent, iamCaller } from '../support/lambda-events.js';
 
 const ACCOUNT = '123456789012';

@@ -5,9 +5,9 @@
  * checked against the OpenAPI document.
  */
 import { describe, expect, it } from 'vitest';
-import { planKeys } from '../../functions/core/keys.js';
-import type { StoredLock } from '../../functions/core/store.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
+import { planKeys } from '../../packages/engine/src/keys.js';
+import type { StoredLock } from '../../packages/engine/src/store.js';
 import { contractProblems, fromProxyResult, type ResponseLike } from '../support/contract.js';
 import { sleep } from '../support/engine.js';
 import { functionsUnderTest } from '../support/functions.js';

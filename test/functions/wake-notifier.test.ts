@@ -12,8 +12,8 @@ import { CreateEventBusCommand, EventBridgeClient, PutRuleCommand, PutTargetsCom
 import { CreateStateMachineCommand, DescribeExecutionCommand, SendTaskSuccessCommand, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { CreateQueueCommand, GetQueueAttributesCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { WakeMessage } from '../../functions/core/wake.js';
 import { createWakeNotifier, WakeDeliveryError } from '../../functions/runtime/wake/index.js';
+import type { WakeMessage } from '../../packages/engine/src/wake.js';
 import { awsEmulatorUrl } from '../support/aws.js';
 
 // The project's emulator (infra/aws/), started on demand, or the one AWS_EMULATOR_URL names.

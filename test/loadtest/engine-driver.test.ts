@@ -2,7 +2,6 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { LockContentionError, LockHeldError, StoreUnavailableError, ValidationError } from '../../functions/core/errors.js';
 import { DEFAULT_SEARCH } from '../../loadtests/runner/capacity.js';
 import { checkHolds, parseHoldLog } from '../../loadtests/runner/checker.js';
 import { defaultConfig } from '../../loadtests/runner/config.js';
@@ -13,6 +12,7 @@ import { engineDriverOptions, engineProbe, searchEngineCapacity } from '../../lo
 import { type EngineTarget, openEngineTarget } from '../../loadtests/runner/engine/target.js';
 import { defaultWorkload } from '../../loadtests/shared/defaults.js';
 import { HOLD_MARKER, type HoldRecord } from '../../loadtests/shared/workload.js';
+import { LockContentionError, LockHeldError, StoreUnavailableError, ValidationError } from '../../packages/engine/src/errors.js';
 import { ROOT } from './run.js';
 
 const apiKey = inject('esApiKey');

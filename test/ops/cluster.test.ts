@@ -7,9 +7,9 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { LockService } from '../../functions/core/service.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { storeUrlVariable } from '../../infra/lib/store-target.js';
+import type { LockService } from '../../packages/engine/src/service.js';
 import { closeTestClient, engineOn, freshLockIndex, testClient } from '../support/engine.js';
 import { ops, rowsOf } from './support.js';
 

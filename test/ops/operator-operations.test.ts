@@ -8,10 +8,10 @@ import { Client as ElasticsearchClient } from '@elastic/elasticsearch';
 import { FencedOutError, type FencedWritesClient, fencedIndex } from '@es-lease-locks/client';
 import { Client as OpenSearchClient } from '@opensearch-project/opensearch';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { LeaseLostError, LockWaitExpiredError } from '../../functions/core/errors.js';
-import type { LockService } from '../../functions/core/service.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { storeUrlVariable } from '../../infra/lib/store-target.js';
+import { LeaseLostError, LockWaitExpiredError } from '../../packages/engine/src/errors.js';
+import type { LockService } from '../../packages/engine/src/service.js';
 import { closeTestClient, engineOn, freshLockIndex, sleep, testClient } from '../support/engine.js';
 import { ops, rowsOf } from './support.js';
 

@@ -10,9 +10,9 @@
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { LeaseLostError } from '../../functions/core/errors.js';
-import type { LockService } from '../../functions/core/service.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { LeaseLostError } from '../../packages/engine/src/errors.js';
+import type { LockService } from '../../packages/engine/src/service.js';
 import { AUTHORIZATION, expectedSignature } from '../client/specs/transports.js';
 import { clientStack, TEST_CREDENTIALS } from '../client/support/client-stack.js';
 import { type RecordingProxy, recordingProxy } from '../client/support/recording-proxy.js';

@@ -11,9 +11,6 @@ import { createRequire } from 'node:module';
 import { createServer, type Socket } from 'node:net';
 import { type Client, errors } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { LockContentionError, LockHeldError, LockOutcomeUnknownError, StaleFencingTokenError, StoreUnavailableError } from '../../functions/core/errors.js';
-import type { LockDocument } from '../../functions/core/model.js';
-import { LockService } from '../../functions/core/service.js';
 import {
   createElasticsearchClient,
   createLockService,
@@ -23,6 +20,15 @@ import {
   writeFenced,
 } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import {
+  LockContentionError,
+  LockHeldError,
+  LockOutcomeUnknownError,
+  StaleFencingTokenError,
+  StoreUnavailableError,
+} from '../../packages/engine/src/errors.js';
+import type { LockDocument } from '../../packages/engine/src/model.js';
+import { LockService } from '../../packages/engine/src/service.js';
 import { closeTestClient, freshLockIndex, TEST_SKEW_MS, testClient } from '../support/engine.js';
 
 type ElasticsearchModule = typeof import('@elastic/elasticsearch');

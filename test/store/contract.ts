@@ -3,9 +3,9 @@
  * the Elasticsearch store on the real node, and the in-memory store the interleaving tests use.
  */
 import { describe, expect, it } from 'vitest';
-import { StoreRejectedError } from '../../functions/core/errors.js';
-import type { LockDocument } from '../../functions/core/model.js';
-import type { LockStore, StoredLock, WriteOutcome } from '../../functions/core/store.js';
+import { StoreRejectedError } from '../../packages/engine/src/errors.js';
+import type { LockDocument } from '../../packages/engine/src/model.js';
+import type { LockStore, StoredLock, WriteOutcome } from '../../packages/engine/src/store.js';
 
 export interface StoreUnderTest {
   store: LockStore;

@@ -6,10 +6,10 @@
  * answer, and that prefix never moves back. The primary reads and the writes never see it.
  */
 import { describe, expect, it } from 'vitest';
-import type { LockDocument } from '../../functions/core/model.js';
-import type { StoredLock, WriteOp } from '../../functions/core/store.js';
+import { MemoryLockStore } from '../../packages/engine/src/memory-store.js';
+import type { LockDocument } from '../../packages/engine/src/model.js';
+import type { StoredLock, WriteOp } from '../../packages/engine/src/store.js';
 import { seededRandom } from '../../tools/shared/seeded-random.js';
-import { MemoryLockStore } from '../support/memory-store.js';
 import { Scheduler, scheduledStore } from '../support/scheduler.js';
 
 const NAMESPACE = 'copy';

@@ -11,11 +11,11 @@
 import { createRequire } from 'node:module';
 import type { estypes } from '@elastic/elasticsearch';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { StoreUnavailableError } from '../../functions/core/errors.js';
-import type { LockDocument } from '../../functions/core/model.js';
 import { translateError } from '../../functions/store/errors.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { StoreUnavailableError } from '../../packages/engine/src/errors.js';
+import type { LockDocument } from '../../packages/engine/src/model.js';
 import { closeTestClient, freshLockIndex, testClient } from '../support/engine.js';
 
 const namespace = 'failover';

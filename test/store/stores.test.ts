@@ -3,8 +3,8 @@
 import { afterAll, beforeAll } from 'vitest';
 import { deleteLockIndex, ElasticsearchLockStore, ensureLockIndex } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { MemoryLockStore } from '../../packages/engine/src/memory-store.js';
 import { closeTestClient, freshLockIndex, testClient } from '../support/engine.js';
-import { MemoryLockStore } from '../support/memory-store.js';
 import { storeContract } from './contract.js';
 
 let client: SearchClient;

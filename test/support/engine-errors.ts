@@ -3,7 +3,7 @@
  * with fields as the engine raises them: for the tests that hold every name against the catalogue, the
  * HTTP answer or a state machine's Retry and Catch.
  */
-import * as engine from '../../functions/core/errors.js';
+import * as engine from '../../packages/engine/src/errors.js';
 
 export const engineErrorOfEachName: engine.LockError[] = [
   new engine.ValidationError({ fields: [{ field: 'owner', rule: 'required', message: 'is required' }] }),

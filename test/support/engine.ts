@@ -1,9 +1,9 @@
 /** A fresh lock index per test file on the real Elasticsearch (or OpenSearch, in the opensearch project), and engines over it. */
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import type { SettingsOverrides } from '../../functions/core/settings.js';
 import { createLockService, createSearchClient, deleteLockIndex, ensureLockIndex } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import type { SettingsOverrides } from '../../packages/engine/src/settings.js';
 
 export function testClient(): SearchClient {
   const apiKey = inject('esApiKey');

@@ -5,12 +5,13 @@
  * share one engine per skew allowance; one configured with another allowance (an operator's CLI, say)
  * gets its own, over the same store.
  */
-import type { CompletedWork, Grant, LockTarget } from '../../functions/core/model.js';
-import { LockService } from '../../functions/core/service.js';
-import type { SettingsOverrides, SharedSettings } from '../../functions/core/settings.js';
-import type { LockStore } from '../../functions/core/store.js';
-import { workDocId, workKeyHash } from '../../functions/core/work.js';
-import { MemoryLockStore } from './memory-store.js';
+
+import { MemoryLockStore } from '../../packages/engine/src/memory-store.js';
+import type { CompletedWork, Grant, LockTarget } from '../../packages/engine/src/model.js';
+import { LockService } from '../../packages/engine/src/service.js';
+import type { SettingsOverrides, SharedSettings } from '../../packages/engine/src/settings.js';
+import type { LockStore } from '../../packages/engine/src/store.js';
+import { workDocId, workKeyHash } from '../../packages/engine/src/work.js';
 import { type Hold, nextInstant, OperationChecks, type Process } from './operation-checks.js';
 import { type SystematicScheduler, steppedStore } from './systematic.js';
 

@@ -7,11 +7,11 @@
  */
 
 import { type AcquireBody, localKeysOf } from '@es-lease-locks/client';
-import { LockHeldError } from '../../functions/core/errors.js';
-import { LockService } from '../../functions/core/service.js';
-import type { SettingsOverrides } from '../../functions/core/settings.js';
 import { ElasticsearchLockStore } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { LockHeldError } from '../../packages/engine/src/errors.js';
+import { LockService } from '../../packages/engine/src/service.js';
+import type { SettingsOverrides } from '../../packages/engine/src/settings.js';
 import { interpose } from '../../tools/shared/interposed-store.js';
 
 export interface Traffic {

@@ -19,17 +19,17 @@
  *   an outcome is recorded only by a lease that took the work on, still holds the lock and was not
  *   revoked, when the record lands; every `completed` answer is a record that landed.
  */
-import { compareFencingTokens } from '../../functions/core/fencing.js';
-import { lockDocId } from '../../functions/core/keys.js';
-import type { CompletedWork, Grant, HolderMode, LockTarget, Renewal, StoredHolder, StoredWork } from '../../functions/core/model.js';
-import type { StoredLock } from '../../functions/core/store.js';
-import type { MemoryLockStore } from './memory-store.js';
+import { compareFencingTokens } from '../../packages/engine/src/fencing.js';
+import { lockDocId } from '../../packages/engine/src/keys.js';
+import type { MemoryLockStore } from '../../packages/engine/src/memory-store.js';
+import type { CompletedWork, Grant, HolderMode, LockTarget, Renewal, StoredHolder, StoredWork } from '../../packages/engine/src/model.js';
+import type { StoredLock } from '../../packages/engine/src/store.js';
 import type { SystematicScheduler, WriteSeen } from './systematic.js';
 
 /** The compatibility table of docs/model.md, written out again. */
 const MAY_SHARE: Record<HolderMode, readonly HolderMode[]> = { IS: ['IS', 'IX', 'S'], IX: ['IS', 'IX'], S: ['IS', 'S'], X: [] };
 const compatible = (a: HolderMode, b: HolderMode): boolean => MAY_SHARE[a].includes(b) && MAY_SHARE[b].includes(a);
-/** A fencing token's epoch: its lock index incarnation (functions/core/fencing.ts). */
+/** A fencing token's epoch: its lock index incarnation (packages/engine/src/fencing.ts). */
 const epochOf = (token: string): bigint => BigInt(token) / 10n ** 16n;
 /** Points (OperationChecks.point) per true millisecond: more than the store calls of any schedule. */
 const POINTS_PER_MS = 100_000;

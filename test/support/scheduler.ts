@@ -3,10 +3,10 @@
  * test becomes a task, and the scheduler runs one pending task at a time, picked by a seeded random
  * generator, on a virtual clock it advances itself. The same seed replays the same schedule.
  */
-import { StoreUnavailableError } from '../../functions/core/errors.js';
-import type { LockStore, StoredLock } from '../../functions/core/store.js';
+import { StoreUnavailableError } from '../../packages/engine/src/errors.js';
+import type { LaggingCopy } from '../../packages/engine/src/memory-store.js';
+import type { LockStore, StoredLock } from '../../packages/engine/src/store.js';
 import { seededRandom } from '../../tools/shared/seeded-random.js';
-import type { LaggingCopy } from './memory-store.js';
 
 interface Task {
   label: string;

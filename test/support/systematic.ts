@@ -23,7 +23,7 @@
  * each step offers as many choices as it did the first time.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { LockStore, StoredLock, WriteOp, WriteOutcome } from '../../functions/core/store.js';
+import type { LockStore, StoredLock, WriteOp, WriteOutcome } from '../../packages/engine/src/store.js';
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 

@@ -6,7 +6,7 @@
  * test says which. The fault runner uses it for the faults that act inside one client's call, the
  * directory-lock benchmark to time the search below or to put another read in its place.
  */
-import type { BelowQuery, BelowResult, LockStore, StoredLock, WriteOp, WriteOutcome } from '../../functions/core/store.js';
+import type { BelowQuery, BelowResult, LockStore, StoredLock, WriteOp, WriteOutcome } from '../../packages/engine/src/store.js';
 
 type Reads = Map<string, StoredLock | null>;
 

@@ -4,7 +4,7 @@
  * grant) or `failed`. A wake-up is never a grant.
  */
 import type { TargetBody } from '../../../packages/client/src/wire.js';
-import type { WakeMessage } from '../../core/wake.js';
+import type { WakeMessage } from '../../../packages/engine/src/wake.js';
 import { presentTarget } from '../present.js';
 
 export type WakeBody =

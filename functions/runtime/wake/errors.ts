@@ -1,6 +1,6 @@
 /** The wake-up channels' one error: the message may not have reached the waiter, so it is delivered again later. */
 import { LOCAL_ERRORS } from '../../../packages/client/src/wire.js';
-import type { WakeChannel } from '../../core/wake.js';
+import type { WakeChannel } from '../../../packages/engine/src/wake.js';
 
 export class WakeDeliveryError extends Error {
   override readonly name = 'WakeDeliveryError';

@@ -1,6 +1,6 @@
 /** Channel `event`: one EventBridge event per outcome on the waiter's bus. */
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import type { WakeDelivery } from '../../core/wake.js';
+import type { WakeDelivery } from '../../../packages/engine/src/wake.js';
 import type { WakeBody } from './body.js';
 import { WakeDeliveryError } from './errors.js';
 

@@ -1,12 +1,12 @@
 /**
- * The AWS WakeNotifier (functions/core/wake.ts): Step Functions task tokens, SQS queues and
+ * The AWS WakeNotifier (packages/engine/src/wake.ts): Step Functions task tokens, SQS queues and
  * EventBridge buses. Any failure but "nobody waits there" throws a WakeDeliveryError, which the engine
  * delivers again later; each one is counted in the `WakeDeliveryFailures` metric (the alarm's) and logged.
  */
 
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { WakeChannel, WakeDelivery, WakeMessage, WakeNotifier } from '../../core/wake.js';
+import type { WakeChannel, WakeDelivery, WakeMessage, WakeNotifier } from '../../../packages/engine/src/wake.js';
 import { wakeBody } from './body.js';
 import { lazyClients, type WakeClients } from './clients.js';
 import { serviceErrorName, WakeDeliveryError } from './errors.js';

@@ -1,6 +1,6 @@
 /** Channel `queue`: one SQS message per outcome, its body the wake-up's JSON. */
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { WakeDelivery } from '../../core/wake.js';
+import type { WakeDelivery } from '../../../packages/engine/src/wake.js';
 import type { WakeBody } from './body.js';
 
 export async function wakeQueue(client: SQSClient, queueUrl: string, body: WakeBody): Promise<WakeDelivery> {

@@ -1,6 +1,6 @@
 /** Channel `task`: completes a Step Functions task that waits with `.waitForTaskToken`. */
 import type { SFNClient } from '@aws-sdk/client-sfn';
-import type { WakeDelivery } from '../../core/wake.js';
+import type { WakeDelivery } from '../../../packages/engine/src/wake.js';
 import type { WakeBody } from './body.js';
 import { serviceErrorName } from './errors.js';
 

@@ -6,8 +6,9 @@
  * (retried, an error at the budget), anything else an error; the Retry-After hint comes from the
  * body or the header alike.
  */
-import type { LockService } from '../../../functions/core/service.js';
+
 import { errorReply } from '../../../functions/runtime/errors.js';
+import type { LockService } from '../../../packages/engine/src/service.js';
 import type { AcquireAnswer, LockDriver, ReleaseAnswer } from '../../shared/lock-driver.js';
 
 /** What an engine error means to the k6 client: the functions' HTTP answer, classified as k6/lock-api.ts does. */

@@ -15,9 +15,9 @@
  *              ancestor markers too), so nothing piles up in the index; those still held are counted.
  */
 import { randomBytes } from 'node:crypto';
-import type { LockService } from '../../../functions/core/service.js';
 import { createLockService, createSearchClient, deleteLockIndex, ensureLockIndex } from '../../../functions/store/index.js';
 import type { SearchClient, SearchConnection } from '../../../functions/store/search-client.js';
+import type { LockService } from '../../../packages/engine/src/service.js';
 import { countRequests, type RequestCounts } from './request-count.js';
 
 /** The functions' Elasticsearch request timeout (serverless.yml ES_REQUEST_TIMEOUT_MS). */

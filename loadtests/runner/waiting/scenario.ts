@@ -16,8 +16,8 @@
  * queue looks, leaving the queue) on their own. Every critical section is a hold record for the kit's
  * safety checker (checker.ts).
  */
-import { LockHeldError } from '../../../functions/core/errors.js';
-import type { Grant } from '../../../functions/core/model.js';
+import { LockHeldError } from '../../../packages/engine/src/errors.js';
+import type { Grant } from '../../../packages/engine/src/model.js';
 import { seededRandom } from '../../../tools/shared/seeded-random.js';
 import { retryDelayMs } from '../../shared/backoff.js';
 import { defaultRetry } from '../../shared/defaults.js';

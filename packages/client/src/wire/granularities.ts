@@ -1,6 +1,6 @@
 /**
  * What a lock is taken on, as the wire names it: the granularities, the modes, and the fields that
- * name a target. The one list of granularities: the functions' registry (functions/core/granularity/)
+ * name a target. The one list of granularities: the functions' registry (packages/engine/src/granularity/)
  * must give rules to exactly these, and everything else that enumerates them reads this list.
  */
 

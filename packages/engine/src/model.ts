@@ -16,11 +16,11 @@ import type {
   RevocationBody,
   RevokedHolderBody,
   SweepReportBody,
-} from '../../packages/client/src/wire.js';
+} from '../../client/src/wire.js';
 import type { LockTarget } from './granularity/index.js';
 
 /** The wire's own (a FencingToken is made in fencing.ts; compare with `compareFencingTokens` or `BigInt`, never as text of different lengths). */
-export type { FencingToken, Granularity, HolderMode, ReleaseOutcome } from '../../packages/client/src/wire.js';
+export type { FencingToken, Granularity, HolderMode, ReleaseOutcome } from '../../client/src/wire.js';
 
 /** Where a waiter that is not in the call hears its outcome (wake.ts says how). */
 export type WakeChannel =

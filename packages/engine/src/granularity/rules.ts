@@ -4,14 +4,15 @@
  * token and the logs name it. Everything else in the engine is the same for all of them: a new
  * granularity is one module that gives these rules, and one line in the registry (index.ts).
  */
+
 import type { z } from 'zod';
-import type { TargetField, TargetFieldsBody } from '../../../packages/client/src/wire.js';
+import type { TargetField, TargetFieldsBody } from '../../../client/src/wire.js';
 import type { Granularity, HolderMode, RequestedMode } from '../model.js';
 import type { EngineContext } from '../operations/context.js';
 import type { LockSettings } from '../settings.js';
 import type { StoredLock } from '../store.js';
 
-export type { TargetField } from '../../../packages/client/src/wire.js';
+export type { TargetField } from '../../../client/src/wire.js';
 
 /** What every target has; each granularity's module adds the fields of its own (its `target`). */
 export interface TargetBase {

@@ -3,7 +3,7 @@
  * own module. The mapped type makes the built-in registry cover exactly that list, so a granularity is
  * one module and one line here; everything that enumerates granularities reads this registry.
  */
-import type { Granularity, TargetBody } from '../../../packages/client/src/wire.js';
+import type { Granularity, TargetBody } from '../../../client/src/wire.js';
 import { tagLockDocuments } from '../doc-id.js';
 import { documentRules } from './document.js';
 import { GLOBAL_KEY, globalRules } from './global.js';

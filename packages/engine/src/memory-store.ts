@@ -20,19 +20,9 @@
  * `writeThenRead` always answer from the primary; only `readFromCopy` and `findLiveBelowOnCopy`
  * answer from the copy, and a caller (the scheduled store of the interleaving tests) picks them.
  */
-import { StoreRejectedError } from '../../functions/core/errors.js';
-import type { LockDocument } from '../../functions/core/model.js';
-import type {
-  BelowQuery,
-  BelowResult,
-  ExpiredPage,
-  ListQuery,
-  LockIndexFacts,
-  LockStore,
-  StoredLock,
-  WriteOp,
-  WriteOutcome,
-} from '../../functions/core/store.js';
+import { StoreRejectedError } from './errors.js';
+import type { LockDocument } from './model.js';
+import type { BelowQuery, BelowResult, ExpiredPage, ListQuery, LockIndexFacts, LockStore, StoredLock, WriteOp, WriteOutcome } from './store.js';
 
 interface Entry {
   seqNo: number;

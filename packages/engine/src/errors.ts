@@ -15,7 +15,7 @@ import {
   isErrorName,
   type LocalErrorName,
   retryableOf,
-} from '../../packages/client/src/wire.js';
+} from '../../client/src/wire.js';
 import type { ConflictingKey } from './model.js';
 
 /** A request field and the rule it broke: as the wire says it. */

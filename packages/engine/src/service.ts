@@ -3,7 +3,7 @@
  * the tests): takes plain input, validates it once through the request boundary (requests.ts), and
  * hands the typed request to the engine. Same rules, same errors as the functions.
  */
-import type { AcquireBody, TargetBody } from '../../packages/client/src/wire.js';
+import type { AcquireBody, TargetBody } from '../../client/src/wire.js';
 import { LockEngine } from './engine.js';
 import { ValidationError } from './errors.js';
 import { targetBody } from './granularity/index.js';

@@ -3,12 +3,12 @@
  * lock waits for the live locks below it that its mode excludes (every writer for S, everything for
  * X), found by a search once anything was ever locked in the namespace (scope.ts).
  */
-import { GLOBAL_KEY } from '../../../packages/client/src/wire.js';
+import { GLOBAL_KEY } from '../../../client/src/wire.js';
 import { targetMode } from '../compatibility.js';
 import type { Above, GranularityRules } from './rules.js';
 import { confirmScope, scopeHold } from './scope.js';
 
-export { GLOBAL_KEY } from '../../../packages/client/src/wire.js';
+export { GLOBAL_KEY } from '../../../client/src/wire.js';
 
 export interface GlobalTarget {
   namespace: string;

@@ -12,7 +12,7 @@ export interface StoredLock {
    * restart in a re-created index, so a (seqNo, primaryTerm) pair means something only together with it.
    */
   index: string;
-  /** That incarnation's fencing epoch (functions/core/fencing.ts); 0 or absent for a lock index made before epochs. */
+  /** That incarnation's fencing epoch (packages/engine/src/fencing.ts); 0 or absent for a lock index made before epochs. */
   epoch?: number;
   body: LockDocument;
 }
