@@ -58,6 +58,8 @@ export default defineConfig({
             'test/engine/revoke-exhaustive.test.ts',
             'test/engine/incarnation-exhaustive.test.ts',
             'test/engine/permits-exhaustive.test.ts',
+            // The README's handler with the client's testing entry: no store at all.
+            'test/examples/invoicer.test.ts',
           ],
           globalSetup: ['test/support/global-setup-opensearch.ts'],
         },

@@ -4,12 +4,12 @@
  * node on 127.0.0.1). It starts no node: an operator's command that finds nothing says so.
  */
 import { hostname, userInfo } from 'node:os';
-import { presentState } from '../functions/runtime/present.js';
 import { createWakeNotifier } from '../functions/runtime/wake/index.js';
 import { createLockService, type SearchProduct } from '../functions/store/index.js';
 import { givenStore, type StoreEndpoint, storeAt, storeDistribution } from '../infra/lib/store-target.js';
 import { lockDocId } from '../packages/engine/src/keys.js';
 import type { LockState } from '../packages/engine/src/model.js';
+import { presentState } from '../packages/engine/src/present.js';
 import { parseRequest } from '../packages/engine/src/requests.js';
 import type { SharedSettings } from '../packages/engine/src/settings.js';
 import type { LockView, OpsBackend } from './backend.js';

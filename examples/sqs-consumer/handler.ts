@@ -1,7 +1,7 @@
 /**
  * SQS consumer, an example pipeline stage: Lambda hands it a batch of records, Powertools' batch
  * processor runs them concurrently, and each record does its work under a lock of the client
- * package (`LockClient.using`) whose transport is the engine in-process (engine-locker.ts): the
+ * package (`LockClient.using`) whose transport is the engine in-process (packages/engine/src/locker.ts): the
  * same code takes its locks over HTTP or by invoking the lock functions with another transport.
  * The answer is a partial batch response: only the records that failed go back to the queue (and,
  * after the queue's maxReceiveCount, to its dead-letter queue).
@@ -41,7 +41,7 @@ import { runtime } from '../../functions/runtime/runtime.js';
 import { withOpaqueId } from '../../functions/store/correlation.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { toFieldIssues, ValidationError } from '../../packages/engine/src/index.js';
-import { engineLocker } from './engine-locker.js';
+import { engineLocker } from '../../packages/engine/src/locker.js';
 
 /** The shape of a record body; the engine checks the lock target itself (limits, paths, ids). */
 export const recordBodySchema = z

@@ -1,8 +1,8 @@
 /** POST /acquire, or a direct invocation with the same JSON: takes a lock and answers the grant. */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { rulesFor } from '../../packages/engine/src/granularity/index.js';
+import { presentAcquired } from '../../packages/engine/src/present.js';
 import { lockHandler } from '../runtime/handler.js';
-import { presentAcquired } from '../runtime/present.js';
 import { runtime } from '../runtime/runtime.js';
 import { scopeOfTarget } from '../runtime/scope.js';
 

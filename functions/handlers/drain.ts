@@ -1,8 +1,8 @@
 /** POST /drain, or a direct invocation: an operator empties a target's queue and its channel waiters are told (audited; needs the policy action revoke). */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { presentDrained } from '../../packages/engine/src/present.js';
 import { lockHandler } from '../runtime/handler.js';
 import { operatorOf } from '../runtime/operator.js';
-import { presentDrained } from '../runtime/present.js';
 import { runtime } from '../runtime/runtime.js';
 import { scopeOfTarget } from '../runtime/scope.js';
 

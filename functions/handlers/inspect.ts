@@ -1,6 +1,7 @@
 /** GET /inspect?namespace=&granularity=&id=&path=&mode=, or a direct invocation: who holds a target's keys now (realtime). */
+
+import { presentStates } from '../../packages/engine/src/present.js';
 import { lockHandler } from '../runtime/handler.js';
-import { presentStates } from '../runtime/present.js';
 import { runtime } from '../runtime/runtime.js';
 import { scopeOfTarget } from '../runtime/scope.js';
 

@@ -1,6 +1,7 @@
 /** GET /locks?namespace=&granularity=&owner=&pathPrefix=&limit=&includeExpired=, or a direct invocation (search: about a second behind). */
+
+import { presentStates } from '../../packages/engine/src/present.js';
 import { lockHandler } from '../runtime/handler.js';
-import { presentStates } from '../runtime/present.js';
 import { runtime } from '../runtime/runtime.js';
 
 export const handler = lockHandler(runtime(), {

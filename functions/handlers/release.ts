@@ -1,7 +1,7 @@
 /** POST /release, or a direct invocation: gives a lease up; a lease already gone is an outcome, not an error. */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { presentRelease } from '../../packages/engine/src/present.js';
 import { lockHandler } from '../runtime/handler.js';
-import { presentRelease } from '../runtime/present.js';
 import { runtime } from '../runtime/runtime.js';
 import { scopeOfTarget } from '../runtime/scope.js';
 

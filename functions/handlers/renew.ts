@@ -1,7 +1,7 @@
 /** POST /renew, or a direct invocation: extends a lease; the answer carries the token to use from now on. */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { presentRenewal } from '../../packages/engine/src/present.js';
 import { lockHandler } from '../runtime/handler.js';
-import { presentRenewal } from '../runtime/present.js';
 import { runtime } from '../runtime/runtime.js';
 import { scopeOfTarget } from '../runtime/scope.js';
 

@@ -1,8 +1,8 @@
 /** POST /revoke, or a direct invocation: break glass, an operator takes the lock on a target from whoever holds it (audited; needs the policy action revoke). */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { presentRevocation } from '../../packages/engine/src/present.js';
 import { lockHandler } from '../runtime/handler.js';
 import { operatorOf } from '../runtime/operator.js';
-import { presentRevocation } from '../runtime/present.js';
 import { runtime } from '../runtime/runtime.js';
 import { scopeOfTarget } from '../runtime/scope.js';
 

@@ -1,6 +1,7 @@
 /** GET /status, or a direct invocation: the lock index's incarnation, shards, counts and oldest lease (needs list on every namespace). */
+
+import { presentStatus } from '../../packages/engine/src/present.js';
 import { lockHandler } from '../runtime/handler.js';
-import { presentStatus } from '../runtime/present.js';
 import { runtime } from '../runtime/runtime.js';
 
 export const handler = lockHandler(runtime(), {

@@ -1,7 +1,7 @@
 /** Scheduled (EventBridge) or invoked directly: deletes expired locks and prunes expired shared holders. */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { presentSweep } from '../../packages/engine/src/present.js';
 import { lockHandler } from '../runtime/handler.js';
-import { presentSweep } from '../runtime/present.js';
 import { runtime } from '../runtime/runtime.js';
 
 export const handler = lockHandler(runtime(), {

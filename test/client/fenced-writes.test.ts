@@ -28,6 +28,7 @@ import {
   isFencedTombstone,
   ValidationError,
 } from '@es-lease-locks/client';
+import { MemorySearchIndex } from '@es-lease-locks/client/testing';
 import { Client as OpenSearchClient } from '@opensearch-project/opensearch';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type EsTarget, resolveOpenSearch } from '../../infra/es/target.js';
@@ -47,21 +48,48 @@ let opensearch: EsTarget | undefined;
 const elasticsearchUrl = (): string => inject('esUrl').split(',')[0]!.trim();
 const elasticsearchAuth = () => (inject('esApiKey') ? { auth: { apiKey: inject('esApiKey') } } : {});
 
-const products: Array<{ name: string; url: () => string; connect: () => TestClient }> = [
+interface Stored {
+  found: boolean;
+  version?: string;
+  source?: Record<string, unknown>;
+}
+
+/** The document as stored on a server, read with fetch: the raw text keeps `_version` exact. */
+async function storedOnServer(url: string, index: string, id: string): Promise<Stored> {
+  const headers: Record<string, string> = inject('esApiKey') && url === elasticsearchUrl() ? { authorization: `ApiKey ${inject('esApiKey')}` } : {};
+  const response = await fetch(`${url}/${index}/_doc/${encodeURIComponent(id)}`, { headers });
+  const text = await response.text();
+  const body = JSON.parse(text) as { found: boolean; _source?: Record<string, unknown> };
+  const version = text.match(/"_version":(\d+)/)?.[1];
+  return { found: body.found, ...(version ? { version } : {}), ...(body._source ? { source: body._source } : {}) };
+}
+
+// The testing entry's in-memory index runs the same cases as the servers: that is what makes it a fair stand-in.
+const memory = new MemorySearchIndex();
+
+const products: Array<{ name: string; connect: () => TestClient; stored: (index: string, id: string) => Promise<Stored> }> = [
   {
     name: 'Elasticsearch, client from import',
-    url: elasticsearchUrl,
+    stored: (index, id) => storedOnServer(elasticsearchUrl(), index, id),
     connect: () => new ElasticsearchClient({ node: elasticsearchUrl(), ...elasticsearchAuth(), maxRetries: 0, requestTimeout: 10_000 }),
   },
   {
     name: 'Elasticsearch, client from require',
-    url: elasticsearchUrl,
+    stored: (index, id) => storedOnServer(elasticsearchUrl(), index, id),
     connect: () => new elasticsearchCommonJs.Client({ node: elasticsearchUrl(), ...elasticsearchAuth(), maxRetries: 0, requestTimeout: 10_000 }),
   },
   {
     name: 'OpenSearch',
-    url: () => opensearch!.url.split(',')[0]!.trim(),
+    stored: (index, id) => storedOnServer(opensearch!.url.split(',')[0]!.trim(), index, id),
     connect: () => new OpenSearchClient({ node: opensearch!.url.split(',')[0]!.trim(), maxRetries: 0, requestTimeout: 10_000 }),
+  },
+  {
+    name: 'in memory (@es-lease-locks/client/testing)',
+    stored: async (index, id) => {
+      const doc = memory.document(index, id);
+      return doc ? { found: true, version: doc.version, source: doc.source } : { found: false };
+    },
+    connect: () => memory,
   },
 ];
 
@@ -93,19 +121,11 @@ const settle = (promise: Promise<unknown>): Promise<unknown> =>
     (error: unknown) => error,
   );
 
-describe.each(products)('fenced writes: $name', ({ url, connect }) => {
+describe.each(products)('fenced writes: $name', ({ connect, stored: storedIn }) => {
   const index = `fenced-writes-test-${randomBytes(4).toString('hex')}`;
   let client: TestClient;
 
-  /** The document as stored, read with fetch: the raw text keeps `_version` exact. */
-  async function stored(id: string): Promise<{ found: boolean; version?: string; source?: Record<string, unknown> }> {
-    const headers: Record<string, string> = inject('esApiKey') && url() === elasticsearchUrl() ? { authorization: `ApiKey ${inject('esApiKey')}` } : {};
-    const response = await fetch(`${url()}/${index}/_doc/${encodeURIComponent(id)}`, { headers });
-    const text = await response.text();
-    const body = JSON.parse(text) as { found: boolean; _source?: Record<string, unknown> };
-    const version = text.match(/"_version":(\d+)/)?.[1];
-    return { found: body.found, ...(version ? { version } : {}), ...(body._source ? { source: body._source } : {}) };
-  }
+  const stored = (id: string): Promise<Stored> => storedIn(index, id);
 
   async function expectFencedOut(attempt: Promise<unknown>, id: string, fencingToken: string, currentToken: string): Promise<FencedOutError> {
     const error = await settle(attempt);

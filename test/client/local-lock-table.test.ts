@@ -1,14 +1,14 @@
 /**
  * The client package's local lock table in front of the engine, on the real node: callers of one
  * process that want conflicting locks queue in memory, and only the first in line talks to
- * Elasticsearch. The engine is the client's transport in-process (examples/sqs-consumer/engine-locker.ts),
+ * Elasticsearch. The engine is the client's transport in-process (packages/engine/src/locker.ts),
  * so what reaches Elasticsearch can be counted.
  */
 
 import { type AcquireBody, LeaseLostError, LocalLockTable, type Lock, LockClient, LockHeldError, localKeysOf } from '@es-lease-locks/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { engineLocker } from '../../examples/sqs-consumer/engine-locker.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
+import { engineLocker } from '../../packages/engine/src/locker.js';
 import { closeTestClient, freshLockIndex, sleep, testClient } from '../support/engine.js';
 import { CountingEngine } from '../support/lock-traffic.js';
 

@@ -4,8 +4,8 @@
  * grant) or `failed`. A wake-up is never a grant.
  */
 import type { TargetBody } from '../../../packages/client/src/wire.js';
+import { presentTarget } from '../../../packages/engine/src/present.js';
 import type { WakeMessage } from '../../../packages/engine/src/wake.js';
-import { presentTarget } from '../present.js';
 
 export type WakeBody =
   | ({

@@ -4,7 +4,7 @@
  * medium says (an HTTP error body, a Lambda function error, a dropped connection) into one of them.
  *
  * The package ships two (httpTransport, invokeTransport); anything else with these three calls
- * plugs in the same way, e.g. the lock engine in-process (examples/sqs-consumer/engine-locker.ts).
+ * plugs in the same way, e.g. the lock engine in-process (packages/engine/src/locker.ts).
  */
 import type { Operations } from './wire.js';
 

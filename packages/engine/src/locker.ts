@@ -1,17 +1,16 @@
 /**
  * The lock engine in-process as the client package's Locker: the same calls as over HTTP or by
  * direct invocation (wire bodies in and out, errors as the package's classes by name), with no hop
- * in between. The service's own presentation does the translation (runtime/present.ts for answers,
- * runtime/errors.ts for refusals), so code written against the package behaves the same whichever
- * way it reaches the locks. It lives here, with the functions, because it needs the engine: the
- * package itself never imports the service's code.
+ * in between. The service's own presentation does the translation (present.ts for answers,
+ * error-reply.ts for refusals), so code written against the package behaves the same whichever way
+ * it reaches the locks. The client package's testing entry and the example SQS consumer use it.
  */
 import { errorFromBody, type Locker } from '@es-lease-locks/client';
-import { errorReply } from '../../functions/runtime/errors.js';
-import { presentCompleted, presentGrant, presentRelease, presentRenewal, presentStates } from '../../functions/runtime/present.js';
-import { LockError } from '../../packages/engine/src/errors.js';
-import type { LockTarget } from '../../packages/engine/src/model.js';
-import type { LockService } from '../../packages/engine/src/service.js';
+import { errorReply } from './error-reply.js';
+import { LockError } from './errors.js';
+import type { LockTarget } from './model.js';
+import { presentCompleted, presentGrant, presentRelease, presentRenewal, presentStates } from './present.js';
+import type { LockService } from './service.js';
 
 export function engineLocker(engine: LockService): Locker {
   return {

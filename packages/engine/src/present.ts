@@ -12,11 +12,11 @@ import type {
   RevocationBody,
   SweepReportBody,
   TargetBody,
-} from '../../packages/client/src/wire.js';
-import type * as Engine from '../../packages/engine/src/index.js';
-import { targetBody } from '../../packages/engine/src/index.js';
+} from '../../client/src/wire.js';
+import type * as Engine from './index.js';
+import { targetBody } from './index.js';
 
-export type { GrantBody, LockStateBody, ReleaseResultBody, RenewalBody } from '../../packages/client/src/wire.js';
+export type { GrantBody, LockStateBody, ReleaseResultBody, RenewalBody } from '../../client/src/wire.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
