@@ -49,11 +49,22 @@ describe('the package installed from its tarball', () => {
     const installed = join(app, 'node_modules/@es-lease-locks/client');
     // A copy from the tarball, not a link to the workspace.
     expect(realpathSync(installed).startsWith(realpathSync(app))).toBe(true);
-    for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/wire.js', 'dist/wire.d.ts', 'README.md', 'LICENSE'])
+    for (const file of [
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/wire.js',
+      'dist/wire.d.ts',
+      'dist/testing.js',
+      'dist/testing/index.d.ts',
+      'README.md',
+      'LICENSE',
+    ])
       expect(existsSync(join(installed, file)), file).toBe(true);
     expect(existsSync(join(installed, 'src'))).toBe(false);
     const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
-    expect(Object.keys(manifest.exports)).toEqual(['.', './wire', './package.json']);
+    expect(Object.keys(manifest.exports)).toEqual(['.', './wire', './testing', './package.json']);
+    // The testing entry carries the engine bundled: nothing of the service is imported at run time.
+    expect(readFileSync(join(installed, 'dist/testing.js'), 'utf8')).not.toMatch(/from\s*["'](@es-lease-locks\/engine|zod)/);
     expect(JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')).dependencies['@es-lease-locks/client']).toMatch(/^file:.*\.tgz$/);
   });
 
@@ -63,6 +74,21 @@ describe('the package installed from its tarball', () => {
         throw new Error(`tsc failed:\n${error.stdout ?? error.message}`);
       },
     );
+  });
+
+  it('runs the testing entry with no cluster: the engine bundled, its errors the classes of the main entry', async () => {
+    const script = `
+      import { LockClient, LockHeldError } from '@es-lease-locks/client';
+      import { testLocks } from '@es-lease-locks/client/testing';
+      const locks = testLocks();
+      const client = new LockClient({ transport: locks.locker, settings: { retry: { retries: 0 } } });
+      const target = { namespace: 'installed', granularity: 'document', ids: ['a'] };
+      const lock = await client.acquire({ ...target, owner: 'alice' });
+      const refused = await client.acquire({ ...target, owner: 'bob' }).catch((error) => error);
+      await lock.release();
+      console.log(JSON.stringify({ fencingToken: lock.fencingToken, heldError: refused instanceof LockHeldError }));`;
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: app });
+    expect(JSON.parse(stdout.trim())).toEqual({ fencingToken: expect.stringMatching(/^\d+$/), heldError: true });
   });
 
   it("runs the example's handler over signed HTTP and by invoking the lock functions: a lock taken, renewed, released", async () => {

@@ -39,8 +39,8 @@ export class TestLocks {
   readonly #plain: Locker;
 
   constructor(options: TestLocksOptions = {}) {
-    const store = new MemoryLockStore('test-locks');
-    this.#service = new LockService(storeThatMayBeDown(store, this.faults), {
+    const store = storeThatMayBeDown(new MemoryLockStore('test-locks'), this.faults);
+    this.#service = new LockService(store, {
       now: this.clock.now,
       ...(options.maxClockSkewMs === undefined ? {} : { maxClockSkewMs: options.maxClockSkewMs }),
       ...(options.ttl === undefined ? {} : { ttl: options.ttl }),
