@@ -44,17 +44,29 @@ interface ConditionalWrite {
   ReturnValuesOnConditionCheckFailure: 'ALL_OLD';
 }
 
+/**
+ * The inputs as the client's methods are declared to take them: loose (every member optional, values
+ * any object), so that the SDK's own input types, of whatever version, are assignable to them.
+ */
+interface LooseInput {
+  TableName?: string | undefined;
+  Key?: FencedItem | undefined;
+  Item?: FencedItem | undefined;
+  UpdateExpression?: string | undefined;
+  ConditionExpression?: string | undefined;
+  ProjectionExpression?: string | undefined;
+  ExpressionAttributeNames?: Record<string, string> | undefined;
+  ExpressionAttributeValues?: FencedItem | undefined;
+  ReturnValues?: string | undefined;
+  ReturnValuesOnConditionCheckFailure?: string | undefined;
+  ConsistentRead?: boolean | undefined;
+}
+
 /** The calls the helpers make: the aggregated `DynamoDB` client of `@aws-sdk/client-dynamodb` has them as they are. */
 export interface FencedDynamoDBClient {
-  putItem(input: ConditionalWrite & { Item: FencedItem }): Promise<{ Attributes?: FencedItem | undefined }>;
-  updateItem(input: ConditionalWrite & { Key: FencedItem; UpdateExpression: string }): Promise<{ Attributes?: FencedItem | undefined }>;
-  getItem(input: {
-    TableName: string;
-    Key: FencedItem;
-    ConsistentRead: true;
-    ProjectionExpression: string;
-    ExpressionAttributeNames: Record<string, string>;
-  }): Promise<{ Item?: FencedItem | undefined }>;
+  putItem(input: LooseInput): Promise<{ Attributes?: FencedItem | undefined }>;
+  updateItem(input: LooseInput): Promise<{ Attributes?: FencedItem | undefined }>;
+  getItem(input: LooseInput): Promise<{ Item?: FencedItem | undefined }>;
 }
 
 /** Which item, under which token; your own condition, if any, is ANDed with the fence's. */
