@@ -30,7 +30,7 @@ export const FENCED_S3_TOMBSTONE_METADATA = 'fenced-deleted-at';
 /** Writes tried before a lost race is given back as S3's error: each lost race means another write landed. */
 const MAX_ATTEMPTS = 5;
 
-/** The PutObject the helpers send: the SDK's PutObject input takes it as it is. */
+/** The PutObject the helpers send. */
 interface FencedPutObjectRequest {
   Bucket: string;
   Key: string;
@@ -41,10 +41,24 @@ interface FencedPutObjectRequest {
   IfNoneMatch?: string;
 }
 
+/**
+ * The inputs as the client's methods are declared to take them: loose (every member optional), so
+ * that the SDK's own input types, of whatever version, are assignable to them.
+ */
+interface LooseObjectInput {
+  Bucket?: string | undefined;
+  Key?: string | undefined;
+  Body?: unknown;
+  ContentType?: string | undefined;
+  Metadata?: Record<string, string> | undefined;
+  IfMatch?: string | undefined;
+  IfNoneMatch?: string | undefined;
+}
+
 /** The calls the helpers make: the aggregated `S3` client of `@aws-sdk/client-s3` has them as they are. */
 export interface FencedS3Client {
-  headObject(input: { Bucket: string; Key: string }): Promise<{ ETag?: string | undefined; Metadata?: Record<string, string> | undefined }>;
-  putObject(input: FencedPutObjectRequest): Promise<{ ETag?: string | undefined }>;
+  headObject(input: LooseObjectInput): Promise<{ ETag?: string | undefined; Metadata?: Record<string, string> | undefined }>;
+  putObject(input: LooseObjectInput): Promise<{ ETag?: string | undefined }>;
 }
 
 /** Which object, under which token. */
