@@ -178,6 +178,20 @@ describe('fencedUpdateItem', () => {
     expect(await stored('u2')).toEqual({ pk: { S: 'u2' }, v: { S: 'new' }, [FENCED_TOKEN_ATTRIBUTE]: { N: ABOVE_2_53 } });
   });
 
+  it('adds the SET and REMOVE clauses to an expression that has neither (ADD, DELETE)', async () => {
+    await fencedPutItem(dynamodb, { TableName: table, Key: key('u4'), fencingToken: '60', Item: { n: { N: '1' }, tags: { SS: ['a', 'b'] } } });
+    await expect(
+      fencedUpdateItem(dynamodb, {
+        TableName: table,
+        Key: key('u4'),
+        fencingToken: '61',
+        UpdateExpression: 'ADD n :one DELETE tags :a',
+        ExpressionAttributeValues: { ':one': { N: '1' }, ':a': { SS: ['a'] } },
+      }),
+    ).resolves.toMatchObject({ result: 'updated' });
+    expect(await stored('u4')).toEqual({ pk: { S: 'u4' }, n: { N: '2' }, tags: { SS: ['b'] }, [FENCED_TOKEN_ATTRIBUTE]: { N: '61' } });
+  });
+
   it("ANDs the caller's condition: its refusal is the SDK's own error, a newer token's is FencedOutError", async () => {
     await fencedPutItem(dynamodb, { TableName: table, Key: key('u3'), fencingToken: '40', Item: { state: { S: 'open' } } });
     const update = (fencingToken: string) =>
