@@ -15,6 +15,10 @@
  * The client is yours, typed by shape (FencedWritesClient): `@elastic/elasticsearch` or
  * `@opensearch-project/opensearch`, from `import` or `require`. Failures other than a refusal are
  * your client's own errors, as it threw them. See docs/fenced-writes.md.
+ *
+ * The same fence for DynamoDB items (fencedPutItem, fencedUpdateItem, fencedDeleteItem:
+ * fenced-writes/dynamodb.ts) and S3 objects (fencedPutObject, fencedDeleteObject: fenced-writes/s3.ts),
+ * with your own AWS SDK clients; a refusal is the same FencedOutError, its `sink` saying which.
  */
 import { type Decision, decideCreate, decideUpdate, stateOf } from './fenced-writes/decide.js';
 import { tombstone } from './fenced-writes/tombstone.js';
@@ -31,7 +35,36 @@ export {
   type FencedBulkResult,
   fencedBulk,
 } from './fenced-writes/bulk.js';
-export { FencedBulkItemError, FencedDocumentExistsError, FencedDocumentMissingError, FencedOutError } from './fenced-writes/errors.js';
+export {
+  FENCED_TOKEN_ATTRIBUTE,
+  type FencedAttributeValue,
+  type FencedDynamoDBClient,
+  type FencedItem,
+  type FencedItemResult,
+  type FencedItemTarget,
+  fencedDeleteItem,
+  fencedPutItem,
+  fencedUpdateItem,
+  isFencedTombstoneItem,
+} from './fenced-writes/dynamodb.js';
+export {
+  FencedBulkItemError,
+  FencedDocumentExistsError,
+  FencedDocumentMissingError,
+  FencedOutError,
+  type FencedSink,
+} from './fenced-writes/errors.js';
+export {
+  FENCED_S3_TOKEN_METADATA,
+  FENCED_S3_TOMBSTONE_METADATA,
+  type FencedObjectResult,
+  type FencedObjectTarget,
+  type FencedPutObjectInput,
+  type FencedS3Client,
+  fencedDeleteObject,
+  fencedPutObject,
+  isFencedTombstoneObject,
+} from './fenced-writes/s3.js';
 export { excludeFencedTombstones, FENCED_TOMBSTONE_FIELD, type FencedTombstone, isFencedTombstone } from './fenced-writes/tombstone.js';
 export type { FencedTransportOptions, FencedTransportParams, FencedWritesClient } from './fenced-writes/transport.js';
 export type { FencedTarget, FencedWriteResult } from './fenced-writes/types.js';

@@ -1,27 +1,43 @@
 /**
- * The refusals of fenced writes: a newer token on the document, a create over a live document, a
- * partial update of no document (none retryable as it is: their retryability is the catalogue of
- * local errors'), and a bulk item the server failed for another reason.
+ * The refusals of fenced writes: a newer token on the document (in any sink), a create over a live
+ * document, a partial update of no document (none retryable as it is: their retryability is the
+ * catalogue of local errors'), and a bulk item the server failed for another reason.
  */
 import { localError } from '../local-errors.js';
 import type { Target } from './decide.js';
 
+/** Where a fenced write goes: Elasticsearch or OpenSearch (`elasticsearch`), a DynamoDB table, an S3 bucket. */
+export type FencedSink = 'elasticsearch' | 'dynamodb' | 's3';
+
 /** What a refusal of a write to one document carries. */
 interface Refused extends Target {
+  /**
+   * The sink that refused. With it, `index` is the index, the table or the bucket, and `id` the
+   * document id, the item's key (its attributes as JSON, names sorted) or the object key.
+   */
+  sink: FencedSink;
   /** The newer token the document carries (or, for a create, the token the live one was written with), when known. */
   currentToken: string | undefined;
 }
 
-/** A refused write as the helpers know it: its target, and the token found on the document when one was. */
-type Found = Target & { currentToken?: string | undefined };
+/** A refused write as the helpers know it: its target (in Elasticsearch unless told), and the token found on the document when one was. */
+type Found = Target & { currentToken?: string | undefined; sink?: FencedSink };
 
 /** Only the fields a refusal carries, whatever else the caller's target holds (an op, a routing). */
-const refused = ({ index, id, fencingToken, currentToken }: Found): Refused => ({
+const refused = ({ index, id, fencingToken, currentToken, sink = 'elasticsearch' }: Found): Refused => ({
+  sink,
   index,
   id,
   fencingToken,
   currentToken,
 });
+
+/** How a message names the document: `index/id`, `DynamoDB table T, item {key}`, `s3://bucket/key`. */
+function place({ index, id, sink = 'elasticsearch' }: Found): string {
+  if (sink === 'dynamodb') return `DynamoDB table ${index}, item ${id},`;
+  if (sink === 's3') return `s3://${index}/${id}`;
+  return `${index}/${id}`;
+}
 
 /**
  * A fenced write refused because the document already carries a newer fencing token: a later holder
@@ -31,7 +47,7 @@ const refused = ({ index, id, fencingToken, currentToken }: Found): Refused => (
 export class FencedOutError extends localError<Refused>('FencedOutError') {
   constructor(target: Found, options: { cause?: unknown } = {}) {
     const newer = target.currentToken === undefined ? 'a newer fencing token' : `fencing token ${target.currentToken}`;
-    const message = `Fenced out: ${target.index}/${target.id} already carries ${newer}, newer than this write's ${target.fencingToken}; a later holder of the lock wrote it, so this write was refused`;
+    const message = `Fenced out: ${place(target)} already carries ${newer}, newer than this write's ${target.fencingToken}; a later holder of the lock wrote it, so this write was refused`;
     super(refused(target), message, options);
   }
 }
