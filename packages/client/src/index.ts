@@ -29,6 +29,7 @@ export {
   StoreUnavailableError,
   ValidationError,
   WorkInProgressError,
+  WorkPayloadMismatchError,
 } from './errors.js';
 export {
   excludeFencedTombstones,
