@@ -218,7 +218,14 @@ function acquireSchema(settings: Readonly<LockSettings>) {
 
 /** The fields that name work by its event go together, and with nothing else that names it; the event is JSON, within its bound. */
 function checkEventWork(
-  input: { idempotencyKey?: unknown; payloadHash?: string | undefined; event?: unknown; eventKeyPath?: string | undefined; payloadPath?: string | undefined; throwOnNoKey?: boolean | undefined },
+  input: {
+    idempotencyKey?: unknown;
+    payloadHash?: string | undefined;
+    event?: unknown;
+    eventKeyPath?: string | undefined;
+    payloadPath?: string | undefined;
+    throwOnNoKey?: boolean | undefined;
+  },
   rule: (path: string, name: string, message: string) => void,
   eventBytes: number,
 ): void {
@@ -226,7 +233,8 @@ function checkEventWork(
   if (input.payloadHash !== undefined && withEvent) rule('payloadHash', 'not_with_event', 'is computed from the event: give one or the other');
   else if (input.payloadHash !== undefined && input.idempotencyKey === undefined)
     rule('payloadHash', 'needs_idempotency_key', 'is the hash of the payload of work named by an idempotencyKey: give the key too');
-  if (withEvent && input.idempotencyKey !== undefined) rule('idempotencyKey', 'not_with_event', 'names the work, as eventKeyPath does in the event: give one or the other');
+  if (withEvent && input.idempotencyKey !== undefined)
+    rule('idempotencyKey', 'not_with_event', 'names the work, as eventKeyPath does in the event: give one or the other');
   if (withEvent && input.eventKeyPath === undefined) rule('event', 'needs_event_key_path', 'names the work by the key at eventKeyPath: give eventKeyPath');
   for (const field of ['eventKeyPath', 'payloadPath', 'throwOnNoKey'] as const)
     if (input[field] !== undefined && !withEvent) rule(field, 'needs_event', 'reads the event: give event');
@@ -234,7 +242,11 @@ function checkEventWork(
   const json = canonicalJson(input.event);
   if (json === undefined) rule('event', 'json', 'must be a JSON value');
   else if (Buffer.byteLength(json, 'utf8') > eventBytes)
-    rule('event', 'too_large', `is ${Buffer.byteLength(json, 'utf8')} bytes of JSON, above the ${eventBytes} an acquire may carry (work.eventBytes): hash it yourself and send idempotencyKey and payloadHash`);
+    rule(
+      'event',
+      'too_large',
+      `is ${Buffer.byteLength(json, 'utf8')} bytes of JSON, above the ${eventBytes} an acquire may carry (work.eventBytes): hash it yourself and send idempotencyKey and payloadHash`,
+    );
 }
 
 /**

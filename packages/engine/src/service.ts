@@ -29,7 +29,12 @@ import type { LockStore } from './store.js';
 /** The acquire fields as the API takes them (the wire's AcquireBody, its granularity not yet checked), or a target object with the same other fields. */
 export type AcquireInput =
   | (Omit<AcquireBody, 'granularity'> & { granularity: string })
-  | (Omit<AcquireRequest, 'waitMs' | 'ttlMs' | 'mode' | 'work'> & { mode?: RequestedMode; ttlMs?: number; waitMs?: number; idempotencyKey?: string | true } & Pick<AcquireBody, 'payloadHash' | 'event' | 'eventKeyPath' | 'payloadPath' | 'throwOnNoKey'>);
+  | (Omit<AcquireRequest, 'waitMs' | 'ttlMs' | 'mode' | 'work'> & {
+      mode?: RequestedMode;
+      ttlMs?: number;
+      waitMs?: number;
+      idempotencyKey?: string | true;
+    } & Pick<AcquireBody, 'payloadHash' | 'event' | 'eventKeyPath' | 'payloadPath' | 'throwOnNoKey'>);
 
 /** A revoke or a drain: the target (flat fields or a `target` object), why, and who asks. */
 export type AdminInput =

@@ -203,14 +203,19 @@ export function workFromEvent(event: unknown, options: EventWorkOptions): EventW
     else key = found.key;
   }
   if (missing && options.throwOnNoKey)
-    issues.push({ field: 'eventKeyPath', rule: 'no_key', message: `finds no key in the event (nothing at ${locatorName(options.eventKeyPath)}), and throwOnNoKey is set` });
+    issues.push({
+      field: 'eventKeyPath',
+      rule: 'no_key',
+      message: `finds no key in the event (nothing at ${locatorName(options.eventKeyPath)}), and throwOnNoKey is set`,
+    });
   let payloadHash: string | undefined;
   if ('issue' in payloadAt) issues.push(payloadAt.issue);
   else if (payloadAt.value === undefined && options.payloadPath !== undefined)
     issues.push({ field: 'payloadPath', rule: 'not_found', message: `finds nothing in the event at ${locatorName(options.payloadPath)}` });
   else {
     payloadHash = payloadHashOf(payloadAt.value);
-    if (payloadHash === undefined) issues.push({ field: options.payloadPath === undefined ? 'event' : 'payloadPath', rule: 'json', message: 'must be a JSON value' });
+    if (payloadHash === undefined)
+      issues.push({ field: options.payloadPath === undefined ? 'event' : 'payloadPath', rule: 'json', message: 'must be a JSON value' });
   }
   if (issues.length > 0) return { issues };
   if (key === undefined) return { missingKeyPath: locatorName(options.eventKeyPath) };

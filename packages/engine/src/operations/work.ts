@@ -20,17 +20,7 @@ import { decodeToken } from '../lease-token.js';
 import { fenceOf, lostKey } from '../lock-document.js';
 import type { AcquireRequest, CompletedWork, ConflictingKey, Grant, PlannedKey, Queued, Release, WorkRecord } from '../model.js';
 import type { StoredLock } from '../store.js';
-import {
-  claimWorkOp,
-  fenceWorkOp,
-  payloadMismatch,
-  type RevokedTaker,
-  recordedBy,
-  recordWorkOp,
-  type WorkState,
-  workDocId,
-  workState,
-} from '../work.js';
+import { claimWorkOp, fenceWorkOp, payloadMismatch, type RevokedTaker, recordedBy, recordWorkOp, type WorkState, workDocId, workState } from '../work.js';
 import { acquireOrQueue } from './acquire.js';
 import { callFingerprint } from './acquire-attempt.js';
 import type { EngineContext } from './context.js';
