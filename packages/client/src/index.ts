@@ -31,6 +31,7 @@ export {
   WorkInProgressError,
   WorkPayloadMismatchError,
 } from './errors.js';
+export type { EventKeyOptions } from './event-work.js';
 export {
   excludeFencedTombstones,
   FENCED_TOMBSTONE_FIELD,
@@ -71,7 +72,7 @@ export {
   type LocalLockTableStats,
   type LocalSlot,
 } from './local-lock-table.js';
-export { type AcquireOptions, LockClient, type LockClientOptions, type UsingOptions, withLock } from './lock-client.js';
+export { type AcquireOptions, LockClient, type LockClientOptions, type OnceOutcome, type UsingOptions, withLock } from './lock-client.js';
 export type { CallOptions, Locker } from './locker.js';
 export type { RemainingTime } from './remaining-time.js';
 export { isTransient } from './retry.js';

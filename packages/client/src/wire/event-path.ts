@@ -187,37 +187,43 @@ function locate(event: unknown, locator: EventLocator, field: string): { value: 
   return { value: valueAtPath(event, steps) };
 }
 
+/** The idempotency key at `eventKeyPath`: found, none there (`missingKeyPath`, unless `throwOnNoKey`), or what is wrong. */
+export function keyFromEvent(
+  event: unknown,
+  options: Pick<EventWorkOptions, 'eventKeyPath' | 'throwOnNoKey' | 'keyMax'>,
+): { key: string } | { missingKeyPath: string } | { issues: FieldIssueBody[] } {
+  const at = locate(event, options.eventKeyPath, 'eventKeyPath');
+  if ('issue' in at) return { issues: [at.issue] };
+  const found = keyFromValue(at.value);
+  const issue = (rule: string, message: string) => ({ issues: [{ field: 'eventKeyPath', rule, message }] });
+  if ('problem' in found) return issue('not_a_key', found.problem);
+  if ('missing' in found) {
+    const path = locatorName(options.eventKeyPath);
+    return options.throwOnNoKey ? issue('no_key', `finds no key in the event (nothing at ${path}), and throwOnNoKey is set`) : { missingKeyPath: path };
+  }
+  if (options.keyMax !== undefined && found.key.length > options.keyMax)
+    return issue('max', `leads to a key of ${found.key.length} characters, above ${options.keyMax}`);
+  return found;
+}
+
+/** The hash of the event, or of its part at `payloadPath` (which must find something). */
+export function payloadHashFromEvent(event: unknown, payloadPath?: EventLocator): { payloadHash: string } | { issues: FieldIssueBody[] } {
+  const at = payloadPath === undefined ? { value: event } : locate(event, payloadPath, 'payloadPath');
+  if ('issue' in at) return { issues: [at.issue] };
+  if (at.value === undefined && payloadPath !== undefined)
+    return { issues: [{ field: 'payloadPath', rule: 'not_found', message: `finds nothing in the event at ${locatorName(payloadPath)}` }] };
+  const payloadHash = payloadHashOf(at.value);
+  if (payloadHash === undefined)
+    return { issues: [{ field: payloadPath === undefined ? 'event' : 'payloadPath', rule: 'json', message: 'must be a JSON value' }] };
+  return { payloadHash };
+}
+
+/** The work an event names: its key and its payload hash together (keyFromEvent, payloadHashFromEvent). */
 export function workFromEvent(event: unknown, options: EventWorkOptions): EventWork {
-  const issues: FieldIssueBody[] = [];
-  const keyAt = locate(event, options.eventKeyPath, 'eventKeyPath');
-  const payloadAt = options.payloadPath === undefined ? { value: event } : locate(event, options.payloadPath, 'payloadPath');
-  let key: string | undefined;
-  let missing = false;
-  if ('issue' in keyAt) issues.push(keyAt.issue);
-  else {
-    const found = keyFromValue(keyAt.value);
-    if ('problem' in found) issues.push({ field: 'eventKeyPath', rule: 'not_a_key', message: found.problem });
-    else if ('missing' in found) missing = true;
-    else if (options.keyMax !== undefined && found.key.length > options.keyMax)
-      issues.push({ field: 'eventKeyPath', rule: 'max', message: `leads to a key of ${found.key.length} characters, above ${options.keyMax}` });
-    else key = found.key;
-  }
-  if (missing && options.throwOnNoKey)
-    issues.push({
-      field: 'eventKeyPath',
-      rule: 'no_key',
-      message: `finds no key in the event (nothing at ${locatorName(options.eventKeyPath)}), and throwOnNoKey is set`,
-    });
-  let payloadHash: string | undefined;
-  if ('issue' in payloadAt) issues.push(payloadAt.issue);
-  else if (payloadAt.value === undefined && options.payloadPath !== undefined)
-    issues.push({ field: 'payloadPath', rule: 'not_found', message: `finds nothing in the event at ${locatorName(options.payloadPath)}` });
-  else {
-    payloadHash = payloadHashOf(payloadAt.value);
-    if (payloadHash === undefined)
-      issues.push({ field: options.payloadPath === undefined ? 'event' : 'payloadPath', rule: 'json', message: 'must be a JSON value' });
-  }
+  const key = keyFromEvent(event, options);
+  const payload = payloadHashFromEvent(event, options.payloadPath);
+  const issues = [...('issues' in key ? key.issues : []), ...('issues' in payload ? payload.issues : [])];
   if (issues.length > 0) return { issues };
-  if (key === undefined) return { missingKeyPath: locatorName(options.eventKeyPath) };
-  return { key, payloadHash: payloadHash! };
+  if ('missingKeyPath' in key) return key;
+  return { key: (key as { key: string }).key, payloadHash: (payload as { payloadHash: string }).payloadHash };
 }
