@@ -208,3 +208,17 @@ describe('bad input is refused, naming the field and the rule, and nothing is wr
     expect(await heldBy('bad')).toEqual([]);
   });
 });
+
+describe('where Powertools users hit trouble (docs/work-once.md)', () => {
+  it('a result past the size limit: the record is refused by name, nothing recorded or released; the holder records a reference instead', async () => {
+    const grant = (await engine.acquireWork(job('t-1', 'msg-1', 'big'))) as Grant;
+    const error = await refusal(engine.release({ leaseToken: grant.leaseToken, record: { status: 'completed', result: 'x'.repeat(40_000) } }));
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).fields).toEqual([expect.objectContaining({ field: 'record.result', rule: 'too_large' })]);
+    // Nothing recorded: a redelivery meanwhile is told the work is in progress, never a result.
+    expect(await heldBy('t-1')).toEqual(['worker']);
+    expect(await refusal(engine.acquireWork(job('t-1', 'msg-1', 'big', 'redelivery')))).toBeInstanceOf(WorkInProgressError);
+    await engine.release({ leaseToken: grant.leaseToken, record: { status: 'completed', result: { s3: 's3://results/msg-1.json' } } });
+    expect(await engine.acquireWork(job('t-1', 'msg-1', 'big'))).toMatchObject({ result: { s3: 's3://results/msg-1.json' } });
+  });
+});

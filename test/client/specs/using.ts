@@ -3,7 +3,15 @@
  * happens; transient failures are retried, an acquire always with its one requestId, so a retry
  * after a lost answer gets that grant back instead of a second lock.
  */
-import { httpTransport, LeaseLostError, LockClient, LockHeldError, WorkInProgressError, WorkPayloadMismatchError } from '@es-lease-locks/client';
+import {
+  httpTransport,
+  LeaseLostError,
+  LockClient,
+  LockHeldError,
+  ValidationError,
+  WorkInProgressError,
+  WorkPayloadMismatchError,
+} from '@es-lease-locks/client';
 import { afterEach, expect, it } from 'vitest';
 import type { ClientStack } from '../support/client-stack.js';
 import { type RecordingProxy, recordingProxy } from '../support/recording-proxy.js';
@@ -87,6 +95,16 @@ export function usingSpecs(stack: ClientStack): void {
     expect(await locks.using(doc('from-event-2', 5_000), async () => 'ran again', keyless)).toBe('ran again');
     expect(told).toEqual(['messageId', 'messageId']);
     expect(await holders('from-event-2')).toEqual([]);
+  });
+
+  it('with an idempotencyKey, a result past the size limit is not recorded: ValidationError, and the next delivery runs the work once the lease ends', async () => {
+    const locks = direct();
+    const message = { ...doc('once-too-large', 1_000), idempotencyKey: 'message-19' };
+    const error = await locks.using(message, async () => 'x'.repeat(40_000)).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).fields).toEqual([expect.objectContaining({ field: 'record.result', rule: 'too_large' })]);
+    await sleep(1_200);
+    expect(await locks.using(message, async () => 'a reference')).toBe('a reference');
   });
 
   it('releases when the work throws, and passes the error on', async () => {
