@@ -8,6 +8,7 @@ import { createLockService } from '../../functions/store/index.js';
 import type { SearchClient } from '../../functions/store/search-client.js';
 import { payloadHashOf } from '../../packages/client/src/wire/event-path.js';
 import { LeaseLostError, ValidationError, WorkInProgressError, WorkPayloadMismatchError } from '../../packages/engine/src/errors.js';
+import { lockDocId } from '../../packages/engine/src/keys.js';
 import type { CompletedWork, Grant } from '../../packages/engine/src/model.js';
 import { LockService } from '../../packages/engine/src/service.js';
 import type { LockStore } from '../../packages/engine/src/store.js';
@@ -51,6 +52,11 @@ const refusal = (promise: Promise<unknown>): Promise<unknown> =>
     (error: unknown) => error,
   );
 
+const lockDoc = async (id: string) => {
+  const docId = lockDocId('orders', 'document', id);
+  return (await store.readPrimary([docId])).get(docId) ?? null;
+};
+
 async function complete(id: string, key: string, payload: unknown, result: unknown): Promise<Grant> {
   const grant = (await engine.acquireWork(job(id, key, payload))) as Grant;
   expect(isGrant(grant)).toBe(true);
@@ -62,6 +68,7 @@ describe('a redelivery with another payload', () => {
   it('after completion: WorkPayloadMismatchError, not the first payload result; nothing written, nothing held', async () => {
     await complete('p-1', 'msg-1', { amount: 10 }, { charged: 10 });
     const before = await workDoc('p-1', 'msg-1');
+    const lockBefore = await lockDoc('p-1');
     const error = await refusal(engine.acquireWork(job('p-1', 'msg-1', { amount: 99 }, 'redelivery')));
     expect(error).toBeInstanceOf(WorkPayloadMismatchError);
     expect((error as WorkPayloadMismatchError).context).toMatchObject({ found: 'completed', storedPayloadHash: payloadHashOf({ amount: 10 }) });
@@ -75,6 +82,8 @@ describe('a redelivery with another payload', () => {
     expect(JSON.stringify((error as WorkPayloadMismatchError).toWire())).not.toContain('charged');
     expect(await heldBy('p-1')).toEqual([]);
     expect((await workDoc('p-1', 'msg-1'))?.seqNo).toBe(before?.seqNo);
+    // Refused on the work document as read, before the lock: the lock's document is as it was (no grant given back, no queue joined).
+    expect((await lockDoc('p-1'))?.seqNo).toBe(lockBefore?.seqNo);
     // The same payload, however its fields are ordered, gets the result.
     const again = (await engine.acquireWork(job('p-1', 'msg-1', { amount: 10 }))) as CompletedWork;
     expect(again).toMatchObject({ status: 'completed', result: { charged: 10 } });
@@ -82,9 +91,12 @@ describe('a redelivery with another payload', () => {
 
   it('while another delivery has the work: WorkPayloadMismatchError, not WorkInProgressError; the same payload hears WorkInProgressError', async () => {
     const taker = (await engine.acquireWork(job('p-2', 'msg-1', { amount: 1 }, 'taker'))) as Grant;
+    const lockBefore = await lockDoc('p-2');
     const other = await refusal(engine.acquireWork({ ...job('p-2', 'msg-1', { amount: 2 }, 'other'), waitMs: 2_000 }));
     expect(other).toBeInstanceOf(WorkPayloadMismatchError);
     expect((other as WorkPayloadMismatchError).found).toBe('in_progress');
+    // It did not wait in the lock's queue for a work it may not take.
+    expect((await lockDoc('p-2'))?.seqNo).toBe(lockBefore?.seqNo);
     expect(await refusal(engine.acquireWork(job('p-2', 'msg-1', { amount: 1 }, 'same')))).toBeInstanceOf(WorkInProgressError);
     expect(await heldBy('p-2')).toEqual(['taker']);
     await engine.release({ leaseToken: taker.leaseToken, record: { status: 'completed', result: 'one' } });
