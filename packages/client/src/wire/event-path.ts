@@ -178,7 +178,7 @@ export interface EventWorkOptions {
  */
 export type EventWork = { key: string; payloadHash: string } | { missingKeyPath: string } | { issues: FieldIssueBody[] };
 
-const locatorName = (locator: EventLocator): string => (typeof locator === 'string' ? locator : 'the key function');
+const locatorName = (locator: EventLocator): string => (typeof locator === 'string' ? locator : 'the function given');
 
 function locate(event: unknown, locator: EventLocator, field: string): { value: unknown } | { issue: FieldIssueBody } {
   if (typeof locator === 'function') return { value: locator(event) };
