@@ -21,10 +21,10 @@ export const handler = lockHandler(runtime(), {
     keys: rulesFor(target.granularity).plan(target, mode).length,
   }),
   // A waiter with a wake channel is answered at once (queued; woken later to claim with the same acquire without wake); the others wait in the call.
-  // Work named by an idempotency key answers its recorded result when it was completed.
+  // Work named by an idempotency key answers its recorded result when it was completed (an event without its key: the lock alone, and the grant says so).
   run: (engine, request) =>
-    request.work
-      ? engine.acquireWork({ ...request, work: request.work })
+    request.work || request.missingKeyPath !== undefined
+      ? engine.acquireWork(request)
       : request.wake
         ? engine.acquireOrQueue({ ...request, wake: request.wake })
         : engine.acquire(request),

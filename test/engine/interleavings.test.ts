@@ -43,6 +43,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, expect, it, vi } from 'vitest';
+import { payloadHashOf } from '../../packages/client/src/wire/event-path.js';
 import {
   LeaseLostError,
   LeaseTokenMismatchError,
@@ -51,6 +52,7 @@ import {
   LockOutcomeUnknownError,
   StoreUnavailableError,
   WorkInProgressError,
+  WorkPayloadMismatchError,
 } from '../../packages/engine/src/errors.js';
 import { compareFencingTokens } from '../../packages/engine/src/fencing.js';
 import { lockDocId } from '../../packages/engine/src/keys.js';
@@ -283,6 +285,12 @@ interface Message {
   deliveries: number;
   /** The work's document (packages/engine/src/work.ts), to know its writes and reads. */
   docId: string;
+  /**
+   * Its last delivery carries another payload (a key reused upstream): it must never be answered the
+   * result of the others' payload, nor run while their record is kept. Messages of several deliveries
+   * that are not one call again.
+   */
+  otherPayloadLast: boolean;
 }
 
 /** One acquireWork call, on the simulation's true time: when it started, first read the work's document, and answered. */
@@ -334,6 +342,8 @@ interface WorkLog {
   applied: AppliedRecord[];
   /** What broke as it happened: a completed record taken off the primary, or a second one applied, before the first's expiry. */
   problems: string[];
+  /** The payload hash each delivery (by owner) sent. */
+  payloads: Map<string, string>;
   figures: { runs: number; paused: number; crashed: number; renewed: number };
 }
 
@@ -1077,9 +1087,17 @@ async function runSchedule(
       const key = byRequestId ? `msg-${name}` : `key-${name}`;
       const deliveries = 1 + Math.floor(scheduler.random() * 3);
       const docId = workDocId(NAMESPACE, workKeyHash({ namespace: NAMESPACE, ...target } as LockTarget, key));
-      return { name, target, key, byRequestId, sameCaller, deliveries, docId };
+      return { name, target, key, byRequestId, sameCaller, deliveries, docId, otherPayloadLast: !sameCaller && deliveries > 1 };
     });
-    const log: WorkLog = { messages, calls: [], records: [], applied: [], problems: [], figures: { runs: 0, paused: 0, crashed: 0, renewed: 0 } };
+    const log: WorkLog = {
+      messages,
+      calls: [],
+      records: [],
+      applied: [],
+      problems: [],
+      payloads: new Map(),
+      figures: { runs: 0, paused: 0, crashed: 0, renewed: 0 },
+    };
     /** An instant by a lease's clock (its delivery's), on true time. */
     const trueTime = (at: number, lease: string): number => at - (offsets.get(leaseActors.get(lease) ?? '') ?? 0);
     type Recorded = NonNullable<StoredWork['outcome']>;
@@ -1148,9 +1166,11 @@ async function runSchedule(
    * One acquireWork of a delivery (tried again with its requestId when its outcome is unknown): a
    * hold that has taken the work on, the recorded result, or `refused` (in progress, or held).
    */
-  async function acquireWorkOnce(message: Message, call: Call): Promise<Hold | CompletedWork | 'refused' | undefined> {
+  async function acquireWorkOnce(message: Message, call: Call, payloadHash: string): Promise<Hold | CompletedWork | 'refused' | undefined> {
     const { owner, target, ttlMs, waitMs, requestId } = call;
     const actor = actors.getStore() ?? '';
+    const payloads = outcome.work!.payloads;
+    payloads.set(owner, payloadHash);
     for (let attempt = 0; attempt < 2; attempt++) {
       const misled = watchStale();
       const log: WorkCall = { message: message.name, owner, startedAt: scheduler.now };
@@ -1166,6 +1186,7 @@ async function runSchedule(
           waitMs,
           ...(requestId ? { requestId } : {}),
           idempotencyKey: message.byRequestId ? true : message.key,
+          payloadHash,
         });
         log.answeredAt = scheduler.now;
         if ('leaseToken' in answer) {
@@ -1175,6 +1196,8 @@ async function runSchedule(
         }
         if (answer.status === 'completed') {
           log.answer = { kind: 'completed', answer };
+          if (payloads.get(answer.owner) !== payloadHash)
+            outcome.work!.problems.push(`another payload's result: ${owner} (${message.name}) was answered the record of ${answer.owner}, of another payload`);
           return answer;
         }
         outcome.problems.push(`acquireWork of ${owner} answered ${answer.status} without a wake channel`);
@@ -1185,6 +1208,11 @@ async function runSchedule(
         if (error instanceof LockOutcomeUnknownError) outcome.unknown.add(owner);
         else outcome.failed.set(owner, (error as Error).message);
         if (error instanceof WorkInProgressError || error instanceof LockHeldError) return 'refused';
+        if (error instanceof WorkPayloadMismatchError) {
+          if (error.context.storedPayloadHash === payloadHash)
+            outcome.work!.problems.push(`${owner} (${message.name}) was refused as another payload, of its own`);
+          return 'refused';
+        }
         if (!expectedTrouble(error) && !(error instanceof LockOutcomeUnknownError)) {
           outcome.problems.push(`acquireWork of ${owner} failed unexpectedly: ${String(error)}`);
           return undefined;
@@ -1298,7 +1326,8 @@ async function runSchedule(
         ...(requestId ? { requestId } : {}),
       };
       outcome.calls.set(owner, call);
-      const answer = await acquireWorkOnce(message, call);
+      const variant = message.otherPayloadLast && delivery === message.deliveries ? 'other' : 'first';
+      const answer = await acquireWorkOnce(message, call, payloadHashOf(`${message.name}:${variant}`)!);
       if (answer !== undefined && answer !== 'refused') {
         if ('status' in answer) return;
         if ((await runWork(message, answer)) === 'done') return;
@@ -1449,6 +1478,9 @@ function workViolations(work: WorkLog): Violation[] {
         if (call.message !== message.name || call.readAt === undefined || call.readAt < sent.answeredAt || call.readAt >= record.keptUntil) continue;
         const answer = call.answer;
         if (answer?.kind === 'completed' && sameResult(answer.answer.result, record.result) && answer.answer.fencingToken === record.fencingToken) continue;
+        // A call of another payload is refused that record, by name (and only such a call: acquireWorkOnce checks).
+        const otherPayload = work.payloads.get(call.owner) !== work.payloads.get(record.owner);
+        if (otherPayload && answer?.kind === 'error' && answer.error === 'WorkPayloadMismatchError') continue;
         const told =
           answer?.kind === 'completed'
             ? `completed with ${JSON.stringify(answer.answer.result)}`
@@ -1497,6 +1529,7 @@ function workFigures(work: WorkLog): Record<string, number> {
     answeredCompleted: work.calls.filter((call) => call.answer?.kind === 'completed').length,
     checkedAgainstARecord: work.calls.filter(kept).length,
     inProgress: work.calls.filter((call) => call.answer?.kind === 'error' && call.answer.error === 'WorkInProgressError').length,
+    payloadMismatches: work.calls.filter((call) => call.answer?.kind === 'error' && call.answer.error === 'WorkPayloadMismatchError').length,
     recordedCompleted: work.records.filter((sent) => sent.answer === 'completed').length,
     recordedFailed: work.records.filter((sent) => sent.answer === 'failed').length,
     notRecorded: work.records.filter((sent) => sent.answer === 'not recorded').length,

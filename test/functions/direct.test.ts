@@ -41,6 +41,17 @@ describe('direct invocation', () => {
     expect(completed).toMatchObject({ status: 'completed', result: 'done' });
   });
 
+  it('work named by its event: the grant, the result to a redelivery, WorkPayloadMismatchError by name for another payload', async () => {
+    const sqs = (body: string) => ({ ...doc('d-event'), event: { messageId: 'm-1', body }, eventKeyPath: 'messageId', payloadPath: 'body' });
+    const grant = await invoke('acquire', sqs('{"n":1}'));
+    expect(schemaProblems('Grant', grant)).toEqual([]);
+    await invoke('release', { leaseToken: grant.leaseToken, record: { status: 'completed', result: 1 } });
+    expect(await invoke('acquire', sqs('{"n":1}'))).toMatchObject({ status: 'completed', result: 1 });
+    const mismatch = await refusal('acquire', sqs('{"n":2}'));
+    expect(mismatch.name).toBe('WorkPayloadMismatchError');
+    expect(mismatch).toMatchObject({ retryable: false, found: 'completed' });
+  });
+
   it('acquire returns the grant as a plain object (the HTTP 200 body), renew and release likewise', async () => {
     const grant = await invoke('acquire', { ...doc('d-1'), ttlMs: 5_000, requestId: 'execution-1' });
     expect(schemaProblems('Grant', grant)).toEqual([]);

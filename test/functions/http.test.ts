@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { deleteLockIndex } from '../../functions/store/index.js';
+import { payloadHashOf } from '../../packages/client/src/wire/event-path.js';
 import { contractProblems, fromProxyResult, type ResponseLike, requestProblems } from '../support/contract.js';
 import { sleep } from '../support/engine.js';
 import { functionsUnderTest, type Handlers } from '../support/functions.js';
@@ -67,6 +68,46 @@ describe('work that runs once (idempotencyKey, record)', () => {
     const late = await call('/release', { body: { leaseToken: taken.body.leaseToken, record: { status: 'completed' } } });
     expect(late.statusCode).toBe(410);
     expect(late.body).toMatchObject({ error: 'LeaseLostError' });
+  });
+});
+
+describe('work that runs once for one payload (payloadHash, or the event itself)', () => {
+  const order = (orderId: string | undefined, amount: number) => ({ id: `evt-${amount}`, detail: { ...(orderId ? { orderId } : {}), amount } });
+
+  it('a redelivery of the key with another payload hears 422 WorkPayloadMismatchError, not the result; nothing held', async () => {
+    const work = doc('h-payload', 'alice', { idempotencyKey: 'message-3', payloadHash: 'A'.repeat(43), ttlMs: 5_000 });
+    const taken = await call('/acquire', { body: work });
+    const other = await call('/acquire', { body: { ...work, owner: 'bob', payloadHash: 'B'.repeat(43) } });
+    expect(other.statusCode).toBe(422);
+    expect(other.body).toMatchObject({ error: 'WorkPayloadMismatchError', retryable: false, found: 'in_progress', storedPayloadHash: 'AAAAAAAA' });
+    await call('/release', { body: { leaseToken: taken.body.leaseToken, record: { status: 'completed', result: 'first' } } });
+    const late = await call('/acquire', { body: { ...work, owner: 'bob', payloadHash: 'B'.repeat(43) } });
+    expect(late.statusCode).toBe(422);
+    expect(late.body).toMatchObject({ found: 'completed', payloadHash: 'BBBBBBBB' });
+    expect(JSON.stringify(late.body)).not.toContain('first');
+    expect((await call('/inspect', { query: { namespace: 'orders', granularity: 'document', id: 'h-payload' } })).body.locks[0]?.holders ?? []).toEqual([]);
+    expect((await call('/acquire', { body: work })).body).toMatchObject({ status: 'completed', result: 'first' });
+  });
+
+  it('reads the key and the payload from the event: the same work as the key and hash; no key there, the lock alone and the grant says so', async () => {
+    const taken = await call('/acquire', { body: doc('h-event', 'alice', { event: order('o-1', 5), eventKeyPath: 'detail.orderId', payloadPath: 'detail' }) });
+    expect(taken.statusCode).toBe(200);
+    expect(taken.body).not.toHaveProperty('missingKeyPath');
+    await call('/release', { body: { leaseToken: taken.body.leaseToken, record: { status: 'completed', result: 5 } } });
+    const hashed = doc('h-event', 'bob', { idempotencyKey: 'o-1', payloadHash: payloadHashOf({ orderId: 'o-1', amount: 5 }) });
+    expect((await call('/acquire', { body: hashed })).body).toMatchObject({ status: 'completed', result: 5 });
+    const changed = await call('/acquire', { body: doc('h-event', 'bob', { event: order('o-1', 6), eventKeyPath: 'detail.orderId', payloadPath: 'detail' }) });
+    expect(changed.statusCode).toBe(422);
+
+    const keyless = await call('/acquire', { body: doc('h-event-2', 'carol', { event: order(undefined, 1), eventKeyPath: 'detail.orderId' }) });
+    expect(keyless.statusCode).toBe(200);
+    expect(keyless.body).toMatchObject({ missingKeyPath: 'detail.orderId', owner: 'carol' });
+    await call('/release', { body: { leaseToken: keyless.body.leaseToken } });
+    const strict = await call('/acquire', {
+      body: doc('h-event-2', 'carol', { event: order(undefined, 1), eventKeyPath: 'detail.orderId', throwOnNoKey: true }),
+    });
+    expect(strict.statusCode).toBe(400);
+    expect(strict.body.fields).toEqual([expect.objectContaining({ field: 'eventKeyPath', rule: 'no_key' })]);
   });
 });
 

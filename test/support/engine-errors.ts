@@ -21,5 +21,6 @@ export const engineErrorOfEachName: engine.LockError[] = [
   new engine.AccessDeniedError({ action: 'acquire', reason: 'not_allowed', namespace: 'orders', principal: 'direct' }),
   new engine.QuotaExceededError({ per: 'owner', subject: 'o', limit: 2, held: 2, requested: 1 }),
   new engine.WorkInProgressError({ keyHash: 'h', owner: 'o', retryAfterMs: 1_000 }),
+  new engine.WorkPayloadMismatchError({ keyHash: 'h', found: 'completed', storedPayloadHash: 'a'.repeat(43), payloadHash: 'b'.repeat(43) }),
   new engine.QueueFullError({ key: 'jobs', limit: 1_000, queued: 1_000, retryAfterMs: 1_000 }),
 ];

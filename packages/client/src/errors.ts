@@ -137,6 +137,19 @@ export class LockWaitExpiredError extends named('LockWaitExpiredError') {}
 /** The work an idempotency key names is being done by another delivery; this call holds nothing. Try later. */
 export class WorkInProgressError extends named('WorkInProgressError') {}
 
+/**
+ * The work an idempotency key names was completed, or is in progress, for another payload (Powertools
+ * calls it IdempotencyValidationError): nothing was written, nothing is held, the work did not run.
+ */
+export class WorkPayloadMismatchError extends named('WorkPayloadMismatchError', {
+  keyHash: (body): string | undefined => text(body.keyHash),
+  /** What holds the key: `completed` (a record) or `in_progress` (a claim whose lease has not ended). */
+  found: (body): 'completed' | 'in_progress' | undefined => (body.found === 'completed' || body.found === 'in_progress' ? body.found : undefined),
+  /** The first characters of the payload hash stored with the work, and of this call's. */
+  storedPayloadHash: (body): string | undefined => text(body.storedPayloadHash),
+  payloadHash: (body): string | undefined => text(body.payloadHash),
+}) {}
+
 /** A write of this call may have applied (or no answer came back): retry with the same requestId. */
 export class LockOutcomeUnknownError extends named('LockOutcomeUnknownError', {
   requestId: (body): string | undefined => body.requestId,
@@ -176,6 +189,7 @@ const CLASSES: { readonly [Name in ErrorName]: ErrorClass } = {
   LeaseLostError,
   LockWaitExpiredError,
   WorkInProgressError,
+  WorkPayloadMismatchError,
   LockOutcomeUnknownError,
   StoreUnavailableError,
   LockContentionError,

@@ -29,7 +29,9 @@ export {
   StoreUnavailableError,
   ValidationError,
   WorkInProgressError,
+  WorkPayloadMismatchError,
 } from './errors.js';
+export type { EventKeyOptions } from './event-work.js';
 export {
   excludeFencedTombstones,
   FENCED_S3_TOKEN_METADATA,
@@ -90,7 +92,7 @@ export {
   type LocalLockTableStats,
   type LocalSlot,
 } from './local-lock-table.js';
-export { type AcquireOptions, LockClient, type LockClientOptions, type UsingOptions, withLock } from './lock-client.js';
+export { type AcquireOptions, LockClient, type LockClientOptions, type OnceOutcome, type UsingOptions, withLock } from './lock-client.js';
 export type { CallOptions, Locker } from './locker.js';
 export type { RemainingTime } from './remaining-time.js';
 export { isTransient } from './retry.js';

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { LeaseLostError } from './errors.js';
+import { type EventKeyOptions, nameWorkByEvent } from './event-work.js';
 import { Lock, type LockEvents } from './handle.js';
 import type { LocalLockTable, LocalSlot } from './local-lock-table.js';
 import type { CallOptions, Locker } from './locker.js';
@@ -29,7 +30,7 @@ export interface LockClientOptions {
   remainingTimeMs?: RemainingTime;
 }
 
-export interface AcquireOptions extends LockEvents {
+export interface AcquireOptions extends LockEvents, EventKeyOptions {
   /** Aborting it stops waiting and retrying (the promise rejects with its reason). */
   signal?: AbortSignal;
   /** Renew in the background at `renewFraction` of the TTL until released. Default: false for acquire, true for using. */
@@ -54,8 +55,12 @@ export interface UsingOptions extends AcquireOptions, HoldingOptions {
   onCompleted?: (record: CompletedBody) => void;
 }
 
-/** What an acquire with an idempotency key gives: a lock that has taken the work on, or the record of the work done already. */
-export type OnceOutcome = { lock: Lock; completed?: never } | { completed: CompletedBody; lock?: never };
+/**
+ * What an acquire with an idempotency key gives: a lock that has taken the work on, or the record of
+ * the work done already. `missingKeyPath`: the event had no key there, so the lock took no work on
+ * (release it without a record).
+ */
+export type OnceOutcome = { lock: Lock; missingKeyPath?: string; completed?: never } | { completed: CompletedBody; lock?: never; missingKeyPath?: never };
 
 const now = (): number => performance.now();
 
@@ -88,11 +93,15 @@ export class LockClient {
   /**
    * An acquire that may name its work with an `idempotencyKey`: the lock (which has taken the work
    * on: release it with `record`), or, when the work was completed already, its record and no lock.
-   * WorkInProgressError while another delivery has the work.
+   * WorkInProgressError while another delivery has the work; WorkPayloadMismatchError when it was
+   * completed, or is in progress, for another payload. The key and the payload may come from the
+   * event (`event`, `eventKeyPath`, `payloadPath`: EventKeyOptions).
    */
-  async acquireOnce(request: AcquireBody, options: AcquireOptions = {}): Promise<OnceOutcome> {
+  async acquireOnce(given: AcquireBody, options: AcquireOptions = {}): Promise<OnceOutcome> {
     const { signal } = options;
     signal?.throwIfAborted();
+    // Bad event options are refused before anything is queued or sent.
+    const { request, missingKeyPath } = nameWorkByEvent(given, options);
     const remaining = options.remainingTimeMs ?? this.remainingTimeMs;
     // Refused before it queues or sends anything; the wait, local queue included, ends in time for the shortest lease.
     const waitBudget = remaining ? fitAcquire({ ttlMs: request.ttlMs, waitMs: request.waitMs }, remaining, this.settings).waitMs : request.waitMs;
@@ -142,7 +151,7 @@ export class LockClient {
         signal?.throwIfAborted();
         throw new LeaseLostError({}, 'The grant arrived after its lease had run out by the local clock; it was released');
       }
-      return { lock };
+      return { lock, ...(missingKeyPath !== undefined ? { missingKeyPath } : {}) };
     } catch (error) {
       slot?.release();
       throw error;
@@ -160,8 +169,9 @@ export class LockClient {
       options.onCompleted?.(outcome.completed);
       return outcome.completed.result as T;
     }
-    // With an idempotency key the release records the outcome: the result (JSON), or `failed` when the work threw.
-    const record = request.idempotencyKey === undefined ? undefined : options.recordTtlMs === undefined ? {} : { ttlMs: options.recordTtlMs };
+    // With an idempotency key (the request's, or the event's) the release records the outcome: the result (JSON), or `failed` when the work threw.
+    const tookWorkOn = (request.idempotencyKey !== undefined || options.eventKeyPath !== undefined) && outcome.missingKeyPath === undefined;
+    const record = !tookWorkOn ? undefined : options.recordTtlMs === undefined ? {} : { ttlMs: options.recordTtlMs };
     return runHolding(outcome.lock, work, { ...options, ...(record ? { record } : {}) });
   }
 

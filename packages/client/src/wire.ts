@@ -6,6 +6,7 @@
  */
 export * from './wire/answers.js';
 export * from './wire/errors-catalogue.js';
+export * from './wire/event-path.js';
 export * from './wire/granularities.js';
 export * from './wire/operations.js';
 export * from './wire/requests.js';

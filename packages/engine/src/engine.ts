@@ -83,7 +83,7 @@ export class LockEngine {
         new ValidationError({ fields: [{ field: 'wake', rule: 'not_here', message: 'a waiter with a wake channel acquires with acquireOrQueue' }] }),
       );
     }
-    if (request.work) {
+    if (request.work || request.missingKeyPath !== undefined) {
       return Promise.reject(
         new ValidationError({
           fields: [{ field: 'idempotencyKey', rule: 'not_here', message: 'work with an idempotency key is acquired with acquireWork' }],
@@ -105,12 +105,21 @@ export class LockEngine {
 
   /**
    * An acquire with an idempotency key (`work`): the recorded result when the work was completed, or a
-   * grant that has taken the work on (WorkInProgressError while another delivery has it). With `wake`,
-   * it queues like acquireOrQueue; the claim (the same acquire, without wake) takes the work on.
+   * grant that has taken the work on (WorkInProgressError while another delivery has it;
+   * WorkPayloadMismatchError when it was completed or is in progress for another payload). With `wake`,
+   * it queues like acquireOrQueue; the claim (the same acquire, without wake) takes the work on. An
+   * acquire whose event had no key at its path (`missingKeyPath`) is a plain acquire that says so.
    */
-  acquireWork(request: AcquireRequest & { work: NonNullable<AcquireRequest['work']> }): Promise<Grant | Queued | CompletedWork> {
+  acquireWork(request: AcquireRequest): Promise<Grant | Queued | CompletedWork> {
     if (request.wake && !this.settings.notifier) return Promise.reject(wakeNotConfigured());
-    return this.run((context) => acquireWork(context, request));
+    const { work, missingKeyPath, ...plain } = request;
+    if (work) return this.run((context) => acquireWork(context, { ...plain, work }));
+    if (missingKeyPath === undefined) {
+      return Promise.reject(new ValidationError({ fields: [{ field: 'idempotencyKey', rule: 'required', message: 'is required to run work once' }] }));
+    }
+    // Its event had no key where the call said (and it did not ask for an error): the lock alone, no work, and the answer says so.
+    const granted = plain.wake ? this.acquireOrQueue({ ...plain, wake: plain.wake }) : this.acquire(plain);
+    return granted.then((answer) => ('status' in answer ? answer : { ...answer, missingKeyPath }));
   }
 
   /** Extends every key of the lease to now + ttlMs. Throws LeaseLostError if any key is no longer held. */

@@ -12,6 +12,7 @@ import {
   type ErrorBody,
   type ErrorName,
   type FieldIssueBody,
+  hashPrefix,
   isErrorName,
   type LocalErrorName,
   retryableOf,
@@ -290,6 +291,34 @@ export class WorkInProgressError extends lockErrorClass(
   protected override wireFields(): Partial<ErrorBody> {
     const { keyHash, owner, retryAfterMs } = this.context;
     return { keyHash, ...(owner ? { owner } : {}), retryAfterMs };
+  }
+}
+
+interface PayloadMismatch {
+  keyHash: string;
+  /** What holds the key: a completed record, or a claim whose lease has not ended. */
+  found: 'completed' | 'in_progress';
+  /** The payload hash stored with it, and the one this call gave. */
+  storedPayloadHash: string;
+  payloadHash: string;
+}
+
+/**
+ * The work an idempotency key names was completed, or is in progress, for another payload: this
+ * call's payload hash differs from the one stored with the record or the claim. Nothing was written
+ * and nothing is held; the recorded result is not given to a call of another payload. The answer
+ * carries the first characters of both hashes only.
+ */
+export class WorkPayloadMismatchError extends lockErrorClass(
+  'WorkPayloadMismatchError',
+  ({ keyHash, found, storedPayloadHash, payloadHash }: PayloadMismatch) =>
+    `The work ${keyHash} is ${found === 'completed' ? 'completed' : 'in progress'} for another payload (hash ${hashPrefix(storedPayloadHash)}…, this call's ${hashPrefix(payloadHash)}…); nothing is held`,
+  'keyHash',
+  'found',
+) {
+  protected override wireFields(): Partial<ErrorBody> {
+    const { keyHash, found, storedPayloadHash, payloadHash } = this.context;
+    return { keyHash, found, storedPayloadHash: hashPrefix(storedPayloadHash), payloadHash: hashPrefix(payloadHash) };
   }
 }
 

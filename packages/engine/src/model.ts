@@ -62,8 +62,15 @@ export interface AcquireRequest {
   /**
    * Work that runs once (operations/work.ts): the hash of the caller's idempotency key (the key itself
    * is never kept). A recorded outcome answers instead of a grant; a grant takes the work on.
+   * `payloadHash`: the hash of the payload the work is for (wire/event-path.ts): a record or a live
+   * claim of another payload refuses the call (WorkPayloadMismatchError).
    */
-  work?: { keyHash: string };
+  work?: { keyHash: string; payloadHash?: string };
+  /**
+   * The acquire named its work by a path in its event, and the event had no key there: a plain
+   * acquire (no work, no record), whose answer says so.
+   */
+  missingKeyPath?: string;
 }
 
 export type WorkStatus = 'completed' | 'failed';
@@ -75,6 +82,8 @@ export type WorkStatus = 'completed' | 'failed';
  */
 export interface StoredWork {
   keyHash: string;
+  /** The payload hash of the delivery that took the work on last (and recorded it): none from a caller that gave none. */
+  payloadHash?: string;
   claim?: WorkClaim;
   /** `lease`: the lease that recorded it (a retry of that release, whose first answer was lost, finds it recorded). */
   outcome?: { status: WorkStatus; result?: unknown; lease: string; owner: string; fencingToken: FencingToken; recordedAt: number; expiresAt: number };
@@ -276,6 +285,8 @@ export interface Grant {
   waitedMs?: number;
   /** A semaphore's grant: the permits it holds, of the limit. */
   permits?: Permits;
+  /** An acquire that named its work by a path in its event, which had no key there: this grant took no work on. */
+  missingKeyPath?: string;
 }
 
 /** An acquire with a wake channel that could not be granted at once: its place in the lock's queue. */

@@ -35,6 +35,7 @@ export function presentGrant(grant: Engine.Grant): GrantBody {
     reused: grant.reused,
     ...(grant.waitedMs !== undefined ? { waitedMs: grant.waitedMs } : {}),
     ...(grant.permits !== undefined ? { permits: { ...grant.permits } } : {}),
+    ...(grant.missingKeyPath !== undefined ? { missingKeyPath: grant.missingKeyPath } : {}),
   };
 }
 

@@ -7,6 +7,8 @@
  * granularity/.
  */
 import { z } from 'zod';
+import { canonicalJson, EVENT_PATH_MAX, PAYLOAD_HASH_PATTERN, workFromEvent } from '../../client/src/wire/event-path.js';
+import { ValidationError } from './errors.js';
 import { parseWith } from './field-issues.js';
 import { granularityNames, type RawTargetFields, rulesFor, TARGET_FIELD_NAMES, targetBody } from './granularity/index.js';
 import { checkText } from './granularity/text.js';
@@ -176,6 +178,16 @@ function acquireSchema(settings: Readonly<LockSettings>) {
         .optional(),
       // Names the work, to run it once: `true` names it by the requestId. Only its hash is kept.
       idempotencyKey: z.union([z.string().min(1).max(limits.idempotencyKeyMax), z.literal(true)]).optional(),
+      // The hash of the payload the work is for: a redelivery of the key with another payload is refused (WorkPayloadMismatchError).
+      payloadHash: z
+        .string()
+        .regex(PAYLOAD_HASH_PATTERN, { error: 'must be 1 to 128 characters of letters, digits, "_", "-", "+", "/" and "=" (a SHA-256 in base64url is 43)' })
+        .optional(),
+      // Or the event itself: the key at `eventKeyPath`, the hash of the event (or of its part at `payloadPath`), computed here as the client does.
+      event: z.unknown().optional(),
+      eventKeyPath: z.string().min(1).max(EVENT_PATH_MAX).optional(),
+      payloadPath: z.string().min(1).max(EVENT_PATH_MAX).optional(),
+      throwOnNoKey: z.boolean().optional(),
     })
     .strict()
     .superRefine((input, ctx) => {
@@ -184,12 +196,13 @@ function acquireSchema(settings: Readonly<LockSettings>) {
       const rule = (path: string, name: string, message: string): void => void ctx.addIssue({ code: 'custom', path: [path], message, params: { rule: name } });
       if (input.idempotencyKey === true && input.requestId === undefined)
         rule('idempotencyKey', 'needs_request_id', 'is true, which names the work by the requestId: give a requestId (or the key itself)');
+      checkEventWork(input, rule, settings.work.eventBytes);
+      // What names the work: the key, or the path to it in the event.
+      const naming = input.idempotencyKey !== undefined ? 'idempotencyKey' : input.eventKeyPath !== undefined ? 'eventKeyPath' : undefined;
       // The work is taken on by the lock's one holder: a shared lock has several.
-      if (input.idempotencyKey !== undefined && input.mode !== 'exclusive')
-        rule('idempotencyKey', 'exclusive_only', 'names work done under an exclusive lock: use mode exclusive');
+      if (naming && input.mode !== 'exclusive') rule(naming, 'exclusive_only', 'names work done under an exclusive lock: use mode exclusive');
       // A semaphore has several holders at once: none of them alone has the work.
-      if (input.idempotencyKey !== undefined && input.permits !== undefined)
-        rule('idempotencyKey', 'not_with_permits', 'names work done under a lock of one holder; permits have several');
+      if (naming && input.permits !== undefined) rule(naming, 'not_with_permits', 'names work done under a lock of one holder; permits have several');
       if (input.queueTtlMs !== undefined && input.wake === undefined)
         rule('queueTtlMs', 'needs_wake', 'is the queue lease of a waiter with a wake channel: give wake too');
       if (input.permits !== undefined) checkPermits(input, rule);
@@ -201,6 +214,60 @@ function acquireSchema(settings: Readonly<LockSettings>) {
       if (input.requestId === undefined)
         rule('requestId', 'needs_request_id', 'is needed with wake: the waiter claims its turn with the same acquire (same requestId) without wake');
     });
+}
+
+/** The fields that name work by its event go together, and with nothing else that names it; the event is JSON, within its bound. */
+function checkEventWork(
+  input: {
+    idempotencyKey?: unknown;
+    payloadHash?: string | undefined;
+    event?: unknown;
+    eventKeyPath?: string | undefined;
+    payloadPath?: string | undefined;
+    throwOnNoKey?: boolean | undefined;
+  },
+  rule: (path: string, name: string, message: string) => void,
+  eventBytes: number,
+): void {
+  const withEvent = input.event !== undefined;
+  if (input.payloadHash !== undefined && withEvent) rule('payloadHash', 'not_with_event', 'is computed from the event: give one or the other');
+  else if (input.payloadHash !== undefined && input.idempotencyKey === undefined)
+    rule('payloadHash', 'needs_idempotency_key', 'is the hash of the payload of work named by an idempotencyKey: give the key too');
+  if (withEvent && input.idempotencyKey !== undefined)
+    rule('idempotencyKey', 'not_with_event', 'names the work, as eventKeyPath does in the event: give one or the other');
+  if (withEvent && input.eventKeyPath === undefined) rule('event', 'needs_event_key_path', 'names the work by the key at eventKeyPath: give eventKeyPath');
+  for (const field of ['eventKeyPath', 'payloadPath', 'throwOnNoKey'] as const)
+    if (input[field] !== undefined && !withEvent) rule(field, 'needs_event', 'reads the event: give event');
+  if (!withEvent) return;
+  const json = canonicalJson(input.event);
+  if (json === undefined) rule('event', 'json', 'must be a JSON value');
+  else if (Buffer.byteLength(json, 'utf8') > eventBytes)
+    rule(
+      'event',
+      'too_large',
+      `is ${Buffer.byteLength(json, 'utf8')} bytes of JSON, above the ${eventBytes} an acquire may carry (work.eventBytes): hash it yourself and send idempotencyKey and payloadHash`,
+    );
+}
+
+/**
+ * The work an acquire names: by its idempotencyKey (and payloadHash), or by its event, read as the
+ * client reads it (wire/event-path.ts). An event without its key is no work (`missingKeyPath`), unless
+ * the call asked that to be an error.
+ */
+function workOf(parsed: ParsedAcquire, target: LockTarget, limits: Limits): Pick<AcquireRequest, 'work' | 'missingKeyPath'> {
+  const payload = parsed.payloadHash !== undefined ? { payloadHash: parsed.payloadHash } : {};
+  if (parsed.idempotencyKey !== undefined)
+    return { work: { keyHash: workKeyHash(target, parsed.idempotencyKey === true ? parsed.requestId! : parsed.idempotencyKey), ...payload } };
+  if (parsed.event === undefined || parsed.eventKeyPath === undefined) return {};
+  const found = workFromEvent(parsed.event, {
+    eventKeyPath: parsed.eventKeyPath,
+    payloadPath: parsed.payloadPath,
+    throwOnNoKey: parsed.throwOnNoKey,
+    keyMax: limits.idempotencyKeyMax,
+  });
+  if ('issues' in found) throw new ValidationError({ fields: found.issues });
+  if ('missingKeyPath' in found) return { missingKeyPath: found.missingKeyPath };
+  return { work: { keyHash: workKeyHash(target, found.key), payloadHash: found.payloadHash } };
 }
 
 /** A semaphore's share: `count` (default 1) of `limit` permits. */
@@ -349,6 +416,7 @@ function buildRequests(settings: Readonly<LockSettings>): LockRequests {
       name: 'acquire',
       schema: acquireSchema(settings),
       toRequest: (parsed: ParsedAcquire): AcquireRequest => ({
+        ...workOf(parsed, toTarget(parsed), settings.limits),
         target: toTarget(parsed),
         mode: parsed.mode,
         owner: parsed.owner,
@@ -358,9 +426,6 @@ function buildRequests(settings: Readonly<LockSettings>): LockRequests {
         ...(parsed.permits !== undefined ? { permits: parsed.permits } : {}),
         ...(parsed.wake !== undefined ? { wake: toWake(parsed.wake) } : {}),
         ...(parsed.queueTtlMs !== undefined ? { queueTtlMs: parsed.queueTtlMs } : {}),
-        ...(parsed.idempotencyKey !== undefined
-          ? { work: { keyHash: workKeyHash(toTarget(parsed), parsed.idempotencyKey === true ? parsed.requestId! : parsed.idempotencyKey) } }
-          : {}),
       }),
     },
     renew: { name: 'renew', schema: renewSchema(settings), toRequest: ({ leaseToken, ttlMs }) => ({ lease: leaseOf(leaseToken), ttlMs }) },

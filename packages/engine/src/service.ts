@@ -29,7 +29,12 @@ import type { LockStore } from './store.js';
 /** The acquire fields as the API takes them (the wire's AcquireBody, its granularity not yet checked), or a target object with the same other fields. */
 export type AcquireInput =
   | (Omit<AcquireBody, 'granularity'> & { granularity: string })
-  | (Omit<AcquireRequest, 'waitMs' | 'ttlMs' | 'mode' | 'work'> & { mode?: RequestedMode; ttlMs?: number; waitMs?: number; idempotencyKey?: string | true });
+  | (Omit<AcquireRequest, 'waitMs' | 'ttlMs' | 'mode' | 'work'> & {
+      mode?: RequestedMode;
+      ttlMs?: number;
+      waitMs?: number;
+      idempotencyKey?: string | true;
+    } & Pick<AcquireBody, 'payloadHash' | 'event' | 'eventKeyPath' | 'payloadPath' | 'throwOnNoKey'>);
 
 /** A revoke or a drain: the target (flat fields or a `target` object), why, and who asks. */
 export type AdminInput =
@@ -64,13 +69,9 @@ export class LockService {
     return this.engine.acquireOrQueue({ ...request, wake: request.wake });
   }
 
-  /** An acquire with an `idempotencyKey`: the recorded result of completed work, or a grant that took the work on. */
+  /** An acquire with an `idempotencyKey` (or an `event` and its `eventKeyPath`): the recorded result of completed work, or a grant that took the work on. */
   async acquireWork(input: AcquireInput | unknown): Promise<Grant | Queued | CompletedWork> {
-    const request = parseRequest(this.requests.acquire, flatTarget(input));
-    if (!request.work) {
-      throw new ValidationError({ fields: [{ field: 'idempotencyKey', rule: 'required', message: 'is required to run work once' }] });
-    }
-    return this.engine.acquireWork({ ...request, work: request.work });
+    return this.engine.acquireWork(parseRequest(this.requests.acquire, flatTarget(input)));
   }
 
   async renew(input: { leaseToken: string; ttlMs?: number } | unknown): Promise<Renewal> {

@@ -78,9 +78,10 @@ export interface LockSettings {
   /**
    * Completion records (operations/work.ts): how long a recorded outcome is kept by default and at
    * most (the caller chooses within), and the largest result stored inline (JSON bytes); a larger
-   * result is stored elsewhere and recorded by reference.
+   * result is stored elsewhere and recorded by reference; and the largest `event` an acquire may
+   * carry to name its work by (canonical JSON bytes, wire/event-path.ts).
    */
-  work: { recordTtlMs: { defaultMs: number; minMs: number; maxMs: number }; resultBytes: number };
+  work: { recordTtlMs: { defaultMs: number; minMs: number; maxMs: number }; resultBytes: number; eventBytes: number };
   /** An operator's revoke and drain (operations/revoke.ts): how long their audit documents are kept, and the longest reason. */
   admin: { auditRetentionMs: number; reasonMax: number };
   /** Tells waiters woken by a channel (wake.ts). Without one, an acquire with `wake` is refused. */
@@ -123,7 +124,7 @@ export const DEFAULT_SETTINGS: Readonly<LockSettings> = Object.freeze({
     rewakeAfterMs: 10_000,
     retryBlockedMs: 1_000,
   }),
-  work: Object.freeze({ recordTtlMs: Object.freeze({ defaultMs: 86_400_000, minMs: 1_000, maxMs: 2_592_000_000 }), resultBytes: 32_768 }),
+  work: Object.freeze({ recordTtlMs: Object.freeze({ defaultMs: 86_400_000, minMs: 1_000, maxMs: 2_592_000_000 }), resultBytes: 32_768, eventBytes: 262_144 }),
   admin: Object.freeze({ auditRetentionMs: 90 * 86_400_000, reasonMax: 512 }),
   now: () => Date.now(),
   sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),

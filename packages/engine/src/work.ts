@@ -23,9 +23,9 @@ export { workDocId };
 
 export type WorkState =
   /** An outcome `completed` that everyone may still see unexpired: the answer to every later call. */
-  | { kind: 'completed'; answer: CompletedWork }
+  | { kind: 'completed'; answer: CompletedWork; payloadHash?: string }
   /** Taken on by a lease that may still be at it (its lease, as of the claim, has not ended). */
-  | { kind: 'in_progress'; owner: string; since: number }
+  | { kind: 'in_progress'; owner: string; since: number; payloadHash?: string }
   /** Nobody on it: never taken on, failed, expired, or its taker's lease ran out. */
   | { kind: 'open' };
 
@@ -37,15 +37,30 @@ export type WorkState =
 export function workState(lock: StoredLock | null, now: number, skewMs: number): WorkState {
   const work = lock?.body.work;
   const outcome = work?.outcome;
+  const payload = work?.payloadHash !== undefined ? { payloadHash: work.payloadHash } : {};
   if (work && outcome?.status === 'completed' && now < outcome.expiresAt + skewMs) {
     const { result, owner, fencingToken, recordedAt, expiresAt } = outcome;
     return {
       kind: 'completed',
       answer: { status: 'completed', keyHash: work.keyHash, ...(result !== undefined ? { result } : {}), owner, fencingToken, recordedAt, expiresAt },
+      ...payload,
     };
   }
-  if (work?.claim && !work.outcome && now < work.claim.expiresAt + skewMs) return { kind: 'in_progress', owner: work.claim.owner, since: work.claim.claimedAt };
+  if (work?.claim && !work.outcome && now < work.claim.expiresAt + skewMs)
+    return { kind: 'in_progress', owner: work.claim.owner, since: work.claim.claimedAt, ...payload };
   return { kind: 'open' };
+}
+
+/**
+ * Whether a call of payload hash `given` is refused on this state: the work was completed, or is
+ * in progress, for another payload. Only a record or a live claim is checked, as Powertools checks
+ * only a record that has not expired: a failed record, or a claim whose lease ended, is replaced by
+ * whichever delivery comes next, its payload with it. A side without a hash (a caller that gave
+ * none, or a record written before hashes) matches any payload.
+ */
+export function payloadMismatch(state: WorkState, given: string | undefined): { found: 'completed' | 'in_progress'; stored: string } | undefined {
+  if (state.kind === 'open' || given === undefined || state.payloadHash === undefined || state.payloadHash === given) return undefined;
+  return { found: state.kind, stored: state.payloadHash };
 }
 
 export interface WorkTaker {
@@ -55,6 +70,8 @@ export interface WorkTaker {
   expiresAt: number;
   /** The lease's lock documents (WorkClaim.locks). */
   locks: string[];
+  /** The hash of the payload it takes the work on for (none: the caller gave none). */
+  payloadHash?: string;
 }
 
 /** The revoke's name for a fenced claim: no lease id has this form (lease-token.ts), so nobody records under it. */
@@ -72,7 +89,8 @@ const claimBars = (claim: WorkClaim | undefined, lease: string, fencingToken: Fe
  * The write that takes the work on for `taker`, who was granted the target's lock exclusively: on the
  * version read (or a create). An earlier claim (a smaller token) is stale, since its lease no longer
  * holds the lock, so it is replaced, and with it that lease's right to record. Undefined: a completed
- * outcome (never replaced), or a claim that bars the taker (claimBars): the taker's lease has ended.
+ * outcome (never replaced), a live claim of another payload (payloadMismatch), or a claim that bars
+ * the taker (claimBars): the taker's lease has ended.
  */
 export function claimWorkOp(
   existing: StoredLock | null,
@@ -82,10 +100,12 @@ export function claimWorkOp(
   now: number,
   skewMs: number,
 ): WriteOp | undefined {
-  if (existing && workState(existing, now, skewMs).kind === 'completed') return undefined;
+  const state = existing ? workState(existing, now, skewMs) : ({ kind: 'open' } as const);
+  if (state.kind === 'completed' || payloadMismatch(state, taker.payloadHash)) return undefined;
   if (claimBars(existing?.body.work?.claim, taker.lease, taker.fencingToken)) return undefined;
   const work: StoredWork = {
     keyHash,
+    ...(taker.payloadHash !== undefined ? { payloadHash: taker.payloadHash } : {}),
     claim: { lease: taker.lease, owner: taker.owner, fencingToken: taker.fencingToken, claimedAt: now, expiresAt: taker.expiresAt, locks: taker.locks },
   };
   return workWrite(existing, namespace, keyHash, work, now);
@@ -115,7 +135,8 @@ export function recordWorkOp(
     recordedAt: now,
     expiresAt: now + record.ttlMs,
   };
-  return workWrite(existing, namespace, keyHash, { keyHash, claim, outcome }, now);
+  const payload = existing.body.work?.payloadHash !== undefined ? { payloadHash: existing.body.work.payloadHash } : {};
+  return workWrite(existing, namespace, keyHash, { keyHash, ...payload, claim, outcome }, now);
 }
 
 /** A holder a revoke removes, as its fence of the holder's work needs it. */
@@ -149,7 +170,8 @@ export function fenceWorkOp(
   if (claim?.revoked === revoked.lease || claimBars(claim, revoked.lease, revoked.fencingToken)) return undefined;
   const fencingToken = claim?.lease === revoked.lease ? maxFencingToken([claim.fencingToken, revoked.fencingToken]) : revoked.fencingToken;
   const fence: WorkClaim = { lease: REVOKED_CLAIM, owner: revoked.owner, fencingToken, claimedAt: now, expiresAt: revoked.expiresAt, revoked: revoked.lease };
-  return workWrite(existing, namespace, keyHash, { keyHash, claim: fence, ...(work?.outcome ? { outcome: work.outcome } : {}) }, now);
+  const payload = work?.payloadHash !== undefined ? { payloadHash: work.payloadHash } : {};
+  return workWrite(existing, namespace, keyHash, { keyHash, ...payload, claim: fence, ...(work?.outcome ? { outcome: work.outcome } : {}) }, now);
 }
 
 /** Whether `leaseId` has recorded this outcome already (its release is being retried). */

@@ -3,7 +3,15 @@
  * happens; transient failures are retried, an acquire always with its one requestId, so a retry
  * after a lost answer gets that grant back instead of a second lock.
  */
-import { httpTransport, LeaseLostError, LockClient, LockHeldError, WorkInProgressError } from '@es-lease-locks/client';
+import {
+  httpTransport,
+  LeaseLostError,
+  LockClient,
+  LockHeldError,
+  ValidationError,
+  WorkInProgressError,
+  WorkPayloadMismatchError,
+} from '@es-lease-locks/client';
 import { afterEach, expect, it } from 'vitest';
 import type { ClientStack } from '../support/client-stack.js';
 import { type RecordingProxy, recordingProxy } from '../support/recording-proxy.js';
@@ -68,6 +76,35 @@ export function usingSpecs(stack: ClientStack): void {
     await expect(locks.using(message, async () => Promise.reject(new Error('downstream down')))).rejects.toThrow('downstream down');
     expect(await locks.using(message, async () => 'second delivery ran')).toBe('second delivery ran');
     expect(await locks.using(message, async () => 'third delivery ran')).toBe('second delivery ran');
+  });
+
+  it('with the key and the payload from the event: a redelivery gets the result, another payload WorkPayloadMismatchError, no key runs unrecorded and says so', async () => {
+    const locks = direct();
+    const runs: string[] = [];
+    const record = (body: string) => ({ messageId: 'm-40', body });
+    const fromEvent = (event: unknown) => ({ event, eventKeyPath: 'messageId', payloadPath: (sqs: unknown) => JSON.parse((sqs as { body: string }).body) });
+    const work = async () => runs.push('ran');
+    expect(await locks.using(doc('from-event', 5_000), work, fromEvent(record('{"a":1,"b":2}')))).toBe(1);
+    // The same payload, its JSON written in another order: the recorded result, the work not run.
+    expect(await locks.using(doc('from-event', 5_000), work, fromEvent(record('{"b":2,"a":1}')))).toBe(1);
+    await expect(locks.using(doc('from-event', 5_000), work, fromEvent(record('{"a":1,"b":3}')))).rejects.toBeInstanceOf(WorkPayloadMismatchError);
+    expect(runs).toEqual(['ran']);
+    const told: string[] = [];
+    const keyless = { event: { body: '{}' }, eventKeyPath: 'messageId', onNoKey: (path: string) => told.push(path) };
+    expect(await locks.using(doc('from-event-2', 5_000), async () => 'unrecorded', keyless)).toBe('unrecorded');
+    expect(await locks.using(doc('from-event-2', 5_000), async () => 'ran again', keyless)).toBe('ran again');
+    expect(told).toEqual(['messageId', 'messageId']);
+    expect(await holders('from-event-2')).toEqual([]);
+  });
+
+  it('with an idempotencyKey, a result past the size limit is not recorded: ValidationError, and the next delivery runs the work once the lease ends', async () => {
+    const locks = direct();
+    const message = { ...doc('once-too-large', 1_000), idempotencyKey: 'message-19' };
+    const error = await locks.using(message, async () => 'x'.repeat(40_000)).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).fields).toEqual([expect.objectContaining({ field: 'record.result', rule: 'too_large' })]);
+    await sleep(1_200);
+    expect(await locks.using(message, async () => 'a reference')).toBe('a reference');
   });
 
   it('releases when the work throws, and passes the error on', async () => {

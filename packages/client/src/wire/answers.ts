@@ -66,6 +66,11 @@ export interface GrantBody {
   waitedMs?: number;
   /** A semaphore's grant: the permits it holds, of the limit. */
   permits?: { limit: number; count: number };
+  /**
+   * The acquire named its work by `eventKeyPath` and the event had no key there (without
+   * `throwOnNoKey`): this grant took no work on, and its release records nothing.
+   */
+  missingKeyPath?: string;
 }
 
 export interface RenewalBody {

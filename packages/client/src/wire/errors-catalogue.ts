@@ -50,6 +50,12 @@ export interface ErrorBody {
   /** QueueFullError: the key (also above), the queue's limit, and the live tickets in it. */
   limit?: number;
   queued?: number;
+  /** WorkInProgressError, WorkPayloadMismatchError: the hash that names the work. */
+  keyHash?: string;
+  /** WorkPayloadMismatchError: what holds the key (`completed`, `in_progress`), and the first characters of its payload hash and of this call's. */
+  found?: 'completed' | 'in_progress';
+  storedPayloadHash?: string;
+  payloadHash?: string;
   [field: string]: unknown;
 }
 
@@ -84,6 +90,12 @@ export const ERRORS = {
   LockHeldError: { status: 409, retryable: true, metric: 'LockConflict', level: 'info' },
   /** The work an idempotency key names is being done by another delivery; this call holds nothing. Try later: you then get its recorded result, or take it on. */
   WorkInProgressError: { status: 409, retryable: true, metric: 'WorkInProgress', level: 'info' },
+  /**
+   * The work an idempotency key names was completed, or is in progress, for another payload (its
+   * hash differs from this call's): nothing was written, nothing is held. Not retryable: the same key
+   * with this payload is refused until that record or claim ends.
+   */
+  WorkPayloadMismatchError: { status: 422, retryable: false, metric: 'WorkPayloadMismatch', level: 'info' },
   /** The lease exists but the token's secret does not match it. */
   LeaseTokenMismatchError: { status: 403, retryable: false, metric: 'LeaseTokenMismatch', level: 'info' },
   /** A queued waiter's ticket ran out before the lock was reserved for it, or its reservation lapsed unclaimed (told on its wake channel); it holds nothing. */

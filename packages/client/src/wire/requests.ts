@@ -44,6 +44,24 @@ export interface AcquireBody extends TargetBody {
    * delivery has it, WorkInProgressError. Otherwise the grant takes the work on: release it with `record`.
    */
   idempotencyKey?: string | true;
+  /**
+   * With an idempotencyKey: the hash of the payload the work is for (1–128 characters of
+   * `[A-Za-z0-9_=+/-]`; the client sends payloadHashOf, SHA-256 of its canonical JSON). A
+   * redelivery of the key with another payload, while the work is completed or in progress, is
+   * refused with WorkPayloadMismatchError and nothing is written.
+   */
+  payloadHash?: string;
+  /**
+   * Name the work by its event instead (the service reads it as the client does, wire/event-path.ts):
+   * the key is the string or number at `eventKeyPath` (`detail.orderId`, `Records[0].messageId`),
+   * the payload hash that of the whole event, or of its part at `payloadPath`. No key there: the call
+   * takes the lock without the work and its grant says so (`missingKeyPath`), or, with
+   * `throwOnNoKey`, ValidationError (`eventKeyPath:no_key`). At most 256 KiB of JSON (`event:too_large`).
+   */
+  event?: unknown;
+  eventKeyPath?: string;
+  payloadPath?: string;
+  throwOnNoKey?: boolean;
 }
 
 export interface RenewBody {

@@ -12,6 +12,7 @@ import {
   StoreUnavailableError,
   ValidationError,
   WorkInProgressError,
+  WorkPayloadMismatchError,
 } from '../errors.js';
 import { maxFencingToken } from '../fencing.js';
 import { planKeys } from '../keys.js';
@@ -19,7 +20,7 @@ import { decodeToken } from '../lease-token.js';
 import { fenceOf, lostKey } from '../lock-document.js';
 import type { AcquireRequest, CompletedWork, ConflictingKey, Grant, PlannedKey, Queued, Release, WorkRecord } from '../model.js';
 import type { StoredLock } from '../store.js';
-import { claimWorkOp, fenceWorkOp, type RevokedTaker, recordedBy, recordWorkOp, workDocId, workState } from '../work.js';
+import { claimWorkOp, fenceWorkOp, payloadMismatch, type RevokedTaker, recordedBy, recordWorkOp, type WorkState, workDocId, workState } from '../work.js';
 import { acquireOrQueue } from './acquire.js';
 import { callFingerprint } from './acquire-attempt.js';
 import type { EngineContext } from './context.js';
@@ -30,11 +31,17 @@ import { release } from './release.js';
 /** How many times a write on the work document is tried again after someone changed it in between. */
 const WORK_WRITE_ROUNDS = 4;
 
-type WorkRequest = AcquireRequest & { work: { keyHash: string } };
+type WorkRequest = AcquireRequest & { work: { keyHash: string; payloadHash?: string } };
 
 export async function acquireWork(context: EngineContext, request: WorkRequest): Promise<Grant | Queued | CompletedWork> {
   const seen = await readWork(context, request);
   const state = workState(seen, context.settings.now(), context.settings.maxClockSkewMs);
+  // Another payload's record or live claim: refused before anything is written (no lock, no ticket, no claim).
+  const mismatch = mismatchError(request, state);
+  if (mismatch) {
+    await leaveReservation(context, request);
+    throw mismatch;
+  }
   if (state.kind === 'completed') {
     await leaveReservation(context, request);
     return state.answer;
@@ -48,7 +55,14 @@ export async function acquireWork(context: EngineContext, request: WorkRequest):
     // Held by another delivery of this call, or by someone while the work has a claim (its taker's, most likely).
     if (error instanceof LockHeldError) {
       const claim = seen?.body.work?.claim;
-      if (claim) throw inProgress(context, request, claim.owner, claim.claimedAt, error);
+      // A claim whose recorded end passed while its lease, renewed, still holds the lock: in progress, for its payload.
+      if (claim) {
+        const live = !seen?.body.work?.outcome && claim.revoked === undefined;
+        throw (
+          (live ? mismatchError(request, { kind: 'in_progress', owner: claim.owner, since: claim.claimedAt, ...payloadOf(seen) }) : undefined) ??
+          inProgress(context, request, claim.owner, claim.claimedAt, error)
+        );
+      }
       if (error.conflicts.some((conflict) => conflict.reason === 'duplicate_in_progress')) throw inProgress(context, request, undefined, undefined, error);
     }
     throw error;
@@ -76,6 +90,7 @@ async function takeOn(context: EngineContext, request: WorkRequest, grant: Grant
     fencingToken: grant.fencingToken,
     expiresAt: grant.expiresAt,
     locks: keys.map((key) => key.docId),
+    ...(request.work.payloadHash !== undefined ? { payloadHash: request.work.payloadHash } : {}),
   };
   try {
     let current = seen;
@@ -83,6 +98,9 @@ async function takeOn(context: EngineContext, request: WorkRequest, grant: Grant
       const now = settings.now();
       // Decided once, at one instant: the answer is the state the decision saw.
       const state = workState(current, now, settings.maxClockSkewMs);
+      // Completed, or taken on, for another payload since it was read: the grant is given back (below) and nothing else written.
+      const mismatch = mismatchError(request, state);
+      if (mismatch) throw mismatch;
       if (state.kind === 'completed') {
         await release(context, ownedTokenOf(context, grant));
         return state.answer;
@@ -254,6 +272,17 @@ export async function fenceRevokedWork(context: EngineContext, namespace: string
     if (!settled) throw new LockContentionError({ keys: [`~work/${holder.work}`], rounds: WORK_WRITE_ROUNDS });
   }
 }
+
+/** The refusal of a call whose payload differs from the one the work's record or live claim was for (payloadMismatch). */
+function mismatchError(request: WorkRequest, state: WorkState): WorkPayloadMismatchError | undefined {
+  const payloadHash = request.work.payloadHash;
+  const mismatch = payloadMismatch(state, payloadHash);
+  if (!mismatch || payloadHash === undefined) return undefined;
+  return new WorkPayloadMismatchError({ keyHash: request.work.keyHash, found: mismatch.found, storedPayloadHash: mismatch.stored, payloadHash });
+}
+
+const payloadOf = (lock: StoredLock | null): { payloadHash?: string } =>
+  lock?.body.work?.payloadHash !== undefined ? { payloadHash: lock.body.work.payloadHash } : {};
 
 const readWork = async (context: EngineContext, request: WorkRequest): Promise<StoredLock | null> => {
   const docId = workDocId(request.target.namespace, request.work.keyHash);
