@@ -4,7 +4,7 @@
  * as through HTTP and invocation (specs/lock-cycle.ts), and each fault it offers does what the
  * real fault does to a caller.
  */
-import { LeaseLostError, LockClient, LockHeldError, LockOutcomeUnknownError, StoreUnavailableError } from '@es-lease-locks/client';
+import { LeaseLostError, LockClient, LockHeldError, LockOutcomeUnknownError, StoreUnavailableError, WorkPayloadMismatchError } from '@es-lease-locks/client';
 import { testLocks } from '@es-lease-locks/client/testing';
 import { describe, expect, it } from 'vitest';
 import { storeOf } from '../../../packages/client/src/testing/test-locks.js';
@@ -75,6 +75,20 @@ describe('@es-lease-locks/client/testing', () => {
     const taken = await client.acquire({ ...target('expiry'), owner: 'bob' });
     expect(taken.state).toBe('held');
     expect((await client.inspect(target('expiry')))[0]!.holders.map((holder) => holder.owner)).toEqual(['bob']);
+  });
+
+  it('work that runs once: a redelivery gets the record, another payload under the same key is refused by name', async () => {
+    const locks = testLocks();
+    const client = new LockClient({ transport: locks.locker, settings: noRetries });
+    const event = { detail: { orderId: 'o-1', amount: 10 } };
+    const once = { event, eventKeyPath: 'detail.orderId', throwOnNoKey: true };
+    let runs = 0;
+    const work = async () => ++runs;
+    expect(await client.using({ ...target('work'), owner: 'a' }, work, once)).toBe(1);
+    expect(await client.using({ ...target('work'), owner: 'b' }, work, once)).toBe(1);
+    const other = { ...once, event: { detail: { orderId: 'o-1', amount: 99 } } };
+    await expect(client.using({ ...target('work'), owner: 'c' }, work, other)).rejects.toBeInstanceOf(WorkPayloadMismatchError);
+    expect(runs).toBe(1);
   });
 
   it('refuses a fault it does not know and a clock moved backwards, naming the argument', () => {
