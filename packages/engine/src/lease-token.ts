@@ -24,6 +24,8 @@ export interface WriteHint {
   primaryTerm: number;
   /** The lock index's incarnation that (seqNo, primaryTerm) belong to: they repeat in a re-created index. */
   index: string;
+  /** That incarnation's fencing epoch: a renewal in place settles a pending fence from it (absent in older tokens: no renewal in place). */
+  epoch?: number;
   /**
    * Our lease was the only holder after that write and the document need not outlive it (not `lockedBelow`):
    * if the document is unchanged, deleting it releases exactly us.
@@ -94,7 +96,7 @@ interface Payload {
   /** The value of the target's one field (its granularity's `field`): ids, or a path. */
   k?: unknown;
   m: 'x' | 's';
-  h?: Array<[string, number, number, 0 | 1, string]>;
+  h?: Array<[string, number, number, 0 | 1, string] | [string, number, number, 0 | 1, string, number]>;
   e?: number;
   a?: number;
   w?: string;
@@ -126,7 +128,11 @@ export function encodeToken(claims: LeaseClaims, secret: string, signingKey?: Ui
   if (claims.expiresAt !== undefined) payload.e = claims.expiresAt;
   if (claims.grantedAt !== undefined) payload.a = claims.grantedAt;
   if (claims.work) payload.w = claims.work.keyHash;
-  if (signingKey && claims.hints.length > 0) payload.h = claims.hints.map((hint) => [hint.docId, hint.primaryTerm, hint.seqNo, hint.sole ? 1 : 0, hint.index]);
+  if (signingKey && claims.hints.length > 0) payload.h = claims.hints.map((hint) =>
+      hint.epoch === undefined
+        ? [hint.docId, hint.primaryTerm, hint.seqNo, hint.sole ? 1 : 0, hint.index]
+        : [hint.docId, hint.primaryTerm, hint.seqNo, hint.sole ? 1 : 0, hint.index, hint.epoch],
+    );
   const body = `${PREFIX}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${secret}`;
   return signingKey ? `${body}.${mac(signingKey, body)}` : body;
 }
@@ -190,7 +196,14 @@ export function decodeToken(token: string, signingKey?: Uint8Array): DecodedToke
       ? payload.h
           // A hint without its incarnation (older tokens) is dropped: release then takes the verified path.
           .filter((hint) => Array.isArray(hint) && isString(hint[0]) && Number.isInteger(hint[1]) && Number.isInteger(hint[2]) && isString(hint[4]))
-          .map(([docId, primaryTerm, seqNo, sole, index]) => ({ docId, primaryTerm, seqNo, sole: sole === 1, index }))
+          .map(([docId, primaryTerm, seqNo, sole, index, epoch]) => ({
+            docId,
+            primaryTerm,
+            seqNo,
+            sole: sole === 1,
+            index,
+            ...(Number.isSafeInteger(epoch) ? { epoch } : {}),
+          }))
       : [];
   return {
     leaseId: payload.l,
@@ -212,6 +225,7 @@ export function hintFor(lock: StoredLock): WriteHint {
     seqNo: lock.seqNo,
     primaryTerm: lock.primaryTerm,
     index: lock.index,
+    ...(lock.epoch !== undefined ? { epoch: lock.epoch } : {}),
     sole: lock.body.holders.length === 1 && lock.body.lockedBelow !== true && !lock.body.queue?.length,
   };
 }
