@@ -2,15 +2,12 @@
 import type { estypes } from '@elastic/elasticsearch';
 import { StoreRejectedError, StoreUnavailableError } from '../../packages/engine/src/errors.js';
 import { type BelowScope, belowScopeOf } from '../../packages/engine/src/granularity/index.js';
-import { writtenLock } from '../../packages/engine/src/lock-document.js';
 import type { LockDocument } from '../../packages/engine/src/model.js';
 import type { SharedSettings } from '../../packages/engine/src/settings.js';
 import type {
   BelowQuery,
   BelowResult,
   ExpiredPage,
-  ExtendOp,
-  ExtendOutcome,
   ListQuery,
   LockIndexFacts,
   LockStore,
@@ -49,42 +46,6 @@ function writeItem(op: WriteOp): unknown[] {
 }
 
 const goneOutcome = (op: { docId: string }): { ok: false; docId: string; reason: 'missing' } => ({ ok: false, docId: op.docId, reason: 'missing' });
-
-/**
- * A renewal in place (LockStore.extend): on the document the lease's last write left, its one holder's
- * expiry moves; any other document is left as it is (`noop`). The condition on the version does the
- * real work (nothing else can have written it); the checks only make the script do nothing wrong if
- * it were ever sent elsewhere. Painless, in Elasticsearch and OpenSearch alike; one source, compiled once.
- */
-const EXTEND_SCRIPT = [
-  'def d = ctx._source; def h = d.holders;',
-  "if (h == null || h.size() != 1 || d.queue != null || d.lockedBelow != null || d.drained != null) { ctx.op = 'none'; return; }",
-  'def o = h[0];',
-  "if (o.lease != params.lease || o.proof != params.proof) { ctx.op = 'none'; return; }",
-  'o.expiresAt = params.expiresAt;',
-  'if (o.fence == null) { o.fence = params.fence; }',
-  'd.minExpiresAt = params.expiresAt; d.maxExpiresAt = params.expiresAt; d.updatedAt = params.now;',
-].join(' ');
-
-const extendItem = (op: ExtendOp): unknown[] => [
-  {
-    update: {
-      _id: op.docId,
-      routing: routingOf(op.docId),
-      _index: op.index,
-      require_alias: false,
-      if_seq_no: op.ifSeqNo,
-      if_primary_term: op.ifPrimaryTerm,
-    },
-  },
-  {
-    script: {
-      source: EXTEND_SCRIPT,
-      lang: 'painless',
-      params: { lease: op.lease, proof: op.proof, expiresAt: op.expiresAt, now: op.now, fence: op.pendingFence },
-    },
-  },
-];
 
 /** A write refused by a block on its index (`index.blocks.write`, read-only): it did not apply. */
 const isWriteBlock = (result: Pick<ItemResult, 'status' | 'errorType'>): boolean => result.status === 403 && result.errorType === 'cluster_block_exception';
@@ -238,41 +199,6 @@ export class ElasticsearchLockStore implements LockStore {
       if (!(found instanceof Error)) read.set(docId, found);
     });
     return { outcomes, read };
-  }
-
-  /**
-   * Renewals in place: a scripted update per document, conditional on the version the lease's last
-   * write left (EXTEND_SCRIPT), with the document it leaves in the answer. Pinned to the incarnation
-   * of that version, as a replace is (see `outcomes` for one that is gone).
-   */
-  async extend(ops: readonly ExtendOp[]): Promise<ExtendOutcome[]> {
-    if (ops.length === 0) return [];
-    const response = await this.bulk(ops.flatMap(extendItem), 'bulk extend', true);
-    const results = response.items.map((item) => item.update!);
-    const pinned = ops.map((op) => ({ kind: 'extend' as const, docId: op.docId, index: op.index }));
-    const left = await this.leftIncarnations(
-      pinned,
-      results.map((result) => this.itemResult(result)),
-    );
-    return ops.map((op, position) => {
-      const result = results[position]!;
-      if (left.has(op.index)) return goneOutcome(op);
-      // The script refused: not the document the lease's last write left.
-      if (result.status === 200 && result.result === 'noop') return { ok: false, docId: op.docId, reason: 'conflict' };
-      if (result.status === 404 && result.error?.type === 'document_missing_exception') return goneOutcome(op);
-      const outcome = this.outcome({ kind: 'replace', docId: op.docId, index: op.index }, this.itemResult(result));
-      if (!outcome.ok) return outcome;
-      const body = (result.get as estypes.InlineGet<LockDocument> | undefined)?._source;
-      if (!body) {
-        return {
-          ok: false,
-          docId: op.docId,
-          reason: 'error',
-          error: new StoreUnavailableError({ operation: 'extend', ambiguous: true }, `${this.server} did not return the document it extended (${op.docId})`),
-        };
-      }
-      return { ok: true, lock: writtenLock(outcome, body) };
-    });
   }
 
   /**

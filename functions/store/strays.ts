@@ -25,7 +25,9 @@ export async function removeStrays(client: SearchClient, alias: string): Promise
   const current = Object.entries(found).find(([, entry]) => alias in (entry.aliases ?? {}))?.[0];
   if (current === undefined) return [];
   const candidates = Object.entries(found)
-    .filter(([name, entry]) => name !== current && isIncarnationOf(alias, name) && epochOfIncarnation(name) < epochOfIncarnation(current) && !isLockMapping(entry))
+    .filter(
+      ([name, entry]) => name !== current && isIncarnationOf(alias, name) && epochOfIncarnation(name) < epochOfIncarnation(current) && !isLockMapping(entry),
+    )
     .map(([name]) => name);
   const removed: string[] = [];
   for (const name of candidates) {

@@ -41,7 +41,6 @@ export class Stage {
     readPrimary: (ids) => this.store!.readPrimary(ids),
     write: (ops) => this.store!.write(ops),
     writeThenRead: (ops, ids) => this.store!.writeThenRead(ops, ids),
-    extend: (ops) => this.store!.extend!(ops),
     findExpired: (before, size, after) => this.store!.findExpired(before, size, after),
     list: (query) => this.store!.list(query),
     findLiveBelow: (query) => this.store!.findLiveBelow(query),

@@ -23,7 +23,7 @@
  * each step offers as many choices as it did the first time.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { ExtendOp, LockStore, StoredLock, WriteOp, WriteOutcome } from '../../packages/engine/src/store.js';
+import type { LockStore, StoredLock, WriteOp, WriteOutcome } from '../../packages/engine/src/store.js';
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -71,9 +71,8 @@ export class SystematicScheduler {
 /** What a stepped store tells its watcher of every write that applied: who wrote, and the documents before and after. */
 export interface WriteSeen {
   actor: string;
-  /** The documents written (a write's ops, or a renewal in place's). */
-  ops: ReadonlyArray<Pick<WriteOp, 'docId'>>;
-  outcomes: Array<Pick<WriteOutcome, 'ok'>>;
+  ops: readonly WriteOp[];
+  outcomes: WriteOutcome[];
   before: Map<string, StoredLock | null>;
   after: Map<string, StoredLock | null>;
 }
@@ -89,12 +88,7 @@ export function steppedStore(
   watchRead?: (actor: string, docIds: readonly string[]) => void,
 ): LockStore {
   const call = <T>(label: string, fn: () => Promise<T>): Promise<T> => scheduler.schedule(label, fn);
-  const writing = async <T>(
-    label: string,
-    ops: ReadonlyArray<Pick<WriteOp, 'docId'>>,
-    fn: () => Promise<T>,
-    outcomesOf: (result: T) => Array<Pick<WriteOutcome, 'ok'>>,
-  ): Promise<T> => {
+  const writing = async <T>(label: string, ops: readonly WriteOp[], fn: () => Promise<T>, outcomesOf: (result: T) => WriteOutcome[]): Promise<T> => {
     const actor = scheduler.current();
     const result = await call(label, async () => {
       const docIds = [...new Set(ops.map((op) => op.docId))];
@@ -138,17 +132,6 @@ export function steppedStore(
         () => store.writeThenRead(ops, ids),
         (result) => result.outcomes,
       ),
-    ...(store.extend
-      ? {
-          extend: (ops: readonly ExtendOp[]) =>
-            writing(
-              `extend ${ops.map((op) => op.docId).join(', ')}`,
-              ops,
-              () => store.extend!(ops),
-              (outcomes) => outcomes,
-            ),
-        }
-      : {}),
     findExpired: (before, size, after) => call('findExpired', () => store.findExpired(before, size, after)),
     list: (query) => call('list', () => store.list(query)),
     findLiveBelow: (query) => call(`findLiveBelow ${query.path ?? ''}`, () => store.findLiveBelow(query)),

@@ -22,19 +22,7 @@
  */
 import { StoreRejectedError } from './errors.js';
 import type { LockDocument } from './model.js';
-import type {
-  BelowQuery,
-  BelowResult,
-  ExpiredPage,
-  ExtendOp,
-  ExtendOutcome,
-  ListQuery,
-  LockIndexFacts,
-  LockStore,
-  StoredLock,
-  WriteOp,
-  WriteOutcome,
-} from './store.js';
+import type { BelowQuery, BelowResult, ExpiredPage, ListQuery, LockIndexFacts, LockStore, StoredLock, WriteOp, WriteOutcome } from './store.js';
 
 interface Entry {
   seqNo: number;
@@ -250,34 +238,6 @@ export class MemoryLockStore implements LockStore, LaggingCopy {
   async writeThenRead(ops: readonly WriteOp[], docIds: readonly string[]): Promise<{ outcomes: WriteOutcome[]; read: Map<string, StoredLock | null> }> {
     const outcomes = await this.write(ops);
     return { outcomes, read: await this.read(docIds) };
-  }
-
-  async extend(ops: readonly ExtendOp[]): Promise<ExtendOutcome[]> {
-    return ops.map((op) => this.extendOne(op));
-  }
-
-  /** As the Elasticsearch store's script does it (elasticsearch-store.ts, EXTEND_SCRIPT): the one holder's expiry moved, on such a document only. */
-  private extendOne(op: ExtendOp): ExtendOutcome {
-    const { docId } = op;
-    if (op.index !== this.incarnation) return { ok: false, docId, reason: 'missing' };
-    if (!this.exists) return { ok: false, docId, reason: 'error', error: this.missingIndex('extend') };
-    const current = this.docs.get(docId);
-    // Elasticsearch answers an update of a missing document `document_missing_exception`, whatever its condition.
-    if (!current) return { ok: false, docId, reason: 'missing' };
-    const { body } = current;
-    const holder = body.holders.length === 1 ? body.holders[0]! : undefined;
-    const extendable = holder?.lease === op.lease && holder.proof === op.proof && !body.queue && body.lockedBelow === undefined && body.drained === undefined;
-    if (!holder || !extendable) return { ok: false, docId, reason: 'conflict' };
-    const renewed = { ...holder, expiresAt: op.expiresAt, fence: holder.fence ?? op.pendingFence };
-    const outcome = this.apply({
-      kind: 'replace',
-      docId,
-      index: op.index,
-      ifSeqNo: op.ifSeqNo,
-      ifPrimaryTerm: op.ifPrimaryTerm,
-      body: { ...body, holders: [renewed], minExpiresAt: op.expiresAt, maxExpiresAt: op.expiresAt, updatedAt: op.now },
-    });
-    return outcome.ok ? { ok: true, lock: this.stored(docId, this.docs.get(docId)!) } : outcome;
   }
 
   private apply(op: WriteOp): WriteOutcome {

@@ -1,6 +1,6 @@
 /** What the engine needs from the lock index. Only functions/store implements it with Elasticsearch. */
 import type { StoreRejectedError, StoreUnavailableError } from './errors.js';
-import type { FencingToken, Granularity, LockDocument, StoredTicket } from './model.js';
+import type { Granularity, LockDocument, StoredTicket } from './model.js';
 import type { SharedSettings } from './settings.js';
 
 export interface StoredLock {
@@ -43,33 +43,6 @@ export type WriteOutcome =
    * item error). The op did not apply unless `error.context.ambiguous` says it may have.
    */
   | { ok: false; docId: string; reason: 'error'; error: StoreUnavailableError | StoreRejectedError };
-
-/**
- * A renewal in place: the lease's holder on a document exactly as the lease's own last write left it
- * (at `ifSeqNo`/`ifPrimaryTerm` in incarnation `index`), where it was the only holder, with no queue,
- * no `lockedBelow` mark and no drain's note. The store moves that holder's expiry (and the document's
- * `minExpiresAt`/`maxExpiresAt`) to `expiresAt` and `updatedAt` to `now`, fixes a pending fence (null:
- * inserted by the version replaced) to `pendingFence`, and changes nothing else: the document as
- * `replaceOp` would write it, without the store being sent the document.
- */
-export interface ExtendOp {
-  docId: string;
-  index: string;
-  ifSeqNo: number;
-  ifPrimaryTerm: number;
-  lease: string;
-  /** The holder's stored proof: a document whose holder has another is not extended. */
-  proof: string;
-  expiresAt: number;
-  now: number;
-  pendingFence: FencingToken;
-}
-
-/**
- * `ok`: the document as the extension left it. `conflict`: it is not at that version, or not such a
- * document (nothing written); `missing`: it, or its incarnation, is gone.
- */
-export type ExtendOutcome = { ok: true; lock: StoredLock } | Exclude<WriteOutcome, { ok: true }>;
 
 export interface ListQuery {
   namespace?: string;
@@ -148,11 +121,6 @@ export interface LockStore {
    * read that failed on its own is left out of `read`.
    */
   writeThenRead(ops: readonly WriteOp[], docIds: readonly string[]): Promise<{ outcomes: WriteOutcome[]; read: Map<string, StoredLock | null> }>;
-  /**
-   * Renewals in place (ExtendOp), in one round trip; each applies or not on its own, as `write`'s ops.
-   * A store without it renews with a read and a `write` (two round trips).
-   */
-  extend?(ops: readonly ExtendOp[]): Promise<ExtendOutcome[]>;
   /**
    * Removes what writes to a left incarnation can leave outside the lock index: an empty index that a
    * late conditional write auto-created under that incarnation's name (it never holds a document, so

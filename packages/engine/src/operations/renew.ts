@@ -62,7 +62,13 @@ export async function renew(context: EngineContext, token: OwnedToken, ttlMs: nu
 }
 
 /** The keys' documents as the primary has them, each written with our lease extended (into `written`). */
-async function renewByReading(context: EngineContext, token: OwnedToken, keys: PlannedKey[], expiresAt: number, written: Map<string, StoredLock>): Promise<void> {
+async function renewByReading(
+  context: EngineContext,
+  token: OwnedToken,
+  keys: PlannedKey[],
+  expiresAt: number,
+  written: Map<string, StoredLock>,
+): Promise<void> {
   const { settings } = context;
   const first = await readOwned(context, token, keys);
   if (first.missingKeys.length > 0) throw new LeaseLostError({ leaseId: token.leaseId, lostKeys: first.missingKeys });
