@@ -16,26 +16,39 @@ import type { StoredLock, WriteOp } from '../store.js';
 import type { EngineContext } from './context.js';
 import type { OwnedToken } from './owned.js';
 
+export interface InPlace {
+  /** The documents renewed in place, by docId. */
+  renewed: Map<string, StoredLock>;
+  /** The others (changed since), as the primary has them after the writes: the renewal goes on from these, with no read of its own. */
+  current: Map<string, StoredLock | null>;
+}
+
 /**
- * The documents renewed in place, by docId (none when the token allows no renewal in place: then no
- * request is made). Only while the token's own expiry, the earliest of its keys', is ahead: a lease
- * that may have run out is judged on the primary's documents. A write that failed on its own is
- * thrown, as the write loop throws it (one whose answer was lost may have applied).
+ * One request (none when the token allows no renewal in place): the writes, then a primary read of
+ * each document in the same request, so that a document that changed costs no second read. Only
+ * while the token's own expiry, the earliest of its keys', is ahead: a lease that may have run out is
+ * judged on the primary's documents. A write that failed on its own is thrown, as the write loop
+ * throws it (one whose answer was lost may have applied).
  */
-export async function renewInPlace(context: EngineContext, token: OwnedToken, expiresAt: number): Promise<Map<string, StoredLock>> {
+export async function renewInPlace(context: EngineContext, token: OwnedToken, expiresAt: number): Promise<InPlace> {
   const renewed = new Map<string, StoredLock>();
+  const current = new Map<string, StoredLock | null>();
   const { store, settings } = context;
   const planned = inPlaceKeys(token);
   const now = settings.now();
-  if (planned.length === 0 || token.expiresAt === undefined || now >= token.expiresAt) return renewed;
+  if (planned.length === 0 || token.expiresAt === undefined || now >= token.expiresAt) return { renewed, current };
   const lease = { leaseId: token.leaseId, proof: proofOf(token.leaseId, token.secret) };
   const ops = planned.map(({ key, hint }) => replaceInPlace(key, hint, lease, expiresAt, now));
-  const outcomes = await store.write(ops);
+  const { outcomes, read } = await store.writeThenRead(
+    ops,
+    ops.map((op) => op.docId),
+  );
   outcomes.forEach((outcome, position) => {
     if (outcome.ok) renewed.set(outcome.docId, writtenLock(outcome, ops[position]!.body));
     else if (outcome.reason === 'error') throw outcome.error;
+    else if (read.has(outcome.docId)) current.set(outcome.docId, read.get(outcome.docId)!);
   });
-  return renewed;
+  return { renewed, current };
 }
 
 type InPlaceHint = WriteHint & Required<Pick<WriteHint, 'inPlace'>>;

@@ -16,7 +16,7 @@ import type { LockDocument, PlannedKey, Renewal, StoredHolder } from '../model.j
 import type { StoredLock, WriteOp } from '../store.js';
 import { writeUntilSettled } from '../write-loop.js';
 import { type EngineContext, keepingBudget } from './context.js';
-import { type OwnedToken, readOwned } from './owned.js';
+import { type OwnedToken, ownedIn, readOwned } from './owned.js';
 import { removeLease } from './remove-lease.js';
 import { renewInPlace } from './renew-in-place.js';
 
@@ -24,11 +24,11 @@ export async function renew(context: EngineContext, token: OwnedToken, ttlMs: nu
   const { settings } = context;
   // Computed once: a key extended in an early round must not be reported as ending later than it does.
   const expiresAt = settings.now() + ttlMs;
-  const written = await renewInPlace(context, token, expiresAt);
+  const { renewed: written, current } = await renewInPlace(context, token, expiresAt);
   // Each document renewed in place was as our last write left it, our lease ending no earlier than the token says.
   if (written.size > 0 && settings.now() >= token.expiresAt!) await takeBack(context, token, [...written.values()], 'its renewal landed after it had run out');
   const rest = token.keys.filter((key) => !written.has(key.docId));
-  if (rest.length > 0) await renewByReading(context, token, rest, expiresAt, written);
+  if (rest.length > 0) await renewByReading(context, token, rest, expiresAt, written, current);
   const locks = token.keys.map((key) => written.get(key.docId)!);
   const mine = locks.map((lock) => lock.body.holders.find((holder) => holder.lease === token.leaseId)!);
   const earliest = Math.min(...mine.map((holder) => holder.expiresAt));
@@ -61,16 +61,18 @@ export async function renew(context: EngineContext, token: OwnedToken, ttlMs: nu
   };
 }
 
-/** The keys' documents as the primary has them, each written with our lease extended (into `written`). */
+/** The keys' documents, each written with our lease extended (into `written`): read, unless `current` has them all already as the primary had them. */
 async function renewByReading(
   context: EngineContext,
   token: OwnedToken,
   keys: PlannedKey[],
   expiresAt: number,
   written: Map<string, StoredLock>,
+  current: ReadonlyMap<string, StoredLock | null>,
 ): Promise<void> {
   const { settings } = context;
-  const first = await readOwned(context, token, keys);
+  // Read with the writes in place (renew-in-place.ts), or now; either way what says "lost" is the primary's.
+  const first = keys.every((key) => current.has(key.docId)) ? ownedIn(token, keys, current) : await readOwned(context, token, keys);
   if (first.missingKeys.length > 0) throw new LeaseLostError({ leaseId: token.leaseId, lostKeys: first.missingKeys });
   const owned = await refuseIfRunOut(context, token, first.owned);
   const late: StoredLock[] = [];
