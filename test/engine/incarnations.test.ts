@@ -270,6 +270,29 @@ describe('a renewal in place (signed tokens) racing a new incarnation', () => {
   });
 });
 
+describe('the sweep removes strays', () => {
+  it('only an empty index named like an earlier incarnation, outside the alias, that maps as no lock index does', async () => {
+    const alias = newAlias('strays');
+    await ensureLockIndex(client, alias, { registry });
+    const current = (await lockIndexIncarnation(client, alias))!;
+    const epoch = epochOfIncarnation(current);
+    // What a late write leaves: an empty index, mapped dynamically, under an earlier incarnation's name.
+    // (Named as incarnations were before epochs: epoch 0, below the current one's.)
+    const stray = `${alias}-20260102-0000cafe`;
+    await client.indices.create({ index: stray });
+    // Not strays: a later incarnation being made (empty), an earlier one with the lock mapping (a
+    // restored copy awaiting adoption, empty), and an earlier one, mapped dynamically, with a document.
+    const next = incarnationName(alias, epoch + 1);
+    await client.indices.create({ index: next });
+    const restored = `${alias}-20260103-0000f00d`;
+    await client.indices.create({ index: restored, mappings: LOCK_INDEX_DEFINITION.mappings as never });
+    const kept = `${alias}-20260101-0000beef`;
+    await client.index({ index: kept, id: 'x', document: { any: 'thing' }, refresh: true });
+    await engineOn(alias).sweep();
+    expect((await indicesOf(alias)).sort()).toEqual([current, next, restored, kept].sort());
+  });
+});
+
 describe('making the next incarnation (index:create --recreate)', () => {
   it('refuses while the current one holds live tickets, naming how many and until when; forced, it drops them', async () => {
     const alias = newAlias('tickets');
