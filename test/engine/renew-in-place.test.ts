@@ -129,6 +129,35 @@ describe('a renewal in place', () => {
     await expect(engine.renew({ leaseToken: held.leaseToken, ttlMs: 60_000 })).rejects.toMatchObject({ name: 'LeaseLostError' });
   });
 
+  // The request leaves as the lease runs out: a stall between the renewal's check and its write that a
+  // real node cannot make on demand, so the client is interposed; the write itself runs on the node.
+  it('whose write lands after the lease ran out is LeaseLostError, and takes the lease back', async () => {
+    let now = Date.now();
+    let beforeBulk: (() => void) | undefined;
+    const stalling = new Proxy(client, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (property !== 'bulk') return typeof value === 'function' ? value.bind(target) : value;
+        return (...args: unknown[]) => {
+          const hook = beforeBulk;
+          beforeBulk = undefined;
+          hook?.();
+          return (value as (...params: unknown[]) => Promise<unknown>).apply(target, args);
+        };
+      },
+    });
+    const engine = engineOn(stalling, index, { ...signed, now: () => now });
+    const target = { namespace: 'inplace', granularity: 'document' as const, ids: ['late'] };
+    const grant = await engine.acquire({ ...target, owner: 'holder', ttlMs: 1_000 });
+    beforeBulk = () => {
+      now += 1_000;
+    };
+    await expect(engine.renew({ leaseToken: grant.leaseToken, ttlMs: 60_000 })).rejects.toMatchObject({ name: 'LeaseLostError' });
+    expect(beforeBulk).toBeUndefined();
+    const [state] = await engineOn(client, index).inspect(target);
+    expect(state?.holders ?? []).toEqual([]);
+  });
+
   it('of a tree lock writes the path and its ancestors in place, in one request', async () => {
     const engine = engineOn(client, index, signed);
     const target = { namespace: 'inplace-tree', granularity: 'tree' as const, path: '/reports/2026/q4' };
