@@ -158,17 +158,41 @@ describe('a renewal in place', () => {
     expect(state?.holders ?? []).toEqual([]);
   });
 
-  it('of a tree lock writes the path and its ancestors in place, in one request', async () => {
+  it('of a tree lock writes its documents in place, in one request, as they were but for the expiry, and leaves the marks above alone', async () => {
     const engine = engineOn(client, index, signed);
     const target = { namespace: 'inplace-tree', granularity: 'tree' as const, path: '/reports/2026/q4' };
     const grant = await engine.acquire({ ...target, owner: 'holder', ttlMs: 60_000 });
+    const docIds = ['/', '/reports', '/reports/2026', '/reports/2026/q4'].map((path) => lockDocId('inplace-tree', 'tree', path));
+    const before = new Map<string, LockDocument>();
+    for (const docId of docIds) {
+      const found = await client.get<LockDocument>({ index, id: docId, routing: 'inplace-tree' }, { ignore: [404] });
+      if (found._source) before.set(docId, found._source);
+    }
+    expect(before.size).toBeGreaterThan(1);
     let token = grant.leaseToken;
+    let expiresAt = 0;
     const paths = await requestsDuring(async () => {
-      const renewal = await engine.renew({ leaseToken: token, ttlMs: 60_000 });
+      const renewal = await engine.renew({ leaseToken: token, ttlMs: 90_000 });
       token = renewal.leaseToken;
+      expiresAt = renewal.expiresAt;
       expect(renewal.fencingToken).toBe(grant.fencingToken);
     });
     expect(paths).toHaveLength(1);
+    for (const [docId, document] of before) {
+      const holder = document.holders[0];
+      // An ancestor that only carries the mark of a lock below: no lease of ours there, untouched.
+      if (!holder) {
+        expect(await stored(docId), docId).toEqual(document);
+        continue;
+      }
+      expect(await stored(docId), docId).toEqual({
+        ...document,
+        holders: [{ ...holder, expiresAt, fence: holder.fence ?? expect.any(String) }],
+        minExpiresAt: expiresAt,
+        maxExpiresAt: expiresAt,
+        updatedAt: expect.any(Number),
+      });
+    }
     await engine.release({ leaseToken: token });
   });
 });
