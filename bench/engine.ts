@@ -33,6 +33,7 @@ import { runAtFixedRate } from './lib/open-loop.js';
 import { RequestCounter } from './lib/request-counter.js';
 import { type Slices, slicesFromEnv } from './lib/slices.js';
 import { cycleOf, measure, rawLockDocument } from './lib/workers.js';
+import { operationRequests, printOperationRequests } from './operation-requests.js';
 import { seedsTreeRecipe } from './seeds-tree-recipe.js';
 
 const USAGE = `usage: npm run bench:engine [-- --store S] [--verbose]
@@ -240,6 +241,8 @@ async function main(argv: string[]): Promise<number | undefined> {
   console.log('Counting the requests of one cycle of each row, alone...');
   const oneCycle = new Map<string, OneCycleRequests>();
   for (const row of rows) oneCycle.set(row.name, await requestsOfOneCycle(row.lock, meters.requests));
+  console.log('Counting the requests of a renewal, a contended acquire and a claim...');
+  const operations = await operationRequests(() => store.client({ requestTimeoutMs: 30_000 }), run, signingKey);
   // This process's CPU per cycle: on this machine the client shares two cores with Elasticsearch,
   // while deployed the engine runs in Lambda and only its requests reach the cluster: there the
   // cluster's CPU per cycle (from its nodes' counters) is what every caller shares.
@@ -324,6 +327,8 @@ async function main(argv: string[]): Promise<number | undefined> {
   });
   console.log('');
   printGoals(goals);
+  console.log('');
+  printOperationRequests(operations);
   const outDir = join('results', 'bench');
   mkdirSync(outDir, { recursive: true });
   // Elasticsearch keeps the files' old names; another product's run sits beside them, not over them.
@@ -345,6 +350,7 @@ async function main(argv: string[]): Promise<number | undefined> {
         rows: costs,
         ratios,
         goals,
+        operations,
         directoryLatencies: Object.fromEntries(directoryLatencies),
       },
       null,

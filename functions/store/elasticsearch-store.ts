@@ -23,6 +23,7 @@ import { namespaceRouting, routingOf } from './routing.js';
 import { type SearchClient, serverName } from './search-client.js';
 import { readSharedSettings, SHARED_SETTINGS_META } from './shared-settings.js';
 import { storedFromHit } from './stored-hit.js';
+import { removeStrays } from './strays.js';
 
 /** Writes are never resent by the client: a resent write is ambiguous, and the engine resolves that by reading back. */
 const writeOptions = () => ({ maxRetries: 0, ...opaqueIdOption() });
@@ -44,10 +45,7 @@ function writeItem(op: WriteOp): unknown[] {
   return [{ delete: { ...condition, ...(op.index ? { _index: op.index } : {}) } }];
 }
 
-/** A replace aimed at one incarnation: see ElasticsearchLockStore.incarnationsGone. */
-const pinnedReplace = (op: WriteOp): op is Extract<WriteOp, { kind: 'replace' }> & { index: string } => op.kind === 'replace' && op.index !== undefined;
-
-const goneOutcome = (op: WriteOp): WriteOutcome => ({ ok: false, docId: op.docId, reason: 'missing' });
+const goneOutcome = (op: { docId: string }): { ok: false; docId: string; reason: 'missing' } => ({ ok: false, docId: op.docId, reason: 'missing' });
 
 /** A write refused by a block on its index (`index.blocks.write`, read-only): it did not apply. */
 const isWriteBlock = (result: Pick<ItemResult, 'status' | 'errorType'>): boolean => result.status === 403 && result.errorType === 'cluster_block_exception';
@@ -175,18 +173,11 @@ export class ElasticsearchLockStore implements LockStore {
 
   async write(ops: readonly WriteOp[]): Promise<WriteOutcome[]> {
     if (ops.length === 0) return [];
-    const gone = await this.incarnationsGone(ops);
-    const sent = ops.filter((op) => !gone.has(op));
-    if (sent.length === 0) return ops.map(goneOutcome);
-    if (sent.length === 1) return this.merge(ops, gone, await this.outcomes(sent, [await this.writeOne(sent[0]!)]));
-    const response = await this.bulk(sent.flatMap(writeItem), 'bulk write', true);
-    return this.merge(
+    if (ops.length === 1) return this.outcomes(ops, [await this.writeOne(ops[0]!)]);
+    const response = await this.bulk(ops.flatMap(writeItem), 'bulk write', true);
+    return this.outcomes(
       ops,
-      gone,
-      await this.outcomes(
-        sent,
-        response.items.map((item) => this.itemResult(Object.values(item)[0] as estypes.BulkResponseItem)),
-      ),
+      response.items.map((item) => this.itemResult(Object.values(item)[0] as estypes.BulkResponseItem)),
     );
   }
 
@@ -196,68 +187,48 @@ export class ElasticsearchLockStore implements LockStore {
    * of its namespace (a lock's documents are all in one namespace); a read item that failed is left out.
    */
   async writeThenRead(ops: readonly WriteOp[], docIds: readonly string[]): Promise<{ outcomes: WriteOutcome[]; read: Map<string, StoredLock | null> }> {
-    const gone = await this.incarnationsGone(ops);
-    const sent = ops.filter((op) => !gone.has(op));
     const read = new Map<string, StoredLock | null>();
-    if (sent.length === 0 && docIds.length === 0) return { outcomes: ops.map(goneOutcome), read };
-    const response = await this.bulk([...sent.flatMap(writeItem), ...docIds.flatMap(primaryReadItem)], 'bulk write', true);
+    if (ops.length === 0 && docIds.length === 0) return { outcomes: [], read };
+    const response = await this.bulk([...ops.flatMap(writeItem), ...docIds.flatMap(primaryReadItem)], 'bulk write', true);
     const outcomes = await this.outcomes(
-      sent,
-      sent.map((_, position) => this.itemResult(Object.values(response.items[position]!)[0] as estypes.BulkResponseItem)),
+      ops,
+      ops.map((_, position) => this.itemResult(Object.values(response.items[position]!)[0] as estypes.BulkResponseItem)),
     );
     docIds.forEach((docId, position) => {
-      const found = this.primaryRead(docId, response.items[sent.length + position]!.update!);
+      const found = this.primaryRead(docId, response.items[ops.length + position]!.update!);
       if (!(found instanceof Error)) read.set(docId, found);
     });
-    return { outcomes: this.merge(ops, gone, outcomes), read };
+    return { outcomes, read };
   }
 
   /**
-   * The replaces among `ops` whose incarnation is no longer the one behind the alias: deleted (the
-   * lock index re-created) or detached (another adopted). A replace names its concrete index, so
-   * that it can never land on a document of another incarnation with the same (seq_no, term); but
-   * Elasticsearch 9.4 and OpenSearch 3 both auto-create a missing concrete index for an index (or
-   * update) action before its condition fails, so it is sent only to an incarnation seen behind the
-   * alias just now. A delete needs no look: neither product creates an index for one.
-   */
-  private async incarnationsGone(ops: readonly WriteOp[]): Promise<Set<WriteOp>> {
-    const named = [...new Set(ops.filter(pinnedReplace).map((op) => op.index))];
-    if (named.length === 0) return new Set();
-    let current: boolean[];
-    try {
-      current = await Promise.all(named.map((index) => this.client.indices.existsAlias({ index, name: this.index }, readOptions())));
-    } catch (error) {
-      throw this.translate(error, 'look up the incarnation', this.index);
-    }
-    const gone = new Set(named.filter((_, position) => !current[position]));
-    return new Set(ops.filter((op) => pinnedReplace(op) && gone.has(op.index)));
-  }
-
-  /**
-   * The outcomes of the ops sent, from their results. A write refused by a write block on the
-   * incarnation it is pinned to is `missing` when that incarnation is no longer behind the alias: an
-   * adoption or a re-creation closed it before the alias left it (change-incarnation.ts), so nothing
-   * written there counts. Behind the alias still (the move under way, or an operator's block), it is
-   * the retryable error of any other write block.
+   * The outcomes of the ops sent, from their results. A write pinned to an incarnation (one the
+   * condition was read in) is sent there without looking at the alias first:
+   * - the incarnation was left, and closed before it was left (change-incarnation.ts): a write block
+   *   refuses the write, and it is `missing` once the alias is seen elsewhere (nothing written there
+   *   counts). Still behind the alias (the move under way, or an operator's block), it is the
+   *   retryable error of any other write block;
+   * - it was deleted: the write either finds no index (`missing`) or, where the cluster auto-creates
+   *   indices, creates an empty one of that name, where its condition (a sequence number) finds no
+   *   document and fails (`conflict`: the caller reads again through the alias). Nothing is ever
+   *   written there: every write pinned to an incarnation is conditional, and creates go through the
+   *   alias. The empty index is removed by `removeStrays`.
    */
   private async outcomes(sent: readonly WriteOp[], results: ItemResult[]): Promise<WriteOutcome[]> {
-    const blocked = [...new Set(sent.flatMap((op, position) => (op.kind !== 'create' && op.index && isWriteBlock(results[position]!) ? [op.index] : [])))];
-    let left = new Set<string>();
-    if (blocked.length > 0) {
-      try {
-        const behind = await Promise.all(blocked.map((index) => this.client.indices.existsAlias({ index, name: this.index }, readOptions())));
-        left = new Set(blocked.filter((_, position) => !behind[position]));
-      } catch (error) {
-        throw this.translate(error, 'look up the incarnation', this.index);
-      }
-    }
+    const left = await this.leftIncarnations(sent, results);
     return sent.map((op, position) => (op.kind !== 'create' && op.index && left.has(op.index) ? goneOutcome(op) : this.outcome(op, results[position]!)));
   }
 
-  /** The outcomes of every op, in order: `missing` for those not sent (their incarnation is gone), the answers for the rest. */
-  private merge(ops: readonly WriteOp[], gone: ReadonlySet<WriteOp>, answered: WriteOutcome[]): WriteOutcome[] {
-    let next = 0;
-    return ops.map((op) => (gone.has(op) ? goneOutcome(op) : answered[next++]!));
+  /** The incarnations that pinned writes found write-blocked and that are no longer behind the alias (one look each, only then). */
+  private async leftIncarnations(sent: ReadonlyArray<{ kind: string; index?: string | undefined }>, results: ItemResult[]): Promise<Set<string>> {
+    const blocked = [...new Set(sent.flatMap((op, position) => (op.kind !== 'create' && op.index && isWriteBlock(results[position]!) ? [op.index] : [])))];
+    if (blocked.length === 0) return new Set();
+    try {
+      const behind = await Promise.all(blocked.map((index) => this.client.indices.existsAlias({ index, name: this.index }, readOptions())));
+      return new Set(blocked.filter((_, position) => !behind[position]));
+    } catch (error) {
+      throw this.translate(error, 'look up the incarnation', this.index);
+    }
   }
 
   private async bulk(operations: unknown[], operation: string, mayHaveApplied: boolean): Promise<estypes.BulkResponse> {
@@ -303,7 +274,7 @@ export class ElasticsearchLockStore implements LockStore {
           : op.kind === 'replace'
             ? await this.client.index(
                 {
-                  // Pinned: the incarnation the condition was read in (incarnationsGone saw it behind the alias).
+                  // Pinned: the incarnation the condition was read in (see `outcomes` for one that is gone).
                   ...(op.index ? { index: op.index, require_alias: false } : { index: this.index, require_alias: true }),
                   id: op.docId,
                   routing: routingOf(op.docId),
@@ -337,7 +308,7 @@ export class ElasticsearchLockStore implements LockStore {
     }
   }
 
-  private outcome(op: WriteOp, result: ItemResult): WriteOutcome {
+  private outcome(op: Pick<WriteOp, 'kind' | 'docId'> & { index?: string | undefined }, result: ItemResult): WriteOutcome {
     const { status } = result;
     if (status === 409) return { ok: false, docId: op.docId, reason: 'conflict' };
     if (status === 404) {
@@ -554,6 +525,15 @@ export class ElasticsearchLockStore implements LockStore {
       },
       `More than ${BELOW_PAGES * BELOW_PAGE_SIZE} live locks below ${query.path ?? `the root of ${query.namespace}`}: too many for a lock on it to wait for`,
     );
+  }
+
+  /** Best effort (housekeeping, never a lock's path): a failure leaves them for the next sweep. */
+  async removeStrays(): Promise<number> {
+    try {
+      return (await removeStrays(this.client, this.index)).length;
+    } catch (error) {
+      throw this.translate(error, 'remove strays', this.index);
+    }
   }
 
   describe(): Promise<LockIndexFacts> {

@@ -12,9 +12,10 @@
  *   I2 within one incarnation, I3 (a grant or renewal of the new one stands on it), I5.
  *
  * What the in-memory store models of an incarnation (packages/engine/src/memory-store.ts): the switch is
- * atomic, and a write pinned to an earlier incarnation answers `missing`. The real store's look-up of
- * the alias before a pinned write, which adoption can race (issue 41, item 7), is not modelled: that
- * race is the real node's (test/engine/incarnations.test.ts).
+ * atomic, and a write pinned to an earlier incarnation answers `missing` (the real store may answer
+ * `conflict`, from an empty index the cluster auto-created under the old name: the engine reads again
+ * either way). What the real store does with a write block on the incarnation left, and with that
+ * empty index, is the real node's to show (test/engine/incarnations.test.ts).
  *
  * EXHAUSTIVE_DEVIATIONS (default 2) and EXHAUSTIVE_TICKS (default 3) go deeper.
  */
@@ -29,7 +30,14 @@ const BOUNDS: Bounds = { deviations: DEVIATIONS, ticks: TICKS, maxSteps: 300, ma
 const SKEW = 100;
 const TTL = 1_000;
 const TARGET: LockTarget = { namespace: 'i', granularity: 'document', ids: ['a'] };
-const SETTINGS = { ttl: { minMs: 1, defaultMs: TTL, maxMs: 10_000 }, retry: { baseDelayMs: 5, maxDelayMs: 40 }, contentionBudgetMs: 150 };
+// Signed tokens: a renewal goes in place (one conditional write at the version the holder's last write
+// left, operations/renew-in-place.ts) and a release takes its fast path, both racing the operator.
+const SETTINGS = {
+  ttl: { minMs: 1, defaultMs: TTL, maxMs: 10_000 },
+  retry: { baseDelayMs: 5, maxDelayMs: 40 },
+  contentionBudgetMs: 150,
+  tokenSigningKey: Buffer.alloc(32, 3),
+};
 const PROCESSES = { H: { offset: -SKEW / 2, skewMs: SKEW }, operator: { offset: 0, skewMs: SKEW }, C: { offset: SKEW / 2, skewMs: SKEW } };
 
 // The engine's jitter, fixed: every schedule replays the same way.

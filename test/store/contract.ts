@@ -203,13 +203,16 @@ export function storeContract(name: string, open: () => Promise<StoreUnderTest>)
       });
       const replace = { kind: 'replace' as const, ...stale(0), body: body(ids[0]!, 99, 'stale') };
       const remove = { kind: 'delete' as const, ...stale(1) };
-      const missing = (position: number) => ({ ok: false, docId: ids[position], reason: 'missing' });
+      // Not applied: `missing`, or `conflict` where the write found an empty index of the old name
+      // (the cluster auto-creates one for a replace, functions/store/strays.ts), never the document of
+      // the same (seq_no, term) in the new incarnation.
+      const notApplied = (position: number) => ({ ok: false, docId: ids[position], reason: expect.stringMatching(/^(missing|conflict)$/) });
       // One op alone, two in one bulk, and with reads after them: each path of the store.
-      expect(await subject.store.write([replace])).toEqual([missing(0)]);
-      expect(await subject.store.write([remove])).toEqual([missing(1)]);
-      expect(await subject.store.write([replace, remove])).toEqual([missing(0), missing(1)]);
+      expect(await subject.store.write([replace])).toEqual([notApplied(0)]);
+      expect(await subject.store.write([remove])).toEqual([notApplied(1)]);
+      expect(await subject.store.write([replace, remove])).toEqual([notApplied(0), notApplied(1)]);
       const { outcomes, read } = await subject.store.writeThenRead([replace, remove], ids);
-      expect(outcomes).toEqual([missing(0), missing(1)]);
+      expect(outcomes).toEqual([notApplied(0), notApplied(1)]);
       for (const [position, id] of ids.entries()) {
         expect(read.get(id)).toMatchObject({ seqNo: after[position]!.seqNo, index: after[position]!.index, body: { holders: [{ owner: 'o' }] } });
         expect((await subject.store.read([id])).get(id)).toMatchObject({ seqNo: after[position]!.seqNo, body: { holders: [{ owner: 'o', expiresAt: 1 }] } });

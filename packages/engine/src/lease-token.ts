@@ -11,6 +11,7 @@ import { createHmac, createSecretKey, hash, type KeyObject, randomBytes, timingS
 import { LeaseTokenMismatchError, ValidationError } from './errors.js';
 import { isRegistered, rulesFor, TARGET_FIELDS } from './granularity/index.js';
 import type { LockTarget, RequestedMode } from './model.js';
+import { type Recipe, recipeOf } from './renewal-recipe.js';
 import type { StoredLock } from './store.js';
 
 const PREFIX = 'elk1';
@@ -29,6 +30,11 @@ export interface WriteHint {
    * if the document is unchanged, deleting it releases exactly us.
    */
   sole: boolean;
+  /**
+   * The document is one a renewal in place can write again without reading it (renewal-recipe.ts):
+   * that incarnation's fencing epoch (for a pending fence) and the recipe.
+   */
+  inPlace?: { epoch: number; recipe: Recipe };
 }
 
 export interface LeaseClaims {
@@ -94,7 +100,10 @@ interface Payload {
   /** The value of the target's one field (its granularity's `field`): ids, or a path. */
   k?: unknown;
   m: 'x' | 's';
-  h?: Array<[string, number, number, 0 | 1, string]>;
+  /** Hints: docId, term, seqNo, sole, incarnation, and for a renewal in place [epoch, grantedAt, fence] (the lease's part of the recipe in `o`). */
+  h?: Array<[string, number, number, 0 | 1, string] | [string, number, number, 0 | 1, string, [number, number, string | null]]>;
+  /** The lease's part of the recipes: owner, request, call, work (0: none). */
+  o?: [string, string | null, string | null, string | 0];
   e?: number;
   a?: number;
   w?: string;
@@ -126,9 +135,39 @@ export function encodeToken(claims: LeaseClaims, secret: string, signingKey?: Ui
   if (claims.expiresAt !== undefined) payload.e = claims.expiresAt;
   if (claims.grantedAt !== undefined) payload.a = claims.grantedAt;
   if (claims.work) payload.w = claims.work.keyHash;
-  if (signingKey && claims.hints.length > 0) payload.h = claims.hints.map((hint) => [hint.docId, hint.primaryTerm, hint.seqNo, hint.sole ? 1 : 0, hint.index]);
+  if (signingKey && claims.hints.length > 0) {
+    // The lease's part of the recipes once; a hint whose recipe has another (none should) goes without.
+    const first = claims.hints.find((hint) => hint.inPlace)?.inPlace?.recipe;
+    if (first) payload.o = [first.owner, first.request, first.call, first.work ?? 0];
+    payload.h = claims.hints.map((hint) => {
+      const noted: [string, number, number, 0 | 1, string] = [hint.docId, hint.primaryTerm, hint.seqNo, hint.sole ? 1 : 0, hint.index];
+      const inPlace = hint.inPlace;
+      if (!first || !inPlace || !sameLeasePart(inPlace.recipe, first)) return noted;
+      return [...noted, [inPlace.epoch, inPlace.recipe.grantedAt, inPlace.recipe.fence]];
+    });
+  }
   const body = `${PREFIX}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${secret}`;
   return signingKey ? `${body}.${mac(signingKey, body)}` : body;
+}
+
+const sameLeasePart = (a: Recipe, b: Recipe): boolean => a.owner === b.owner && a.request === b.request && a.call === b.call && a.work === b.work;
+
+const isNullableString = (value: unknown): value is string | null => value === null || typeof value === 'string';
+
+/** The lease's part of the recipes, when well formed. */
+function leasePartOf(o: unknown): Omit<Recipe, 'grantedAt' | 'fence'> | undefined {
+  if (!Array.isArray(o) || o.length !== 4) return undefined;
+  const [owner, request, call, work] = o as unknown[];
+  if (!isString(owner) || !isNullableString(request) || !isNullableString(call) || !(work === 0 || isString(work))) return undefined;
+  return { owner, request, call, ...(work !== 0 ? { work } : {}) };
+}
+
+/** A hint's renewal in place, when the lease's part is there and the hint's part is well formed. */
+function inPlaceOf(part: unknown, leasePart: Omit<Recipe, 'grantedAt' | 'fence'> | undefined): WriteHint['inPlace'] {
+  if (!leasePart || !Array.isArray(part) || part.length !== 3) return undefined;
+  const [epoch, grantedAt, fence] = part as unknown[];
+  if (!Number.isSafeInteger(epoch) || !Number.isSafeInteger(grantedAt) || !(fence === null || (isString(fence) && /^\d{1,19}$/.test(fence)))) return undefined;
+  return { epoch: epoch as number, recipe: { ...leasePart, grantedAt: grantedAt as number, fence: fence as string | null } };
 }
 
 function macMatches(signingKey: Uint8Array, body: string, presented: string): boolean {
@@ -185,12 +224,16 @@ export function decodeToken(token: string, signingKey?: Uint8Array): DecodedToke
       `The token for lease ${payload.l} was not issued by this service (its signature does not verify)`,
     );
   }
+  const leasePart = leasePartOf(payload.o);
   const hints: WriteHint[] =
     signed && Array.isArray(payload.h)
       ? payload.h
           // A hint without its incarnation (older tokens) is dropped: release then takes the verified path.
           .filter((hint) => Array.isArray(hint) && isString(hint[0]) && Number.isInteger(hint[1]) && Number.isInteger(hint[2]) && isString(hint[4]))
-          .map(([docId, primaryTerm, seqNo, sole, index]) => ({ docId, primaryTerm, seqNo, sole: sole === 1, index }))
+          .map(([docId, primaryTerm, seqNo, sole, index, part]) => {
+            const inPlace = inPlaceOf(part, leasePart);
+            return { docId, primaryTerm, seqNo, sole: sole === 1, index, ...(inPlace ? { inPlace } : {}) };
+          })
       : [];
   return {
     leaseId: payload.l,
@@ -207,7 +250,9 @@ export function decodeToken(token: string, signingKey?: Uint8Array): DecodedToke
 
 /** What a token notes of its holder's last write to a document. */
 export function hintFor(lock: StoredLock): WriteHint {
+  const recipe = recipeOf(lock);
   return {
+    ...(recipe ? { inPlace: { epoch: lock.epoch ?? 0, recipe } } : {}),
     docId: lock.docId,
     seqNo: lock.seqNo,
     primaryTerm: lock.primaryTerm,

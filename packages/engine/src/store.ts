@@ -121,6 +121,12 @@ export interface LockStore {
    * read that failed on its own is left out of `read`.
    */
   writeThenRead(ops: readonly WriteOp[], docIds: readonly string[]): Promise<{ outcomes: WriteOutcome[]; read: Map<string, StoredLock | null> }>;
+  /**
+   * Removes what writes to a left incarnation can leave outside the lock index: an empty index that a
+   * late conditional write auto-created under that incarnation's name (it never holds a document, so
+   * nothing is lost). The sweeper's housekeeping; the number removed.
+   */
+  removeStrays?(): Promise<number>;
   /** Documents holding at least one lease that ended before `before` (search: sees refreshed data only). */
   findExpired(before: number, size: number, after?: unknown): Promise<ExpiredPage>;
   list(query: ListQuery): Promise<StoredLock[]>;

@@ -29,6 +29,15 @@ export async function readOwned(
     const confirmed = await context.store.readPrimary(doubtful.map((key) => key.docId));
     for (const [docId, lock] of confirmed) found.set(docId, lock);
   }
+  return ownedIn(token, keys, found);
+}
+
+/** Sorts documents already read (from the primary, for a negative conclusion) as readOwned does; throws LeaseTokenMismatchError as it does. */
+export function ownedIn(
+  token: OwnedToken,
+  keys: readonly PlannedKey[],
+  found: ReadonlyMap<string, StoredLock | null>,
+): { owned: StoredLock[]; missingKeys: string[]; without: StoredLock[] } {
   const owned: StoredLock[] = [];
   const missingKeys: string[] = [];
   const without: StoredLock[] = [];

@@ -5,26 +5,76 @@
  * without writing them (a tree lock above or below, a global lock over document locks). So a renewal
  * counts only if it landed while the lease was still ours, and that is judged on the version the
  * conditional write replaced (the primary's own state at that moment), never on a plain read.
+ * Where nothing has written the lease's documents since its own last write, that write is the only
+ * request (renew-in-place.ts); otherwise the documents are read on the way.
  */
 import { LeaseLostError, StoreUnavailableError } from '../errors.js';
 import { maxFencingToken } from '../fencing.js';
 import { encodeToken, hintFor } from '../lease-token.js';
 import { fenceOf, replaceOp, settleFences, writtenLock } from '../lock-document.js';
-import type { LockDocument, Renewal, StoredHolder } from '../model.js';
+import type { LockDocument, PlannedKey, Renewal, StoredHolder } from '../model.js';
 import type { StoredLock, WriteOp } from '../store.js';
 import { writeUntilSettled } from '../write-loop.js';
 import { type EngineContext, keepingBudget } from './context.js';
-import { type OwnedToken, readOwned } from './owned.js';
+import { type OwnedToken, ownedIn, readOwned } from './owned.js';
 import { removeLease } from './remove-lease.js';
+import { renewInPlace } from './renew-in-place.js';
 
 export async function renew(context: EngineContext, token: OwnedToken, ttlMs: number): Promise<Renewal> {
   const { settings } = context;
   // Computed once: a key extended in an early round must not be reported as ending later than it does.
   const expiresAt = settings.now() + ttlMs;
-  const first = await readOwned(context, token);
+  const { renewed: written, current } = await renewInPlace(context, token, expiresAt);
+  // Each document renewed in place was as our last write left it, our lease ending no earlier than the token says.
+  if (written.size > 0 && settings.now() >= token.expiresAt!) await takeBack(context, token, [...written.values()], 'its renewal landed after it had run out');
+  const rest = token.keys.filter((key) => !written.has(key.docId));
+  if (rest.length > 0) await renewByReading(context, token, rest, expiresAt, written, current);
+  const locks = token.keys.map((key) => written.get(key.docId)!);
+  const mine = locks.map((lock) => lock.body.holders.find((holder) => holder.lease === token.leaseId)!);
+  const earliest = Math.min(...mine.map((holder) => holder.expiresAt));
+  // As for a grant: a renewal that stalled so long that little of it is left is no renewal to return.
+  const left = earliest - settings.now();
+  if (left < ttlMs / 2) {
+    throw new StoreUnavailableError(
+      { operation: 'renew' },
+      `The renewal of lease ${token.leaseId} stalled (the lock store or this process): it would have had ${Math.max(0, left)} ms of ${ttlMs} left. Retry.`,
+    );
+  }
+  return {
+    leaseToken: encodeToken(
+      {
+        leaseId: token.leaseId,
+        target: token.target,
+        mode: token.mode,
+        hints: locks.map(hintFor),
+        expiresAt: earliest,
+        ...(token.grantedAt !== undefined ? { grantedAt: token.grantedAt } : {}),
+        ...(token.work ? { work: token.work } : {}),
+      },
+      token.secret,
+      settings.tokenSigningKey,
+    ),
+    leaseId: token.leaseId,
+    fencingToken: maxFencingToken(locks.map((lock, index) => fenceOf(mine[index]!, lock))),
+    expiresAt: earliest,
+    ttlMs,
+  };
+}
+
+/** The keys' documents, each written with our lease extended (into `written`): read, unless `current` has them all already as the primary had them. */
+async function renewByReading(
+  context: EngineContext,
+  token: OwnedToken,
+  keys: PlannedKey[],
+  expiresAt: number,
+  written: Map<string, StoredLock>,
+  current: ReadonlyMap<string, StoredLock | null>,
+): Promise<void> {
+  const { settings } = context;
+  // Read with the writes in place (renew-in-place.ts), or now; either way what says "lost" is the primary's.
+  const first = keys.every((key) => current.has(key.docId)) ? ownedIn(token, keys, current) : await readOwned(context, token, keys);
   if (first.missingKeys.length > 0) throw new LeaseLostError({ leaseId: token.leaseId, lostKeys: first.missingKeys });
   const owned = await refuseIfRunOut(context, token, first.owned);
-  const written = new Map<string, StoredLock>();
   const late: StoredLock[] = [];
   await writeUntilSettled(context, keepingBudget(settings), owned, {
     decide: (pending, now) =>
@@ -56,36 +106,6 @@ export async function renew(context: EngineContext, token: OwnedToken, ttlMs: nu
     keysOf: (pending) => pending.map((lock) => lock.body.key),
   });
   if (late.length > 0) await takeBack(context, token, late, 'its renewal landed after it had run out');
-  const locks = token.keys.map((key) => written.get(key.docId)!);
-  const mine = locks.map((lock) => lock.body.holders.find((holder) => holder.lease === token.leaseId)!);
-  const earliest = Math.min(...mine.map((holder) => holder.expiresAt));
-  // As for a grant: a renewal that stalled so long that little of it is left is no renewal to return.
-  const left = earliest - settings.now();
-  if (left < ttlMs / 2) {
-    throw new StoreUnavailableError(
-      { operation: 'renew' },
-      `The renewal of lease ${token.leaseId} stalled (the lock store or this process): it would have had ${Math.max(0, left)} ms of ${ttlMs} left. Retry.`,
-    );
-  }
-  return {
-    leaseToken: encodeToken(
-      {
-        leaseId: token.leaseId,
-        target: token.target,
-        mode: token.mode,
-        hints: locks.map(hintFor),
-        expiresAt: earliest,
-        ...(token.grantedAt !== undefined ? { grantedAt: token.grantedAt } : {}),
-        ...(token.work ? { work: token.work } : {}),
-      },
-      token.secret,
-      settings.tokenSigningKey,
-    ),
-    leaseId: token.leaseId,
-    fencingToken: maxFencingToken(locks.map((lock, index) => fenceOf(mine[index]!, lock))),
-    expiresAt: earliest,
-    ttlMs,
-  };
 }
 
 const renewed = (holder: StoredHolder, expiresAt: number): StoredHolder => ({ ...holder, expiresAt });

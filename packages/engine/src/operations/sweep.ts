@@ -71,6 +71,8 @@ export async function sweep(context: EngineContext, options: { batchSize?: numbe
     if (page.next === undefined) break;
     cursor = page.next;
   }
+  // Housekeeping outside the lock index (LockStore.removeStrays): never a reason for the sweep to fail.
+  await store.removeStrays?.().catch(() => 0);
   return report;
 }
 
