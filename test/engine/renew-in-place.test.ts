@@ -9,6 +9,7 @@ import { maxFencingToken } from '../../packages/engine/src/fencing.js';
 import { lockDocId } from '../../packages/engine/src/keys.js';
 import type { LockDocument } from '../../packages/engine/src/model.js';
 import { closeTestClient, engineOn, freshLockIndex, testClient } from '../support/engine.js';
+import { requestsOf } from '../support/requests.js';
 
 let client: SearchClient;
 let index: string;
@@ -20,21 +21,7 @@ beforeAll(async () => {
 });
 afterAll(async () => closeTestClient(client));
 
-/** The requests `work` sends, by path (the client's own request events). */
-async function requestsDuring(work: () => Promise<unknown>): Promise<string[]> {
-  const paths: string[] = [];
-  const listener = (_: unknown, event: { meta?: { request?: { params?: { path?: unknown } } } } | null) => {
-    const path = event?.meta?.request?.params?.path;
-    if (typeof path === 'string') paths.push(path);
-  };
-  client.diagnostic.on('request', listener);
-  try {
-    await work();
-  } finally {
-    client.diagnostic.off('request', listener);
-  }
-  return paths;
-}
+const requestsDuring = (work: () => Promise<unknown>): Promise<string[]> => requestsOf(client, work);
 
 const stored = async (docId: string): Promise<LockDocument> => (await client.get<LockDocument>({ index, id: docId, routing: docId.split('|')[0] }))._source!;
 

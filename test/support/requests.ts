@@ -1,7 +1,7 @@
-/** The paths of the requests the functions' own client (the container's runtime) sends while `work` runs. */
-export async function requestsDuring(work: () => Promise<void>): Promise<string[]> {
-  const { runtime } = await import('../../functions/runtime/runtime.js');
-  const client = await runtime().client();
+import type { SearchClient } from '../../functions/store/search-client.js';
+
+/** The paths of the requests `client` sends while `work` runs (the client's own request events). */
+export async function requestsOf(client: SearchClient, work: () => Promise<unknown>): Promise<string[]> {
   const paths: string[] = [];
   const listener = (_: unknown, event: { meta?: { request?: { params?: { path?: unknown } } } } | null) => {
     const path = event?.meta?.request?.params?.path;
@@ -14,4 +14,10 @@ export async function requestsDuring(work: () => Promise<void>): Promise<string[
     client.diagnostic.off('request', listener);
   }
   return paths;
+}
+
+/** The paths of the requests the functions' own client (the container's runtime) sends while `work` runs. */
+export async function requestsDuring(work: () => Promise<void>): Promise<string[]> {
+  const { runtime } = await import('../../functions/runtime/runtime.js');
+  return requestsOf(await runtime().client(), work);
 }
