@@ -18,16 +18,9 @@
  * file as the helpers (test/client/fenced-writes.test.ts).
  */
 
-type Json = Record<string, unknown>;
+import type { FencedTransportOptions, FencedTransportParams } from '@es-lease-locks/client';
 
-/** A request as `transport.request` takes it (FencedTransportParams and the few requests tests add). */
-export interface MemoryRequest {
-  method: string;
-  path: string;
-  querystring?: Record<string, string>;
-  body?: Record<string, unknown>;
-  bulkBody?: string;
-}
+type Json = Record<string, unknown>;
 
 interface StoredDoc {
   version: bigint;
@@ -68,7 +61,7 @@ export class MemorySearchIndex {
   readonly requests: string[] = [];
 
   /** The client's shape the fenced-write helpers take (FencedWritesClient). */
-  readonly transport: { request: (params: MemoryRequest, options?: { meta?: boolean; asStream?: boolean }) => Promise<unknown> } = {
+  readonly transport: { request: (params: FencedTransportParams, options?: FencedTransportOptions) => Promise<unknown> } = {
     request: async (params, options = {}) => this.#answer(params, options),
   };
 
@@ -80,7 +73,7 @@ export class MemorySearchIndex {
 
   async close(): Promise<void> {}
 
-  async #answer(params: MemoryRequest, options: { meta?: boolean; asStream?: boolean }): Promise<unknown> {
+  async #answer(params: FencedTransportParams, options: FencedTransportOptions): Promise<unknown> {
     const [index, kind, id] = params.path.split('/').filter(Boolean).map(decodeURIComponent) as [string, string?, string?];
     this.requests.push(`${params.method} ${index?.startsWith('_') ? index : (kind ?? 'index')}`);
     const reply = (statusCode: number, body: Json, raw?: string): unknown => {
