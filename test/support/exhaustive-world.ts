@@ -119,14 +119,23 @@ export async function deliverWork(
   actor: string,
   target: LockTarget,
   key: string,
-  options: { ttlMs: number; recordTtlMs: number; renew?: boolean },
+  options: { ttlMs: number; recordTtlMs: number; renew?: boolean; payloadHash?: string },
 ): Promise<'completed' | 'ran' | 'refused'> {
   const engine = w.engineOf(actor);
   const docId = workDocId(target.namespace, workKeyHash(target, key));
-  const call = w.checks.workCall(actor, docId);
+  const call = w.checks.workCall(actor, docId, options.payloadHash);
+  const payload = options.payloadHash === undefined ? {} : { payloadHash: options.payloadHash };
   let answer: Grant | CompletedWork | { status: 'queued' };
   try {
-    answer = await engine.acquireWork({ ...fieldsOf(target), mode: 'exclusive', owner: actor, ttlMs: options.ttlMs, waitMs: 0, idempotencyKey: key });
+    answer = await engine.acquireWork({
+      ...fieldsOf(target),
+      mode: 'exclusive',
+      owner: actor,
+      ttlMs: options.ttlMs,
+      waitMs: 0,
+      idempotencyKey: key,
+      ...payload,
+    });
   } catch (error) {
     w.checks.answered(call, { kind: 'error', name: (error as Error).name });
     return 'refused';

@@ -61,6 +61,8 @@ export interface Hold {
 
 interface AppliedRecord {
   docId: string;
+  /** The payload hash the work document carried with it (none from a caller that gave none). */
+  payloadHash: string | undefined;
   lease: string;
   owner: string;
   status: string;
@@ -76,6 +78,7 @@ interface AppliedRecord {
 interface WorkCall {
   actor: string;
   docId: string;
+  payloadHash: string | undefined;
   /** When its first read of the work's document ran (true time), and its place among the store calls. */
   readAt?: number;
   readSeq?: number;
@@ -83,6 +86,8 @@ interface WorkCall {
 }
 
 type Outcome = NonNullable<StoredWork['outcome']>;
+/** Two payloads differ only when both are known: a side without a hash matches any. */
+const differ = (a: string | undefined, b: string | undefined): boolean => a !== undefined && b !== undefined && a !== b;
 const sameOutcome = (a: Outcome | undefined, b: Outcome | undefined): boolean => a?.lease === b?.lease && a?.recordedAt === b?.recordedAt;
 
 export class OperationChecks {
@@ -227,6 +232,7 @@ export class OperationChecks {
     }
     this.records.push({
       docId,
+      payloadHash: is?.payloadHash,
       lease: after.lease,
       owner,
       status: after.status,
@@ -250,8 +256,8 @@ export class OperationChecks {
   };
 
   /** An acquireWork call starts; tell `answered` how it ended. */
-  workCall(actor: string, docId: string): WorkCall {
-    const call: WorkCall = { actor, docId };
+  workCall(actor: string, docId: string, payloadHash?: string): WorkCall {
+    const call: WorkCall = { actor, docId, payloadHash };
     this.workCalls.push(call);
     return call;
   }
@@ -382,11 +388,18 @@ export class OperationChecks {
           (record) => record.docId === call.docId && record.status === 'completed' && record.fencingToken === answer.answer.fencingToken,
         );
         if (!recorded) found.push(`I10 a result nobody recorded: ${call.actor} was answered ${JSON.stringify(answer.answer.result)}`);
+        const ofAnotherPayload = this.records.some(
+          (record) => record.docId === call.docId && record.fencingToken === answer.answer.fencingToken && differ(record.payloadHash, call.payloadHash),
+        );
+        if (ofAnotherPayload) found.push(`I10 another payload's result: ${call.actor} was answered ${JSON.stringify(answer.answer.result)}`);
       }
       if (call.readAt === undefined || call.readSeq === undefined) continue;
       for (const record of this.records) {
         if (record.docId !== call.docId || record.status !== 'completed' || call.readSeq < record.seq || call.readAt >= record.until) continue;
-        if (answer?.kind === 'completed' && answer.answer.fencingToken === record.fencingToken) continue;
+        // A call of another payload is refused by name while the record is kept; one of the same payload gets the record.
+        if (differ(record.payloadHash, call.payloadHash)) {
+          if (answer?.kind === 'error' && answer.name === 'WorkPayloadMismatchError') continue;
+        } else if (answer?.kind === 'completed' && answer.answer.fencingToken === record.fencingToken) continue;
         const told =
           answer?.kind === 'completed'
             ? 'another result'
